@@ -1,0 +1,78 @@
+// ajv enters the project here and nowhere else.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020, type ValidateFunction, type ErrorObject } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+
+/** refinery's own schemas/ folder, the fallback after a project's own. */
+export const BUILTIN_SCHEMA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../schemas');
+
+export interface SchemaIssue {
+  /** JSON pointer into the document, '' for the root. */
+  pointer: string;
+  message: string;
+}
+
+export type ValidationResult = { ok: true } | { ok: false; issues: SchemaIssue[] };
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+function describe(error: ErrorObject): SchemaIssue {
+  const params = error.params as Record<string, unknown>;
+  let message = error.message ?? 'is invalid';
+  if (error.keyword === 'additionalProperties') message = `has unknown property '${String(params.additionalProperty)}'`;
+  if (error.keyword === 'required') message = `is missing required property '${String(params.missingProperty)}'`;
+  if (error.keyword === 'enum') message = `${message}: ${JSON.stringify(params.allowedValues)}`;
+  return { pointer: error.instancePath, message };
+}
+
+/** Finds schemas by name in the project's schemas/ first, then refinery's; compiles each once. */
+export class SchemaRegistry {
+  private readonly ajv: Ajv2020;
+  private readonly compiled = new Map<string, ValidateFunction>();
+  private readonly searchDirs: string[];
+
+  constructor(projectRoot?: string) {
+    this.ajv = new Ajv2020({ allErrors: true, strict: false });
+    addFormats(this.ajv);
+    this.searchDirs = [projectRoot ? path.join(projectRoot, 'schemas') : undefined, BUILTIN_SCHEMA_DIR].filter(
+      (dir): dir is string => dir !== undefined,
+    );
+  }
+
+  /** The file a schema name (or path) resolves to, or undefined when there is none. */
+  locate(name: string): string | undefined {
+    if (name.endsWith('.json')) return existsSync(name) ? path.resolve(name) : undefined;
+    for (const dir of this.searchDirs) {
+      const file = path.join(dir, `${name}.schema.json`);
+      if (existsSync(file)) return file;
+    }
+    return undefined;
+  }
+
+  /** Names resolvable from every search dir, for did-you-mean hints. */
+  hasSchema(name: string): boolean {
+    return this.locate(name) !== undefined;
+  }
+
+  validator(name: string): ValidateFunction {
+    const file = this.locate(name);
+    if (!file) throw new Error(`unknown schema '${name}'`);
+    let validate = this.compiled.get(file);
+    if (!validate) {
+      const schema = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      const id = typeof schema.$id === 'string' ? schema.$id : undefined;
+      const existing = id ? this.ajv.getSchema(id) : undefined;
+      validate = existing ?? this.ajv.compile(schema);
+      this.compiled.set(file, validate);
+    }
+    return validate;
+  }
+
+  validate(name: string, data: unknown): ValidationResult {
+    const validate = this.validator(name);
+    if (validate(data)) return { ok: true };
+    return { ok: false, issues: (validate.errors ?? []).map(describe) };
+  }
+}

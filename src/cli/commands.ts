@@ -1,0 +1,12 @@
+import type { Command } from './command.ts';
+
+/** Each command module is loaded only when it is the one asked for, to keep start-up fast. */
+export const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  run: { summary: 'Run a pipeline: every stage whose inputs changed', load: async () => (await import('./commands/run.ts')).runCommand },
+  plan: { summary: 'Show what a run would do and why', load: async () => (await import('./commands/plan.ts')).planCommand },
+  why: { summary: 'Explain why one stage would run or is up to date', load: async () => (await import('./commands/plan.ts')).whyCommand },
+  graph: { summary: 'Print the stage graph as mermaid, dot or json', load: async () => (await import('./commands/graph.ts')).graphCommand },
+  validate: { summary: 'Validate a file against a JSON Schema', load: async () => (await import('./commands/validate.ts')).validateCommand },
+  status: { summary: 'Show the last runs and the state of each stage', load: async () => (await import('./commands/status.ts')).statusCommand },
+  task: { summary: 'Run one task on its own', load: async () => (await import('./commands/task.ts')).taskCommand },
+};

@@ -1,0 +1,88 @@
+import { COMMANDS } from './commands.ts';
+import type { CommandIo } from './command.ts';
+
+const VERSION = '0.1.0';
+
+function helpText(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return [
+    'refinery: make for multi-agent LLM work',
+    '',
+    'Usage: refinery [-C DIR] <command> [options]',
+    '',
+    'Commands:',
+    ...lines,
+    '',
+    'Global options:',
+    '  -C, --directory DIR  run as if started in DIR (the project root)',
+    '  -h, --help           show help (refinery <command> --help for a command)',
+    '  -V, --version        print the version',
+    '',
+  ].join('\n');
+}
+
+/** Splits `-C DIR` off the front, so every command sees the project root as its cwd. */
+function takeDirectory(argv: string[], cwd: string): { argv: string[]; cwd: string } {
+  const rest = [...argv];
+  let dir = cwd;
+  while (rest[0] === '-C' || rest[0] === '--directory' || rest[0]?.startsWith('--directory=')) {
+    const flag = rest.shift() as string;
+    const value = flag.includes('=') ? flag.slice(flag.indexOf('=') + 1) : rest.shift();
+    if (value === undefined) throw new Error('-C needs a directory');
+    dir = new URL(value, `file://${dir.endsWith('/') ? dir : `${dir}/`}`).pathname;
+  }
+  return { argv: rest, cwd: dir.length > 1 && dir.endsWith('/') ? dir.slice(0, -1) : dir };
+}
+
+export async function main(rawArgv: string[]): Promise<number> {
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    interrupts += 1;
+    if (interrupts > 1 && signal === 'SIGINT') process.exit(130);
+    controller.abort(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    let parsed: { argv: string[]; cwd: string };
+    try {
+      parsed = takeDirectory(rawArgv, process.cwd());
+    } catch (error) {
+      process.stderr.write(`refinery: ${(error as Error).message}\n`);
+      return 2;
+    }
+    const [name, ...rest] = parsed.argv;
+    if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
+      process.stdout.write(helpText());
+      return name === undefined ? 2 : 0;
+    }
+    if (name === '-V' || name === '--version') {
+      process.stdout.write(`${VERSION}\n`);
+      return 0;
+    }
+    const entry = COMMANDS[name];
+    if (!entry) {
+      process.stderr.write(`refinery: unknown command '${name}'. Run 'refinery --help' for the list.\n`);
+      return 2;
+    }
+    const command = await entry.load();
+    if (rest.includes('-h') || rest.includes('--help')) {
+      process.stdout.write(`${command.usage}\n`);
+      return 0;
+    }
+    const io: CommandIo = {
+      stdout: process.stdout,
+      stderr: process.stderr,
+      cwd: parsed.cwd,
+      env: process.env,
+      signal: controller.signal,
+    };
+    const code = await command.run(rest, io);
+    return controller.signal.aborted && code !== 0 ? 130 : code;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

@@ -1,0 +1,60 @@
+import type { z } from 'zod';
+import type { Shell } from '../shell/zx.ts';
+
+/** What a task may report besides its output files; each becomes a run event. */
+export type TaskReport =
+  | {
+      kind: 'llm-call';
+      backend: string;
+      model: string;
+      inputTokens: number;
+      outputTokens: number;
+      costUsd: number;
+      latencyMs: number;
+      cached: boolean;
+    }
+  | { kind: 'warning'; message: string }
+  | { kind: 'metric'; name: string; value: number; unit?: string };
+
+export interface TaskContext<P> {
+  /** Params after zod validation and defaults. */
+  readonly params: P;
+  /** Project root (absolute). Every relative path is relative to it. */
+  readonly root: string;
+  /** Stage id, e.g. `analyze[log_1/turn_1]`, or `task:NAME` when run alone. */
+  readonly stage: string;
+  readonly runId: string;
+  /** Input files the stage declared, resolved (globs expanded), relative to root, sorted. */
+  readonly inputs: readonly string[];
+  /** Output name -> absolute staging path. Write there; the engine validates and renames into place. */
+  readonly outputs: Readonly<Record<string, string>>;
+  /** Output name -> final path relative to root (where the artifact will live). */
+  readonly outputTargets: Readonly<Record<string, string>>;
+  /** zx `$` bound to the project root (cwd) and the abort signal. */
+  readonly $: Shell;
+  readonly signal: AbortSignal;
+  /** Directory for caches that survive runs (`.refinery/cache/<name>`), created on demand. */
+  cacheDir(name: string): string;
+  log(message: string): void;
+  progress(fraction: number, message?: string): void;
+  report(entry: TaskReport): void;
+}
+
+export interface TaskResult {
+  /** Short human summary shown on the stage line. */
+  summary?: string;
+  warnings?: string[];
+}
+
+export interface TaskDefinition<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description?: string;
+  params: S;
+  /** Output names the task writes, with the default path used when it runs alone. */
+  outputs?: Record<string, { default?: string; schema?: string; description?: string }>;
+  run(ctx: TaskContext<z.output<S>>): Promise<TaskResult | void>;
+}
+
+export function defineTask<S extends z.ZodType>(definition: TaskDefinition<S>): TaskDefinition<S> {
+  return definition;
+}
