@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type { z as zod } from 'zod';
 import type { Shell } from '../shell/zx.ts';
 
 /** What a task may report besides its output files; each becomes a run event. */
@@ -46,15 +46,18 @@ export interface TaskResult {
   warnings?: string[];
 }
 
-export interface TaskDefinition<S extends z.ZodType = z.ZodType> {
+export interface TaskDefinition<S extends zod.ZodType = zod.ZodType> {
   name: string;
   description?: string;
   params: S;
   /** Output names the task writes, with the default path used when it runs alone. */
   outputs?: Record<string, { default?: string; schema?: string; description?: string }>;
-  run(ctx: TaskContext<z.output<S>>): Promise<TaskResult | void>;
+  run(ctx: TaskContext<zod.output<S>>): Promise<TaskResult | void>;
 }
 
-export function defineTask<S extends z.ZodType>(definition: TaskDefinition<S>): TaskDefinition<S> {
+export function defineTask<S extends zod.ZodType>(definition: TaskDefinition<S>): TaskDefinition<S> {
   return definition;
 }
+
+/** zod, re-exported so a project's tasks need only `refinery/task`. */
+export { z } from 'zod';

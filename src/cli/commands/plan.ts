@@ -1,0 +1,83 @@
+import { parseArgs } from 'node:util';
+import type { Command, CommandIo } from '../command.ts';
+import { openPipeline } from '../session.ts';
+import { previewPlan, type PreviewEntry } from '../../executor/preview.ts';
+import { FileHashes } from '../../state/file-hashes.ts';
+import { StageState } from '../../state/stage-state.ts';
+
+const PLAN_USAGE = `Usage: refinery plan [PIPELINE] [-p KEY=VALUE]... [--force] [--json]
+
+Shows, without running anything, which stages a run would execute and why.`;
+
+const WHY_USAGE = `Usage: refinery why PIPELINE STAGE [-p KEY=VALUE]... [--json]
+
+Explains one stage: whether it is up to date, and which input, param, command or upstream changed.`;
+
+const MARK: Record<PreviewEntry['decision'], string> = { run: 'run  ', fresh: 'fresh', skip: 'skip ', fail: 'fail ', loop: 'loop ' };
+
+async function preview(argv: string[], io: CommandIo): Promise<{ entries: PreviewEntry[]; json: boolean; positionals: string[] } | number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { param: { type: 'string', short: 'p', multiple: true, default: [] }, force: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
+    });
+  } catch (error) {
+    io.stderr.write(`refinery: ${(error as Error).message}\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const opened = await openPipeline(io, positionals[0], values.param);
+  if (!opened) return 2;
+  const entries = previewPlan(opened.expansion.plan, {
+    root: io.cwd,
+    hashes: new FileHashes(io.cwd),
+    state: new StageState(io.cwd, opened.spec.name),
+    force: values.force,
+    taskFile: (n) => opened.resolver.taskFile(n),
+    schemaFile: (n) => opened.resolver.schemaFile(n),
+  });
+  return { entries, json: values.json, positionals };
+}
+
+async function plan(argv: string[], io: CommandIo): Promise<number> {
+  const result = await preview(argv, io);
+  if (typeof result === 'number') return result;
+  if (result.json) {
+    io.stdout.write(`${JSON.stringify(result.entries, null, 2)}\n`);
+    return 0;
+  }
+  for (const e of result.entries) io.stdout.write(`${MARK[e.decision]}  ${e.id}${e.decision === 'fresh' ? '' : `  (${e.reasons.join('; ')})`}\n`);
+  const toRun = result.entries.filter((e) => e.decision === 'run').length;
+  io.stdout.write(`\n${toRun} of ${result.entries.length} stages would run.\n`);
+  return 0;
+}
+
+async function why(argv: string[], io: CommandIo): Promise<number> {
+  const result = await preview(argv, io);
+  if (typeof result === 'number') return result;
+  const stage = result.positionals[1];
+  if (!stage) {
+    io.stderr.write(`${WHY_USAGE}\n`);
+    return 2;
+  }
+  const matches = result.entries.filter((e) => e.id === stage || e.id.startsWith(`${stage}[`));
+  if (matches.length === 0) {
+    io.stderr.write(`refinery why: no stage '${stage}'. Stages: ${result.entries.map((e) => e.id).slice(0, 20).join(', ')}\n`);
+    return 2;
+  }
+  if (result.json) io.stdout.write(`${JSON.stringify(matches, null, 2)}\n`);
+  else {
+    for (const e of matches) {
+      const verdict = e.decision === 'fresh' ? 'is up to date' : e.decision === 'run' ? 'would run' : e.decision === 'skip' ? 'would be skipped' : e.decision === 'loop' ? 'is a loop' : 'would fail';
+      io.stdout.write(`${e.id} ${verdict}${e.decision === 'fresh' ? '' : ':'}\n`);
+      if (e.decision !== 'fresh') for (const r of e.reasons) io.stdout.write(`  - ${r}\n`);
+      if (e.needs.length) io.stdout.write(`  needs: ${e.needs.join(', ')}\n`);
+    }
+  }
+  return 0;
+}
+
+export const planCommand: Command = { name: 'plan', summary: 'Show what would run', usage: PLAN_USAGE, run: plan };
+export const whyCommand: Command = { name: 'why', summary: 'Explain one stage', usage: WHY_USAGE, run: why };

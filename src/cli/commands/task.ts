@@ -1,0 +1,113 @@
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import type { Command, CommandIo } from '../command.ts';
+import type { StageInstance } from '../../model/plan.ts';
+import type { TaskStageSpec } from '../../model/pipeline.ts';
+import { projectResolver } from '../../pipeline/resolve-names.ts';
+import { normalizeRelative } from '../../pipeline/expand.ts';
+import { loadTask } from '../../executor/task-loader.ts';
+import { runStage } from '../../executor/stage-runner.ts';
+import { scopeFor } from '../../executor/render.ts';
+import { lazyRecord } from '../../expr/evaluate.ts';
+import { EventBus, newRunId } from '../../events/bus.ts';
+import { consoleSink } from '../../events/console-sink.ts';
+import { jsonlSink } from '../../events/jsonl-sink.ts';
+import { FileHashes } from '../../state/file-hashes.ts';
+import { StageState } from '../../state/stage-state.ts';
+import { SchemaRegistry } from '../../artifacts/schema-registry.ts';
+
+const USAGE = `Usage: refinery task NAME [--param KEY=VALUE]... [--output NAME=PATH]... [--json]
+
+Runs one task on its own, outside any pipeline. Params are parsed as JSON when they can be
+(numbers, true/false, lists), else taken as text. Outputs default to the paths the task declares;
+they are validated and renamed into place exactly as in a pipeline run.`;
+
+function parseValue(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+}
+
+function pairs(list: readonly string[], flag: string): Record<string, string> | string {
+  const out: Record<string, string> = {};
+  for (const item of list) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) return `${flag} ${item}: expected NAME=VALUE`;
+    out[item.slice(0, eq)] = item.slice(eq + 1);
+  }
+  return out;
+}
+
+async function run(argv: string[], io: CommandIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { param: { type: 'string', short: 'p', multiple: true, default: [] }, output: { type: 'string', short: 'o', multiple: true, default: [] }, json: { type: 'boolean', default: false } },
+    });
+  } catch (error) {
+    io.stderr.write(`refinery task: ${(error as Error).message}\n`);
+    return 2;
+  }
+  const name = parsed.positionals[0];
+  const resolver = projectResolver(io.cwd);
+  if (!name) {
+    io.stderr.write(`${USAGE}\n\nTasks: ${resolver.taskNames().join(', ')}\n`);
+    return 2;
+  }
+  const file = resolver.taskFile(name);
+  if (!file) {
+    io.stderr.write(`refinery task: unknown task '${name}'. Tasks: ${resolver.taskNames().join(', ')}\n`);
+    return 2;
+  }
+  const params = pairs(parsed.values.param, '--param');
+  const outputsFlag = pairs(parsed.values.output, '--output');
+  if (typeof params === 'string' || typeof outputsFlag === 'string') {
+    io.stderr.write(`refinery task: ${typeof params === 'string' ? params : outputsFlag}\n`);
+    return 2;
+  }
+  const task = await loadTask(file);
+  const outputs: StageInstance['outputs'] = {};
+  for (const [out, decl] of Object.entries(task.outputs ?? {})) {
+    const p = outputsFlag[out] ?? decl.default;
+    if (p) outputs[out] = { path: normalizeRelative(p), ...(decl.schema ? { schema: decl.schema } : {}) };
+  }
+  for (const [out, p] of Object.entries(outputsFlag)) if (!outputs[out]) outputs[out] = { path: normalizeRelative(p) };
+  const spec: TaskStageSpec = { kind: 'task', id: `task:${name}`, task: name, with: Object.fromEntries(Object.entries(params).map(([k, v]) => [k, parseValue(v)])), inputs: [], outputs: {}, needs: [], as: 'item', retry: { attempts: 0, backoffMs: 0 }, env: {} };
+  const inst: StageInstance = { id: `task:${name}`, stageId: name, spec, vars: {}, inputs: [], outputs, needs: [] };
+  const runId = newRunId();
+  const bus = new EventBus(runId, `task-${name}`);
+  const jsonl = jsonlSink(io.cwd, runId);
+  bus.subscribe(jsonl.sink);
+  if (parsed.values.json) bus.subscribe((e) => io.stdout.write(`${JSON.stringify(e)}\n`));
+  else bus.subscribe(consoleSink({ out: io.stdout, live: false, color: false, verbose: true }));
+  const hashes = new FileHashes(io.cwd);
+  const state = new StageState(io.cwd, `task-${name}`);
+  bus.emit({ type: 'run-start', stages: 1, params: spec.with, concurrency: Math.min(1, os.availableParallelism()) });
+  const started = Date.now();
+  const outcome = await runStage(
+    { inst, fingerprint: `${runId}`, parts: { code: '', params: '', inputs: {}, deps: {}, schemas: {} }, inputs: [], reason: 'run by hand' },
+    {
+      root: io.cwd,
+      runId,
+      bus,
+      signal: io.signal,
+      hashes,
+      state,
+      schemas: new SchemaRegistry(io.cwd),
+      taskFile: (n) => resolver.taskFile(n),
+      scope: (outs) => scopeFor(inst, { params: {}, pipeline: `task-${name}`, artifacts: lazyRecord(() => undefined), outputs: outs, inputs: [], exists: () => false }),
+    },
+  );
+  const status = outcome.status;
+  bus.emit({ type: 'stage-end', stage: inst.id, status, durationMs: Date.now() - started, attempts: outcome.attempts, ...(outcome.reason ? { reason: outcome.reason } : {}), ...(outcome.summary ? { summary: outcome.summary } : {}), ...(outcome.issues ? { issues: outcome.issues } : {}), ...(outcome.rejectedDir ? { rejectedDir: outcome.rejectedDir } : {}), ...(status === 'succeeded' ? { outputs: Object.fromEntries(Object.entries(outputs).map(([k, o]) => [k, o.path])) } : {}) });
+  bus.emit({ type: 'run-end', status: status === 'succeeded' ? 'succeeded' : status === 'aborted' ? 'aborted' : 'failed', durationMs: Date.now() - started, counts: { succeeded: status === 'succeeded' ? 1 : 0, failed: status === 'failed' ? 1 : 0, fresh: 0, skipped: 0, blocked: 0, aborted: status === 'aborted' ? 1 : 0 } });
+  jsonl.close();
+  hashes.save();
+  return status === 'succeeded' ? 0 : status === 'aborted' ? 130 : 1;
+}
+
+export const taskCommand: Command = { name: 'task', summary: 'Run one task on its own', usage: USAGE, run };

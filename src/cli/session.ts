@@ -1,0 +1,97 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { CommandIo } from './command.ts';
+import type { Diagnostic } from '../model/source.ts';
+import type { PipelineSpec } from '../model/pipeline.ts';
+import { formatDiagnostics } from '../diagnostics/format.ts';
+import { loadPipelineCached } from '../pipeline/cached-load.ts';
+import { PACKAGE_ROOT, projectResolver, type NameResolver } from '../pipeline/resolve-names.ts';
+import { resolveParams } from '../pipeline/params.ts';
+import { expandPipeline, type Expansion } from '../pipeline/expand.ts';
+import { lazyRecord } from '../expr/evaluate.ts';
+
+export function useColor(io: CommandIo): boolean {
+  return Boolean(io.stdout.isTTY) && io.env.NO_COLOR === undefined && io.env.TERM !== 'dumb';
+}
+
+export function printDiagnostics(io: CommandIo, diagnostics: readonly Diagnostic[], sources: Map<string, string>): void {
+  const color = Boolean(io.stderr.isTTY) && io.env.NO_COLOR === undefined;
+  io.stderr.write(formatDiagnostics(diagnostics, { sources, color, cwd: io.cwd }));
+}
+
+/** A pipeline argument: a file path, or a name looked up in pipelines/ of the project, then refinery's. */
+export function findPipelineFile(root: string, arg: string | undefined): { file?: string; error?: string } {
+  if (arg === undefined) {
+    const dir = path.join(root, 'pipelines');
+    const files = existsSync(dir) ? readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort() : [];
+    if (files.length === 1) return { file: path.join(dir, files[0] as string) };
+    return { error: `name a pipeline (${files.length ? `one of: ${files.map((f) => f.replace(/\.ya?ml$/, '')).join(', ')}` : 'no pipelines/ folder here'})` };
+  }
+  const direct = path.resolve(root, arg);
+  if (existsSync(direct) && !arg.match(/^[a-z0-9-]+$/i)) return { file: direct };
+  for (const base of [root, PACKAGE_ROOT]) {
+    for (const ext of ['.yaml', '.yml']) {
+      const file = path.join(base, 'pipelines', `${arg}${ext}`);
+      if (existsSync(file)) return { file };
+    }
+  }
+  if (existsSync(direct)) return { file: direct };
+  return { error: `no pipeline '${arg}': not a file, and no pipelines/${arg}.yaml in ${root} or in refinery` };
+}
+
+export function parseParamFlags(values: readonly string[]): { params: Record<string, string>; error?: string } {
+  const params: Record<string, string> = {};
+  for (const v of values) {
+    const eq = v.indexOf('=');
+    if (eq <= 0) return { params, error: `--param ${v}: expected key=value` };
+    params[v.slice(0, eq)] = v.slice(eq + 1);
+  }
+  return { params };
+}
+
+export interface OpenedPipeline {
+  spec: PipelineSpec;
+  resolver: NameResolver;
+  expansion: Expansion;
+  params: Record<string, unknown>;
+}
+
+/** Loads, checks and expands a pipeline; prints located diagnostics and returns undefined on error. */
+export async function openPipeline(io: CommandIo, arg: string | undefined, rawParams: readonly string[]): Promise<OpenedPipeline | undefined> {
+  const found = findPipelineFile(io.cwd, arg);
+  if (!found.file) {
+    io.stderr.write(`refinery: ${found.error}\n`);
+    return undefined;
+  }
+  const resolver = projectResolver(io.cwd);
+  const loaded = await loadPipelineCached(io.cwd, found.file, resolver);
+  const sources = new Map([[found.file, loaded.text]]);
+  if (!loaded.spec) {
+    printDiagnostics(io, loaded.diagnostics, sources);
+    return undefined;
+  }
+  const flags = parseParamFlags(rawParams);
+  if (flags.error) {
+    io.stderr.write(`refinery: ${flags.error}\n`);
+    return undefined;
+  }
+  const { params, diagnostics } = resolveParams(loaded.spec, flags.params);
+  if (diagnostics.length) {
+    printDiagnostics(io, diagnostics, sources);
+    return undefined;
+  }
+  const expansion = expandPipeline(loaded.spec, { root: io.cwd, params, artifacts: lazyRecord(() => undefined) });
+  if (expansion.diagnostics.length) {
+    printDiagnostics(io, expansion.diagnostics, sources);
+    return undefined;
+  }
+  return { spec: loaded.spec, resolver, expansion, params };
+}
+
+export function readSource(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,35 @@
+import type { RunEvent, RunEventInput } from '../model/events.ts';
+
+export type EventSink = (event: RunEvent) => void;
+
+/** Fans typed run events out to sinks; a sink that throws is dropped, the run goes on. */
+export class EventBus {
+  private readonly sinks = new Set<EventSink>();
+
+  constructor(
+    readonly runId: string,
+    readonly pipeline: string,
+  ) {}
+
+  subscribe(sink: EventSink): () => void {
+    this.sinks.add(sink);
+    return () => this.sinks.delete(sink);
+  }
+
+  emit(input: RunEventInput): RunEvent {
+    const event = { ...input, runId: this.runId, pipeline: this.pipeline, time: new Date().toISOString() } as RunEvent;
+    for (const sink of this.sinks) {
+      try {
+        sink(event);
+      } catch {
+        this.sinks.delete(sink);
+      }
+    }
+    return event;
+  }
+}
+
+export function newRunId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.(\d{3})Z$/, '$1Z');
+  return `${stamp}-${process.pid.toString(36)}${Math.floor(Math.random() * 36 ** 3).toString(36).padStart(3, '0')}`;
+}

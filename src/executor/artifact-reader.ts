@@ -1,0 +1,44 @@
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { StageInstance } from '../model/plan.ts';
+import { lazyRecord, type LazyRecord } from '../expr/evaluate.ts';
+
+const MAX_TEXT = 1 << 20;
+
+/** Reads artifacts for expressions: JSON files parsed, other files as text (up to 1 MiB). */
+export class ArtifactReader {
+  private readonly cache = new Map<string, unknown>();
+
+  constructor(private readonly root: string) {}
+
+  read(rel: string): unknown {
+    if (this.cache.has(rel)) return this.cache.get(rel);
+    const abs = path.join(this.root, rel);
+    let value: unknown;
+    try {
+      if (rel.endsWith('.json')) value = JSON.parse(readFileSync(abs, 'utf8'));
+      else if (statSync(abs).size <= MAX_TEXT) value = readFileSync(abs, 'utf8');
+    } catch {
+      value = undefined;
+    }
+    this.cache.set(rel, value);
+    return value;
+  }
+
+  forget(rel: string): void {
+    this.cache.delete(rel);
+  }
+
+  /** `artifacts.STAGE.OUTPUT` over the given instances: one record, or a list for a foreach stage. */
+  view(instances: readonly StageInstance[]): LazyRecord {
+    return lazyRecord((stageId) => {
+      const matching = instances.filter((i) => i.stageId === stageId);
+      if (matching.length === 0) return undefined;
+      const records = matching.map((inst) => lazyRecord((output) => {
+        const o = inst.outputs[output];
+        return o ? this.read(o.path) : undefined;
+      }));
+      return matching.length === 1 && !matching[0]?.spec.foreach ? records[0] : records;
+    });
+  }
+}

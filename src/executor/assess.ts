@@ -1,0 +1,77 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { StageInstance } from '../model/plan.ts';
+import type { LazyRecord } from '../expr/evaluate.ts';
+import { evaluateCondition, ExprEvalError } from '../expr/evaluate.ts';
+import type { FileHashes } from '../state/file-hashes.ts';
+import { hashText } from '../state/file-hashes.ts';
+import type { FingerprintParts, StageRecord } from '../state/stage-state.ts';
+import { explainChange } from './explain.ts';
+import { fingerprintOf, fingerprintParts, resolveInputs, stableJson } from './fingerprint.ts';
+import { renderCommand, renderEnv, renderWith, scopeFor } from './render.ts';
+
+export interface AssessContext {
+  root: string;
+  params: Record<string, unknown>;
+  pipeline: string;
+  hashes: FileHashes;
+  force: boolean;
+  codeHash(inst: StageInstance): string;
+  schemaFile(name: string): string | undefined;
+}
+
+export type Assessment =
+  | { kind: 'skip'; reason: string }
+  | { kind: 'fail'; reason: string }
+  | { kind: 'fresh'; fingerprint: string; parts: FingerprintParts }
+  | { kind: 'run'; fingerprint: string; parts: FingerprintParts; inputs: string[]; reasons: string[] };
+
+function outputProblems(inst: StageInstance, recorded: StageRecord['outputs'], hashes: FileHashes): string[] {
+  const problems: string[] = [];
+  for (const [name, o] of Object.entries(inst.outputs)) {
+    const stamp = hashes.stamp(o.path);
+    if (!stamp) problems.push(`output ${o.path} is missing`);
+    else if (stamp[3] !== recorded[name]?.[3]) problems.push(`output ${o.path} was modified`);
+  }
+  return problems;
+}
+
+function schemaHashes(inst: StageInstance, ctx: AssessContext): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const o of Object.values(inst.outputs)) {
+    if (!o.schema) continue;
+    const file = ctx.schemaFile(o.schema);
+    out[o.schema] = file ? (ctx.hashes.hash(path.relative(ctx.root, file)) ?? hashText(file)) : 'missing';
+  }
+  return out;
+}
+
+/**
+ * Whether a stage whose dependencies have finished must run, and why: its `when`, its inputs,
+ * its fingerprint against the last record, and its outputs on disk.
+ */
+export function assessStage(inst: StageInstance, deps: Record<string, string>, artifacts: LazyRecord, record: StageRecord | undefined, ctx: AssessContext): Assessment {
+  const targets = Object.fromEntries(Object.entries(inst.outputs).map(([k, o]) => [k, o.path]));
+  const exists = (p: string): boolean => existsSync(path.join(ctx.root, p));
+  const base = { params: ctx.params, pipeline: ctx.pipeline, artifacts, outputs: targets, exists };
+  try {
+    if (inst.spec.when && !evaluateCondition(inst.spec.when, scopeFor(inst, { ...base, inputs: [] }))) return { kind: 'skip', reason: 'when: condition is false' };
+    const inputs = resolveInputs(ctx.root, inst);
+    if (inputs.missing.length > 0) return { kind: 'fail', reason: `input ${inputs.missing.join(', ')} does not exist, and no stage writes it` };
+    const scope = scopeFor(inst, { ...base, inputs: inputs.files });
+    const paramsJson = stableJson({
+      with: inst.spec.kind === 'task' ? renderWith(inst.spec.with, scope) : null,
+      command: inst.spec.kind === 'run' ? renderCommand(inst, scope) : null,
+      env: renderEnv(inst, scope),
+      outputs: inst.outputs,
+    });
+    const parts = fingerprintParts({ codeHash: ctx.codeHash(inst), paramsJson, inputFiles: inputs.files, depFingerprints: deps, schemaHashes: schemaHashes(inst, ctx) }, ctx.hashes);
+    const fingerprint = fingerprintOf(parts);
+    const reasons = ctx.force ? ['--force'] : record?.fingerprint === fingerprint ? outputProblems(inst, record.outputs, ctx.hashes) : explainChange(parts, record);
+    if (reasons.length === 0) return { kind: 'fresh', fingerprint, parts };
+    return { kind: 'run', fingerprint, parts, inputs: inputs.files, reasons };
+  } catch (error) {
+    if (error instanceof ExprEvalError) return { kind: 'fail', reason: error.message };
+    throw error;
+  }
+}

@@ -1,0 +1,66 @@
+import { statSync } from 'node:fs';
+import type { StageInstance } from '../model/plan.ts';
+import type { FileHashes } from '../state/file-hashes.ts';
+import { hashText } from '../state/file-hashes.ts';
+import type { FingerprintParts } from '../state/stage-state.ts';
+import { expandGlob } from '../paths/walk.ts';
+import { isGlob } from '../paths/glob.ts';
+
+/** JSON with object keys sorted, so hashes do not depend on the order users wrote. */
+export function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+export interface ResolvedInputs {
+  files: string[];
+  /** Non-glob inputs that do not exist. */
+  missing: string[];
+}
+
+/** Input files of an instance: globs expanded, directories walked, its own outputs left out. */
+export function resolveInputs(root: string, inst: StageInstance): ResolvedInputs {
+  const own = new Set(Object.values(inst.outputs).map((o) => o.path));
+  const files = new Set<string>();
+  const missing: string[] = [];
+  for (const pattern of inst.inputs) {
+    if (isGlob(pattern)) {
+      for (const f of expandGlob(root, pattern, 'file')) files.add(f);
+      continue;
+    }
+    let isDir = false;
+    try {
+      isDir = statSync(`${root}/${pattern}`).isDirectory();
+    } catch {
+      missing.push(pattern);
+      continue;
+    }
+    if (isDir) for (const f of expandGlob(root, `${pattern}/**`, 'file')) files.add(f);
+    else files.add(pattern);
+  }
+  return { files: [...files].filter((f) => !own.has(f)).sort(), missing };
+}
+
+export interface FingerprintInput {
+  codeHash: string;
+  paramsJson: string;
+  inputFiles: readonly string[];
+  depFingerprints: Readonly<Record<string, string>>;
+  schemaHashes: Readonly<Record<string, string>>;
+}
+
+export function fingerprintParts(input: FingerprintInput, hashes: FileHashes): FingerprintParts {
+  const inputs: Record<string, string> = {};
+  for (const f of input.inputFiles) inputs[f] = hashes.hash(f) ?? 'missing';
+  return { code: input.codeHash, params: hashText(input.paramsJson), inputs, deps: { ...input.depFingerprints }, schemas: { ...input.schemaHashes } };
+}
+
+export function fingerprintOf(parts: FingerprintParts): string {
+  return hashText(stableJson(parts));
+}

@@ -1,0 +1,218 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import type { StageInstance } from '../model/plan.ts';
+import type { ArtifactIssue, StageEndEvent } from '../model/events.ts';
+import type { EventBus } from '../events/bus.ts';
+import type { SchemaRegistry } from '../artifacts/schema-registry.ts';
+import { checkStagedOutputs, publishOutputs, rejectOutputs, type StagedOutput } from '../artifacts/commit.ts';
+import type { FileHashes } from '../state/file-hashes.ts';
+import type { FingerprintParts, StageRecord, StageState } from '../state/stage-state.ts';
+import type { TaskContext, TaskResult } from '../task/define-task.ts';
+import type { Scope } from '../expr/evaluate.ts';
+import { renderCommand, renderEnv, renderWith } from './render.ts';
+import { loadTask } from './task-loader.ts';
+
+export interface StageRunContext {
+  root: string;
+  runId: string;
+  bus: EventBus;
+  signal: AbortSignal;
+  hashes: FileHashes;
+  state: StageState;
+  schemas: SchemaRegistry;
+  taskFile(name: string): string | undefined;
+  /** Makes the expression scope, given the output paths the stage should see. */
+  scope(outputs: Record<string, string>): Scope;
+}
+
+export interface StageOutcome {
+  status: 'succeeded' | 'failed' | 'aborted';
+  attempts: number;
+  reason?: string;
+  summary?: string;
+  issues?: ArtifactIssue[];
+  rejectedDir?: string;
+}
+
+export function slug(id: string): string {
+  return id.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 120);
+}
+
+function timeoutSignal(parent: AbortSignal, ms: number | undefined): { signal: AbortSignal; timedOut: () => boolean; clear: () => void } {
+  if (ms === undefined) return { signal: parent, timedOut: () => false, clear: () => {} };
+  const controller = new AbortController();
+  let fired = false;
+  const timer = setTimeout(() => {
+    fired = true;
+    controller.abort(new Error('timeout'));
+  }, ms);
+  const onParent = (): void => controller.abort(parent.reason);
+  parent.addEventListener('abort', onParent, { once: true });
+  return {
+    signal: controller.signal,
+    timedOut: () => fired,
+    clear: () => {
+      clearTimeout(timer);
+      parent.removeEventListener('abort', onParent);
+    },
+  };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(t);
+      resolve();
+    }, { once: true });
+  });
+}
+
+type AttemptResult = { ok: true; summary?: string } | { ok: false; reason: string };
+
+async function runCommandStage(inst: StageInstance, ctx: StageRunContext, staged: StagedOutput[], signal: AbortSignal): Promise<AttemptResult> {
+  const { runCommand } = await import('../shell/zx.ts');
+  const scope = ctx.scope(Object.fromEntries(staged.map((o) => [o.name, o.staging])));
+  const { pieces, values } = renderCommand(inst, scope);
+  const outcome = await runCommand({
+    cwd: ctx.root,
+    env: { ...process.env, ...renderEnv(inst, scope), REFINERY_STAGE: inst.id, REFINERY_RUN_ID: ctx.runId },
+    pieces,
+    values,
+    signal,
+    onLine: (stream, message) => ctx.bus.emit({ type: 'stage-log', stage: inst.id, stream, message }),
+  });
+  if (outcome.exitCode === 0 && !outcome.aborted) return { ok: true };
+  const how = outcome.exitCode !== null ? `exit code ${outcome.exitCode}` : `signal ${outcome.signal}`;
+  return { ok: false, reason: `command failed with ${how}${outcome.tail ? `: ${outcome.tail.split('\n').slice(-3).join(' | ')}` : ''}` };
+}
+
+async function runTaskStage(inst: StageInstance, ctx: StageRunContext, staged: StagedOutput[], signal: AbortSignal, inputs: readonly string[]): Promise<AttemptResult> {
+  if (inst.spec.kind !== 'task') throw new Error(`internal: ${inst.id} is not a task stage`);
+  const file = ctx.taskFile(inst.spec.task);
+  if (!file) return { ok: false, reason: `task '${inst.spec.task}' not found` };
+  let task: Awaited<ReturnType<typeof loadTask>>;
+  try {
+    task = await loadTask(file);
+  } catch (error) {
+    return { ok: false, reason: `cannot load task '${inst.spec.task}' from ${file}: ${(error as Error).message.split('\n')[0]}` };
+  }
+  const targets = Object.fromEntries(staged.map((o) => [o.name, o.target.path]));
+  const raw = renderWith(inst.spec.with, ctx.scope(targets));
+  const parsed = task.params.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || 'with'}: ${i.message}`).join('; ');
+    return { ok: false, reason: `invalid params for task '${task.name}': ${problems}` };
+  }
+  const { boundShell } = await import('../shell/zx.ts');
+  const taskCtx: TaskContext<unknown> = {
+    params: parsed.data,
+    root: ctx.root,
+    stage: inst.id,
+    runId: ctx.runId,
+    inputs,
+    outputs: Object.fromEntries(staged.map((o) => [o.name, o.staging])),
+    outputTargets: targets,
+    $: boundShell({ cwd: ctx.root, signal }),
+    signal,
+    cacheDir: (name) => {
+      const dir = path.join(ctx.root, '.refinery', 'cache', slug(name));
+      mkdirSync(dir, { recursive: true });
+      return dir;
+    },
+    log: (message) => ctx.bus.emit({ type: 'stage-log', stage: inst.id, stream: 'log', message }),
+    progress: (fraction, message) =>
+      ctx.bus.emit({ type: 'stage-progress', stage: inst.id, fraction: Math.min(1, Math.max(0, fraction)), ...(message ? { message } : {}) }),
+    report: (report) => ctx.bus.emit({ type: 'stage-report', stage: inst.id, report }),
+  };
+  try {
+    const result = (await task.run(taskCtx)) as TaskResult | undefined;
+    for (const w of result?.warnings ?? []) ctx.bus.emit({ type: 'stage-report', stage: inst.id, report: { kind: 'warning', message: w } });
+    return { ok: true, ...(result?.summary ? { summary: result.summary } : {}) };
+  } catch (error) {
+    return { ok: false, reason: `task '${task.name}' threw: ${(error as Error).message ?? String(error)}` };
+  }
+}
+
+export interface RunStageInput {
+  inst: StageInstance;
+  fingerprint: string;
+  parts: FingerprintParts;
+  inputs: readonly string[];
+  reason: string;
+}
+
+/** Runs one stage: staging paths, retries, validation, atomic publish, fingerprint last. */
+export async function runStage(input: RunStageInput, ctx: StageRunContext): Promise<StageOutcome> {
+  const { inst } = input;
+  const started = Date.now();
+  ctx.state.drop(inst.id);
+  const stagingDir = path.join(ctx.root, '.refinery', 'staging', ctx.runId, slug(inst.id));
+  const staged: StagedOutput[] = Object.entries(inst.outputs).map(([name, target]) => ({
+    name,
+    target,
+    staging: path.join(stagingDir, name, path.basename(target.path)),
+  }));
+  const attempts = 1 + inst.spec.retry.attempts;
+  let last: AttemptResult = { ok: false, reason: 'not run' };
+  let attempt = 0;
+  for (attempt = 1; attempt <= attempts; attempt += 1) {
+    if (ctx.signal.aborted) return { status: 'aborted', attempts: attempt - 1, reason: 'run interrupted' };
+    rmSync(stagingDir, { recursive: true, force: true });
+    for (const o of staged) mkdirSync(path.dirname(o.staging), { recursive: true });
+    ctx.bus.emit({ type: 'stage-start', stage: inst.id, attempt, reason: input.reason });
+    const limit = timeoutSignal(ctx.signal, inst.spec.timeoutMs);
+    try {
+      last = inst.spec.kind === 'run' ? await runCommandStage(inst, ctx, staged, limit.signal) : await runTaskStage(inst, ctx, staged, limit.signal, input.inputs);
+    } finally {
+      limit.clear();
+    }
+    if (ctx.signal.aborted) {
+      rmSync(stagingDir, { recursive: true, force: true });
+      return { status: 'aborted', attempts: attempt, reason: 'run interrupted' };
+    }
+    if (!last.ok && limit.timedOut()) last = { ok: false, reason: `timed out after ${inst.spec.timeoutMs} ms` };
+    if (last.ok) break;
+    if (attempt < attempts) await sleep(Math.min(30_000, inst.spec.retry.backoffMs * 2 ** (attempt - 1)), ctx.signal);
+  }
+  attempt = Math.min(attempt, attempts);
+  if (!last.ok) {
+    rmSync(stagingDir, { recursive: true, force: true });
+    return { status: 'failed', attempts: attempt, reason: last.reason };
+  }
+  const issues = checkStagedOutputs(staged, ctx.schemas);
+  if (issues.length > 0) {
+    const rejectedDir = rejectOutputs(stagingDir, path.join(ctx.root, '.refinery', 'rejected', ctx.runId, slug(inst.id)), issues);
+    const first = issues[0] as ArtifactIssue;
+    return {
+      status: 'failed',
+      attempts: attempt,
+      reason: `output '${first.output}' (${first.path}) ${first.pointer ? `at ${first.pointer} ` : ''}${first.message}${issues.length > 1 ? ` (+${issues.length - 1} more)` : ''}`,
+      issues,
+      rejectedDir: path.relative(ctx.root, rejectedDir),
+    };
+  }
+  publishOutputs(ctx.root, staged);
+  rmSync(stagingDir, { recursive: true, force: true });
+  const outputs: StageRecord['outputs'] = {};
+  for (const o of staged) {
+    const stamp = ctx.hashes.stamp(o.target.path);
+    if (stamp) {
+      ctx.hashes.remember(o.target.path, stamp);
+      outputs[o.name] = stamp;
+    }
+  }
+  ctx.state.commit({
+    stage: inst.id,
+    fingerprint: input.fingerprint,
+    parts: input.parts,
+    outputs,
+    runId: ctx.runId,
+    finishedAt: new Date().toISOString(),
+    durationMs: Date.now() - started,
+  });
+  return { status: 'succeeded', attempts: attempt, ...(last.summary ? { summary: last.summary } : {}) };
+}
+
+export type { StageEndEvent };

@@ -1,0 +1,89 @@
+import type { TaskReport } from '../task/define-task.ts';
+
+export type StageStatus = 'succeeded' | 'failed' | 'fresh' | 'skipped' | 'blocked' | 'aborted';
+export type RunStatus = 'succeeded' | 'failed' | 'aborted';
+
+interface EventBase {
+  runId: string;
+  pipeline: string;
+  /** ISO 8601 time the event happened. */
+  time: string;
+}
+
+export interface RunStartEvent extends EventBase {
+  type: 'run-start';
+  stages: number;
+  params: Record<string, unknown>;
+  concurrency: number;
+}
+
+export interface StageStartEvent extends EventBase {
+  type: 'stage-start';
+  stage: string;
+  attempt: number;
+  /** Why it runs, e.g. "input src/a.txt changed". */
+  reason: string;
+}
+
+export interface StageProgressEvent extends EventBase {
+  type: 'stage-progress';
+  stage: string;
+  fraction: number;
+  message?: string;
+}
+
+export interface StageLogEvent extends EventBase {
+  type: 'stage-log';
+  stage: string;
+  stream: 'log' | 'stdout' | 'stderr';
+  message: string;
+}
+
+export interface StageReportEvent extends EventBase {
+  type: 'stage-report';
+  stage: string;
+  report: TaskReport;
+}
+
+export interface ArtifactIssue {
+  output: string;
+  path: string;
+  pointer: string;
+  message: string;
+}
+
+export interface StageEndEvent extends EventBase {
+  type: 'stage-end';
+  stage: string;
+  status: StageStatus;
+  durationMs: number;
+  attempts: number;
+  /** For failed/blocked/skipped: the reason in one line. */
+  reason?: string;
+  summary?: string;
+  /** Output name -> final path, for succeeded stages. */
+  outputs?: Record<string, string>;
+  /** Schema problems of a rejected artifact. */
+  issues?: ArtifactIssue[];
+  /** Where a rejected artifact was moved. */
+  rejectedDir?: string;
+}
+
+export interface LoopEvent extends EventBase {
+  type: 'loop-iteration';
+  loop: string;
+  iteration: number;
+  decision: 'continue' | 'done' | 'max-reached';
+}
+
+export interface RunEndEvent extends EventBase {
+  type: 'run-end';
+  status: RunStatus;
+  durationMs: number;
+  counts: Record<StageStatus, number>;
+}
+
+export type RunEvent = RunStartEvent | StageStartEvent | StageProgressEvent | StageLogEvent | StageReportEvent | StageEndEvent | LoopEvent | RunEndEvent;
+
+/** An event without the fields the bus fills in. */
+export type RunEventInput = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'runId' | 'pipeline' | 'time'> : never) : never;

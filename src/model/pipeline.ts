@@ -1,0 +1,80 @@
+import type { Expr, Template } from './expr.ts';
+import type { SourceSpan } from './source.ts';
+
+export type ParamType = 'string' | 'number' | 'integer' | 'boolean' | 'list';
+
+export interface ParamSpec {
+  type: ParamType;
+  default?: unknown;
+  description?: string;
+  enum?: unknown[];
+}
+
+export interface OutputSpec {
+  path: Template;
+  schema?: string;
+}
+
+export type ForeachSpec =
+  | { kind: 'list'; items: Template | unknown[] }
+  | { kind: 'glob'; patterns: Template[]; type: 'file' | 'dir' };
+
+export interface RetrySpec {
+  attempts: number;
+  backoffMs: number;
+}
+
+interface StageBase {
+  id: string;
+  description?: string;
+  inputs: Template[];
+  outputs: Record<string, OutputSpec>;
+  needs: string[];
+  foreach?: ForeachSpec;
+  as: string;
+  when?: Expr;
+  pool?: string;
+  timeoutMs?: number;
+  retry: RetrySpec;
+  env: Record<string, Template>;
+  /** Where the stage's key is in the pipeline file, for messages. */
+  span?: SourceSpan;
+}
+
+export interface TaskStageSpec extends StageBase {
+  kind: 'task';
+  task: string;
+  with: Record<string, Template | unknown>;
+}
+
+export interface RunStageSpec extends StageBase {
+  kind: 'run';
+  /** A shell script whose ${...} parts are quoted, or an argv array run without a shell. */
+  run: { shell: Template } | { argv: Template[] };
+}
+
+export interface LoopSpec {
+  kind: 'loop';
+  id: string;
+  description?: string;
+  needs: string[];
+  max: Template | number;
+  until?: Expr;
+  stages: StageSpec[];
+  span?: SourceSpan;
+}
+
+export type StageSpec = TaskStageSpec | RunStageSpec;
+export type StageOrLoop = StageSpec | LoopSpec;
+
+export interface PipelineSpec {
+  name: string;
+  description?: string;
+  /** Absolute path of the pipeline file. */
+  file: string;
+  /** Content hash of the pipeline file. */
+  hash: string;
+  params: Record<string, ParamSpec>;
+  pools: Record<string, number>;
+  stages: StageOrLoop[];
+}

@@ -1,0 +1,38 @@
+import type { LoopSpec, PipelineSpec, StageSpec } from './pipeline.ts';
+
+export interface ResolvedOutput {
+  /** Final path, relative to the root. */
+  path: string;
+  schema?: string;
+}
+
+/** One runnable stage: a pipeline stage, or one item of a foreach, or one loop iteration of it. */
+export interface StageInstance {
+  id: string;
+  stageId: string;
+  spec: StageSpec;
+  /** Loop variables and the foreach item, by name. */
+  vars: Record<string, unknown>;
+  /** Input paths and globs, relative to the root. */
+  inputs: string[];
+  outputs: Record<string, ResolvedOutput>;
+  /** Instance ids this one needs (explicit, and from artifacts referenced). */
+  needs: string[];
+  loop?: { id: string; iteration: number };
+}
+
+export interface LoopInstance {
+  id: string;
+  spec: LoopSpec;
+  max: number;
+  /** Instance ids that must finish before iteration 1. */
+  needs: string[];
+}
+
+export interface Plan {
+  pipeline: PipelineSpec;
+  root: string;
+  params: Record<string, unknown>;
+  instances: StageInstance[];
+  loops: LoopInstance[];
+}

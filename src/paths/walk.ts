@@ -1,0 +1,34 @@
+import { readdirSync, type Dirent } from 'node:fs';
+import path from 'node:path';
+import { globToRegExp, isGlob, staticPrefix } from './glob.ts';
+
+const NEVER_ENTER = new Set(['.git', '.refinery', 'node_modules']);
+
+export type EntryType = 'file' | 'dir' | 'any';
+
+/** Paths (relative to root, '/'-separated, sorted) matching a glob; symlinks are never followed. */
+export function expandGlob(root: string, pattern: string, type: EntryType = 'file'): string[] {
+  const normalized = path.posix.normalize(pattern).replace(/^\.\//, '');
+  const re = globToRegExp(normalized);
+  const prefix = staticPrefix(normalized);
+  const maxDepth = normalized.includes('**') ? Infinity : normalized.split('/').length;
+  const results: string[] = [];
+  const walk = (rel: string, depth: number): void => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(path.join(root, rel), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const child = rel ? `${rel}/${entry.name}` : entry.name;
+      if (entry.isSymbolicLink()) continue;
+      const isDir = entry.isDirectory();
+      if ((type === 'any' || (type === 'dir') === isDir) && re.test(child)) results.push(child);
+      if (isDir && depth + 1 < maxDepth && !(NEVER_ENTER.has(entry.name) && !prefix.includes(entry.name))) walk(child, depth + 1);
+    }
+  };
+  if (!isGlob(normalized)) return [normalized];
+  walk(prefix, prefix ? prefix.split('/').length : 0);
+  return results.sort();
+}

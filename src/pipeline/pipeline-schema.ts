@@ -1,0 +1,111 @@
+import { z } from 'zod';
+
+export const STAGE_ID = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+const DURATION = /^\d+(\.\d+)?(ms|s|m|h)$/;
+
+export const PIPELINE_KEYS = ['pipeline', 'description', 'params', 'pools', 'stages'];
+export const STAGE_KEYS = [
+  'description', 'task', 'run', 'with', 'inputs', 'outputs', 'needs', 'foreach', 'as', 'when',
+  'pool', 'timeout', 'retries', 'retry_backoff', 'env', 'loop',
+];
+export const LOOP_KEYS = ['max', 'until', 'stages'];
+export const PARAM_KEYS = ['type', 'default', 'description', 'enum'];
+export const OUTPUT_KEYS = ['path', 'schema'];
+export const FOREACH_KEYS = ['glob', 'type'];
+
+const stringList = z.union([z.string(), z.array(z.string())], { error: 'expected a string or a list of strings' });
+const duration = z.union([z.number().positive(), z.string().regex(DURATION, 'expected a duration such as 500ms, 30s, 5m or 1h')], {
+  error: 'expected a duration such as 30s, or a number of seconds',
+});
+
+const outputSchema = z.union([z.string(), z.strictObject({ path: z.string(), schema: z.string().optional() })], {
+  error: 'expected a path, or { path, schema }',
+});
+
+const foreachSchema = z.union(
+  [z.array(z.unknown()), z.string(), z.strictObject({ glob: stringList, type: z.enum(['file', 'dir']).optional() })],
+  { error: 'expected a list, an expression such as "${params.items}", or { glob, type: file|dir }' },
+);
+
+export interface RawStage {
+  description?: string;
+  task?: string;
+  run?: string | string[];
+  with?: Record<string, unknown>;
+  inputs?: string | string[];
+  outputs?: Record<string, string | { path: string; schema?: string }>;
+  needs?: string | string[];
+  foreach?: unknown[] | string | { glob: string | string[]; type?: 'file' | 'dir' };
+  as?: string;
+  when?: string | boolean;
+  pool?: string;
+  timeout?: number | string;
+  retries?: number;
+  retry_backoff?: number | string;
+  env?: Record<string, string | number | boolean>;
+  loop?: { max: number | string; until?: string; stages: Record<string, RawStage> };
+}
+
+export const stageSchema: z.ZodType<RawStage> = z.lazy(() =>
+  z.strictObject({
+    description: z.string().optional(),
+    task: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a task name such as analyze-turn').optional(),
+    run: z.union([z.string().min(1), z.array(z.string()).min(1)], { error: 'expected a command string or an argv list' }).optional(),
+    with: z.record(z.string(), z.unknown()).optional(),
+    inputs: stringList.optional(),
+    outputs: z.record(z.string().regex(STAGE_ID, 'expected an output name such as report'), outputSchema).optional(),
+    needs: stringList.optional(),
+    foreach: foreachSchema.optional(),
+    as: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a variable name').optional(),
+    when: z.union([z.string(), z.boolean()], { error: 'expected an expression' }).optional(),
+    pool: z.string().optional(),
+    timeout: duration.optional(),
+    retries: z.number().int().min(0).max(20).optional(),
+    retry_backoff: duration.optional(),
+    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name'), z.union([z.string(), z.number(), z.boolean()])).optional(),
+    loop: z
+      .strictObject({
+        max: z.union([z.number().int().min(1).max(1000), z.string()], { error: 'expected a whole number of iterations' }),
+        until: z.string().optional(),
+        stages: z.record(z.string(), stageSchema),
+      })
+      .optional(),
+  }),
+);
+
+export const paramSchema = z.strictObject({
+  type: z.enum(['string', 'number', 'integer', 'boolean', 'list']),
+  default: z.unknown().optional(),
+  description: z.string().optional(),
+  enum: z.array(z.unknown()).optional(),
+});
+
+export const pipelineSchema = z.strictObject({
+  pipeline: z.string().regex(STAGE_ID, 'expected a pipeline name such as analyze'),
+  description: z.string().optional(),
+  params: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a param name'), paramSchema).optional(),
+  pools: z.record(z.string(), z.number().int().min(1)).optional(),
+  stages: z.record(z.string(), z.unknown()),
+});
+
+export type RawPipeline = Omit<z.infer<typeof pipelineSchema>, 'stages'> & { stages: Record<string, RawStage> };
+
+export function parseDurationMs(value: number | string): number {
+  if (typeof value === 'number') return value * 1000;
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(value) as RegExpExecArray;
+  const n = Number(m[1]);
+  const unit = m[2] as 'ms' | 's' | 'm' | 'h';
+  return n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit];
+}
+
+/** Keys allowed in the object at a JSON-pointer-like path, for did-you-mean on unknown keys. */
+export function allowedKeysAt(path: ReadonlyArray<PropertyKey>): string[] {
+  const p = path.map(String);
+  const last = p[p.length - 1];
+  if (p.length === 0) return PIPELINE_KEYS;
+  if (p[p.length - 2] === 'params') return PARAM_KEYS;
+  if (p[p.length - 2] === 'outputs') return OUTPUT_KEYS;
+  if (last === 'foreach') return FOREACH_KEYS;
+  if (last === 'loop') return LOOP_KEYS;
+  return STAGE_KEYS;
+}

@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import path from 'node:path';
+
+/** [size, mtimeMs, ino, sha256 base64url] */
+export type FileStamp = [number, number, number, string];
+
+function digest(data: Buffer | string): string {
+  return createHash('sha256').update(data).digest('base64url');
+}
+
+export function hashText(text: string): string {
+  return digest(text);
+}
+
+/**
+ * Content hashes behind a stat cache: a file whose size, mtime and inode are unchanged since
+ * it was last hashed is not read again. Persisted in `.refinery/cache/file-hashes.json`.
+ */
+export class FileHashes {
+  private readonly entries: Map<string, FileStamp>;
+  private dirty = false;
+  private readonly file: string;
+
+  constructor(private readonly root: string) {
+    this.file = path.join(root, '.refinery', 'cache', 'file-hashes.json');
+    this.entries = new Map(this.load());
+  }
+
+  private load(): Array<[string, FileStamp]> {
+    try {
+      const data = JSON.parse(readFileSync(this.file, 'utf8')) as Record<string, FileStamp>;
+      return Object.entries(data);
+    } catch {
+      return [];
+    }
+  }
+
+  private static matches(stamp: FileStamp | undefined, st: Stats): stamp is FileStamp {
+    return stamp !== undefined && stamp[0] === st.size && stamp[1] === st.mtimeMs && stamp[2] === st.ino;
+  }
+
+  /** The file's stamp, or undefined when it does not exist or is not a regular file. */
+  stamp(rel: string): FileStamp | undefined {
+    const abs = path.join(this.root, rel);
+    let st: Stats;
+    try {
+      st = statSync(abs);
+    } catch {
+      this.forget(rel);
+      return undefined;
+    }
+    if (!st.isFile()) return undefined;
+    const cached = this.entries.get(rel);
+    if (FileHashes.matches(cached, st)) return cached;
+    let data: Buffer;
+    try {
+      data = readFileSync(abs);
+    } catch {
+      return undefined;
+    }
+    const stamp: FileStamp = [st.size, st.mtimeMs, st.ino, digest(data)];
+    // A file modified within the clock's resolution could change again unseen: don't trust its stat.
+    if (Date.now() - st.mtimeMs > 2000) this.remember(rel, stamp);
+    return stamp;
+  }
+
+  hash(rel: string): string | undefined {
+    return this.stamp(rel)?.[3];
+  }
+
+  remember(rel: string, stamp: FileStamp): void {
+    this.entries.set(rel, stamp);
+    this.dirty = true;
+  }
+
+  forget(rel: string): void {
+    if (this.entries.delete(rel)) this.dirty = true;
+  }
+
+  /** Writes the cache if it changed; atomic (temp file + rename). */
+  save(): void {
+    if (!this.dirty) return;
+    mkdirSync(path.dirname(this.file), { recursive: true });
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify(Object.fromEntries(this.entries)));
+    renameSync(tmp, this.file);
+    this.dirty = false;
+  }
+}
