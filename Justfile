@@ -4,13 +4,32 @@ set shell := ["bash", "-eu", "-o", "pipefail", "-c"]
 
 refinery := "node bin/refinery.js"
 
-# Analyze MassGen logs: one schema-checked analysis per turn (default: the bundled example).
-analyze logs="examples/massgen_logs":
-    {{refinery}} run analyze --param logs={{logs}}
+# KEY=VALUE words are pipeline params (logs=PATH; default: the bundled example), other words flags.
+# Analyze MassGen logs: one schema-checked analysis.json + ANALYSIS_REPORT.md per turn.
+[positional-arguments]
+analyze *args:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    argv=()
+    for a in "$@"; do case "$a" in *=*) argv+=(--param "$a") ;; *) argv+=("$a") ;; esac; done
+    exec node bin/refinery.js run analyze "${argv[@]}"
 
+# just refine deliverable=a.md,b.ts query="what it must do" backends=claude,codex,gemini
+# (default: the bundled offline example; backends are names in refinery.config.yaml).
 # Refine a deliverable with several model judges until they converge.
-refine deliverable="examples/refine/deliverable.md" query="Make this document clear and correct" backends="replay-a,replay-b,replay-c":
-    {{refinery}} run refine --param deliverable={{deliverable}} --param query="{{query}}" --param backends={{backends}}
+[positional-arguments]
+refine *args:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    argv=()
+    for a in "$@"; do
+      case "$a" in
+        backends=*) argv+=(--param "judges=${a#backends=}") ;;
+        *=*) argv+=(--param "$a") ;;
+        *) argv+=("$a") ;;
+      esac
+    done
+    exec node bin/refinery.js run refine "${argv[@]}"
 
 # Keep every pipeline up to date as its inputs change.
 watch *pipelines:
@@ -26,7 +45,15 @@ check:
     npm test
 
 # All benchmarks.
-bench: bench-graph bench-analyze
+bench: bench-graph bench-analyze bench-refine bench-jobs
+
+# Three judges at 300 ms against one judge alone; a cached rerun costs nothing.
+bench-refine:
+    npx tsx bench/refine/run.ts
+
+# 1,000 concurrent delegated jobs through mosquitto, restarted once mid-run.
+bench-jobs:
+    npx tsx bench/jobs/run.ts
 
 # refinery against make and ninja on generated DAGs (N = 1,000 and 10,000).
 bench-graph *args:

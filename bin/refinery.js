@@ -1,7 +1,37 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources through tsx's loader, so a clone works right after `npm ci`.
-import { register } from 'tsx/esm/api';
+// Runs the compiled engine from dist/ when it is up to date with src/ (fast start-up);
+// otherwise runs the TypeScript sources through tsx's loader, so a clone works right after
+// `npm ci` and while developing.
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-register();
-const { main } = await import('../src/cli/main.ts');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const stamp = path.join(root, 'dist', '.stamp');
+
+function newestMtime(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(full));
+    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+function distIsFresh() {
+  if (process.env.REFINERY_FROM_SOURCE) return false;
+  if (!existsSync(stamp)) return false;
+  return statSync(stamp).mtimeMs >= newestMtime(path.join(root, 'src'));
+}
+
+let main;
+if (distIsFresh()) {
+  ({ main } = await import('../dist/src/cli/main.js'));
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  globalThis[Symbol.for('refinery.tsx')] = true;
+  ({ main } = await import('../src/cli/main.ts'));
+}
 process.exitCode = await main(process.argv.slice(2));

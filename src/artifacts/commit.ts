@@ -41,30 +41,49 @@ export function checkStagedOutputs(outputs: readonly StagedOutput[], schemas: Sc
 }
 
 /** Moves a stage's staged files aside with the validation errors beside them; returns the folder. */
-export function rejectOutputs(stagingDir: string, rejectedDir: string, issues: readonly ArtifactIssue[]): string {
-  mkdirSync(path.dirname(rejectedDir), { recursive: true });
+export function rejectOutputs(outputs: readonly StagedOutput[], rejectedDir: string, issues: readonly ArtifactIssue[]): string {
   rmSync(rejectedDir, { recursive: true, force: true });
-  if (existsSync(stagingDir)) {
+  mkdirSync(rejectedDir, { recursive: true });
+  for (const o of outputs) {
+    if (!existsSync(o.staging)) continue;
+    const dest = path.join(rejectedDir, o.name, path.basename(o.target.path));
+    mkdirSync(path.dirname(dest), { recursive: true });
     try {
-      renameSync(stagingDir, rejectedDir);
+      renameSync(o.staging, dest);
     } catch {
-      cpSync(stagingDir, rejectedDir, { recursive: true });
+      cpSync(o.staging, dest);
     }
-  } else mkdirSync(rejectedDir, { recursive: true });
+  }
   writeFileSync(path.join(rejectedDir, 'errors.json'), `${JSON.stringify(issues, null, 2)}\n`);
   return rejectedDir;
 }
 
+/** Removes whatever a failed attempt left at its staging paths. */
+export function discardStaged(outputs: readonly StagedOutput[]): void {
+  for (const o of outputs) rmSync(o.staging, { force: true, recursive: true });
+}
+
+/** Creates directories once per process; a run publishes thousands of files into few folders. */
+const madeDirs = new Set<string>();
+
+export function ensureDir(dir: string): void {
+  if (madeDirs.has(dir)) return;
+  mkdirSync(dir, { recursive: true });
+  madeDirs.add(dir);
+}
+
 /** Renames each staged output over its target: readers see the old file or the new one, never half. */
 export function publishOutputs(root: string, outputs: readonly StagedOutput[]): void {
-  const made = new Set<string>();
   for (const o of outputs) {
     const target = path.join(root, o.target.path);
-    const dir = path.dirname(target);
-    if (!made.has(dir)) {
-      mkdirSync(dir, { recursive: true });
-      made.add(dir);
+    try {
+      renameSync(o.staging, target);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      // The target's folder is new (or was removed since this process made it).
+      madeDirs.delete(path.dirname(target));
+      ensureDir(path.dirname(target));
+      renameSync(o.staging, target);
     }
-    renameSync(o.staging, target);
   }
 }

@@ -1,12 +1,12 @@
 // ajv enters the project here and nowhere else.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ValidateFunction, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { PACKAGE_ROOT } from '../paths/package-root.ts';
 
 /** refinery's own schemas/ folder, the fallback after a project's own. */
-export const BUILTIN_SCHEMA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../schemas');
+export const BUILTIN_SCHEMA_DIR = path.join(PACKAGE_ROOT, 'schemas');
 
 export interface SchemaIssue {
   /** JSON pointer into the document, '' for the root. */

@@ -4,8 +4,10 @@ export interface CommandIo {
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
   readonly cwd: string;
   readonly env: NodeJS.ProcessEnv;
-  /** Aborted on SIGINT/SIGTERM. */
+  /** Aborted on the first SIGINT/SIGTERM. */
   readonly signal: AbortSignal;
+  /** Aborted on the second SIGINT/SIGTERM (a third exits at once with 130). */
+  readonly forceSignal: AbortSignal;
 }
 
 export interface Command {

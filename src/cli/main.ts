@@ -37,11 +37,13 @@ function takeDirectory(argv: string[], cwd: string): { argv: string[]; cwd: stri
 
 export async function main(rawArgv: string[]): Promise<number> {
   const controller = new AbortController();
+  const force = new AbortController();
   let interrupts = 0;
   const onSignal = (signal: NodeJS.Signals): void => {
     interrupts += 1;
-    if (interrupts > 1 && signal === 'SIGINT') process.exit(130);
-    controller.abort(signal);
+    if (interrupts === 1) controller.abort(signal);
+    else if (interrupts === 2) force.abort(signal);
+    else process.exit(130);
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -78,9 +80,9 @@ export async function main(rawArgv: string[]): Promise<number> {
       cwd: parsed.cwd,
       env: process.env,
       signal: controller.signal,
+      forceSignal: force.signal,
     };
-    const code = await command.run(rest, io);
-    return controller.signal.aborted && code !== 0 ? 130 : code;
+    return await command.run(rest, io);
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

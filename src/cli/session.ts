@@ -9,6 +9,7 @@ import { PACKAGE_ROOT, projectResolver, type NameResolver } from '../pipeline/re
 import { resolveParams } from '../pipeline/params.ts';
 import { expandPipeline, type Expansion } from '../pipeline/expand.ts';
 import { lazyRecord } from '../expr/evaluate.ts';
+import type { Observations } from '../state/observations.ts';
 
 export function useColor(io: CommandIo): boolean {
   return Boolean(io.stdout.isTTY) && io.env.NO_COLOR === undefined && io.env.TERM !== 'dumb';
@@ -57,7 +58,7 @@ export interface OpenedPipeline {
 }
 
 /** Loads, checks and expands a pipeline; prints located diagnostics and returns undefined on error. */
-export async function openPipeline(io: CommandIo, arg: string | undefined, rawParams: readonly string[]): Promise<OpenedPipeline | undefined> {
+export async function openPipeline(io: CommandIo, arg: string | undefined, rawParams: readonly string[], observations?: Observations): Promise<OpenedPipeline | undefined> {
   const found = findPipelineFile(io.cwd, arg);
   if (!found.file) {
     io.stderr.write(`refinery: ${found.error}\n`);
@@ -80,7 +81,7 @@ export async function openPipeline(io: CommandIo, arg: string | undefined, rawPa
     printDiagnostics(io, diagnostics, sources);
     return undefined;
   }
-  const expansion = expandPipeline(loaded.spec, { root: io.cwd, params, artifacts: lazyRecord(() => undefined) });
+  const expansion = expandPipeline(loaded.spec, { root: io.cwd, params, artifacts: lazyRecord(() => undefined), ...(observations ? { observations } : {}) });
   if (expansion.diagnostics.length) {
     printDiagnostics(io, expansion.diagnostics, sources);
     return undefined;

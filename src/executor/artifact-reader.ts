@@ -29,6 +29,14 @@ export class ArtifactReader {
     this.cache.delete(rel);
   }
 
+  /** A stage's own outputs as they are on disk now: `self.OUTPUT`. */
+  own(inst: StageInstance): LazyRecord {
+    return lazyRecord((output) => {
+      const o = inst.outputs[output];
+      return o ? this.read(o.path) : undefined;
+    });
+  }
+
   /** `artifacts.STAGE.OUTPUT` over the given instances: one record, or a list for a foreach stage. */
   view(instances: readonly StageInstance[]): LazyRecord {
     return lazyRecord((stageId) => {

@@ -4,6 +4,7 @@ import type { StageInstance } from '../model/plan.ts';
 import type { LazyRecord } from '../expr/evaluate.ts';
 import { evaluateCondition, ExprEvalError } from '../expr/evaluate.ts';
 import type { FileHashes } from '../state/file-hashes.ts';
+import type { Observations } from '../state/observations.ts';
 import { hashText } from '../state/file-hashes.ts';
 import type { FingerprintParts, StageRecord } from '../state/stage-state.ts';
 import { explainChange } from './explain.ts';
@@ -18,6 +19,9 @@ export interface AssessContext {
   force: boolean;
   codeHash(inst: StageInstance): string;
   schemaFile(name: string): string | undefined;
+  observations?: Observations;
+  /** The stage's own current outputs, for `stale_if` (`self.OUTPUT`). */
+  selfArtifacts(inst: StageInstance): LazyRecord;
 }
 
 export type Assessment =
@@ -52,11 +56,14 @@ function schemaHashes(inst: StageInstance, ctx: AssessContext): Record<string, s
  */
 export function assessStage(inst: StageInstance, deps: Record<string, string>, artifacts: LazyRecord, record: StageRecord | undefined, ctx: AssessContext): Assessment {
   const targets = Object.fromEntries(Object.entries(inst.outputs).map(([k, o]) => [k, o.path]));
-  const exists = (p: string): boolean => existsSync(path.join(ctx.root, p));
+  const onDisk = (p: string): boolean => existsSync(path.join(ctx.root, p));
+  const observations = ctx.observations;
+  const exists = observations ? (p: string) => observations.probe(p, onDisk) : onDisk;
+  if (observations) for (const o of Object.values(inst.outputs)) observations.files.add(o.path);
   const base = { params: ctx.params, pipeline: ctx.pipeline, artifacts, outputs: targets, exists };
   try {
     if (inst.spec.when && !evaluateCondition(inst.spec.when, scopeFor(inst, { ...base, inputs: [] }))) return { kind: 'skip', reason: 'when: condition is false' };
-    const inputs = resolveInputs(ctx.root, inst);
+    const inputs = resolveInputs(ctx.root, inst, observations);
     if (inputs.missing.length > 0) return { kind: 'fail', reason: `input ${inputs.missing.join(', ')} does not exist, and no stage writes it` };
     const scope = scopeFor(inst, { ...base, inputs: inputs.files });
     const paramsJson = stableJson({
@@ -68,6 +75,9 @@ export function assessStage(inst: StageInstance, deps: Record<string, string>, a
     const parts = fingerprintParts({ codeHash: ctx.codeHash(inst), paramsJson, inputFiles: inputs.files, depFingerprints: deps, schemaHashes: schemaHashes(inst, ctx) }, ctx.hashes);
     const fingerprint = fingerprintOf(parts);
     const reasons = ctx.force ? ['--force'] : record?.fingerprint === fingerprint ? outputProblems(inst, record.outputs, ctx.hashes) : explainChange(parts, record);
+    if (reasons.length === 0 && inst.spec.staleIf && evaluateCondition(inst.spec.staleIf, { ...scope, vars: { ...scope.vars, self: ctx.selfArtifacts(inst) } })) {
+      reasons.push('stale_if: its last result asks to be redone');
+    }
     if (reasons.length === 0) return { kind: 'fresh', fingerprint, parts };
     return { kind: 'run', fingerprint, parts, inputs: inputs.files, reasons };
   } catch (error) {

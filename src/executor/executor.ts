@@ -9,6 +9,11 @@ import type { SchemaRegistry } from '../artifacts/schema-registry.ts';
 import type { FileHashes } from '../state/file-hashes.ts';
 import { hashText } from '../state/file-hashes.ts';
 import type { StageState } from '../state/stage-state.ts';
+import type { Observations } from '../state/observations.ts';
+import { dropManifest } from '../state/run-manifest.ts';
+import { RunnerPool, runnerPoolSupported } from '../shell/runner-pool.ts';
+import { createRunBudget } from './budget.ts';
+import type { RunBudget } from '../task/define-task.ts';
 import { buildGraph, findCycle, upstreamOf, type GraphNode } from '../graph/graph.ts';
 import { evaluateCondition, ExprEvalError } from '../expr/evaluate.ts';
 import { ArtifactReader } from './artifact-reader.ts';
@@ -27,12 +32,23 @@ export interface ExecuteOptions {
   keepGoing: boolean;
   /** Stage or instance ids to run, with what they need; all when empty. */
   only: readonly string[];
+  /**
+   * Instance and loop ids to assess (and run when stale); every other instance counts as
+   * settled with the fingerprint recorded in `state`, without an event and without being
+   * counted. All when absent. The watch daemon passes the stages a change affects, what is
+   * downstream of them, and the upstream ones that have no record (or are loops).
+   */
+  select?: ReadonlySet<string>;
   hashes: FileHashes;
   state: StageState;
   schemas: SchemaRegistry;
   taskFile(name: string): string | undefined;
   schemaFile(name: string): string | undefined;
   expandIteration(loop: LoopInstance, iteration: number): { instances: StageInstance[]; diagnostics: Diagnostic[] };
+  /** Collects what the run looked at on disk (for the next run's no-op check). */
+  observations?: Observations;
+  /** USD limit for paid model calls in this run (`--budget-usd`). */
+  budgetUsd?: number;
 }
 
 export interface ExecuteResult {
@@ -73,6 +89,8 @@ export class Executor {
   private readonly artifacts: ArtifactReader;
   private readonly codeHashes = new Map<string, string>();
   private stopped = false;
+  private runners: RunnerPool | undefined;
+  private readonly budget: RunBudget;
   private failed = false;
   private running = 0;
   private unsettled = 0;
@@ -85,6 +103,7 @@ export class Executor {
     this.queue = new PQueue({ concurrency: Math.max(1, options.concurrency) });
     for (const [name, size] of Object.entries(plan.pipeline.pools)) this.pools.set(name, new PQueue({ concurrency: size }));
     this.artifacts = new ArtifactReader(options.root);
+    this.budget = createRunBudget(options.budgetUsd);
   }
 
   private get bus(): EventBus {
@@ -115,7 +134,19 @@ export class Executor {
       node.waiting = node.deps.length;
       for (const d of node.deps) this.nodes.get(d)?.dependents.push(node.id);
     }
+    if (this.options.select) this.settleUnselected(this.options.select);
     return true;
+  }
+
+  /** Nodes outside `select` are done already: their recorded fingerprint stands in for a run. */
+  private settleUnselected(select: ReadonlySet<string>): void {
+    for (const node of this.nodes.values()) {
+      if (select.has(node.id)) continue;
+      node.status = 'fresh';
+      node.fingerprint = node.inst ? (this.options.state.get(node.id)?.fingerprint ?? 'none') : 'none';
+      this.unsettled -= 1;
+    }
+    for (const node of this.nodes.values()) node.waiting = node.deps.filter((d) => (this.nodes.get(d) as Node).status === undefined).length;
   }
 
   private nodeStage(id: string): string | undefined {
@@ -132,7 +163,10 @@ export class Executor {
   async execute(): Promise<ExecuteResult> {
     const started = Date.now();
     if (!this.build()) return { status: 'failed', counts: this.counts, diagnostics: this.diagnostics };
-    this.bus.emit({ type: 'run-start', stages: this.plan.instances.length, params: this.plan.params, concurrency: this.options.concurrency });
+    // Whatever this run changes, the last run's no-op record no longer holds.
+    dropManifest(this.options.root, this.plan.pipeline.file);
+    const stages = this.options.select ? this.plan.instances.filter((i) => this.nodes.get(i.id)?.status === undefined).length : this.plan.instances.length;
+    this.bus.emit({ type: 'run-start', stages, params: this.plan.params, concurrency: this.options.concurrency });
     const done = new Promise<void>((resolve) => {
       this.finish = resolve;
     });
@@ -144,6 +178,7 @@ export class Executor {
     this.checkFinished();
     await done;
     this.options.signal.removeEventListener('abort', onAbort);
+    this.runners?.close();
     this.options.hashes.save();
     this.options.state.compact();
     this.cleanStaging();
@@ -216,6 +251,8 @@ export class Executor {
       force: this.options.force,
       codeHash: (inst) => this.codeHash(inst),
       schemaFile: this.options.schemaFile,
+      selfArtifacts: (inst) => this.artifacts.own(inst),
+      ...(this.options.observations ? { observations: this.options.observations } : {}),
     };
   }
 
@@ -260,7 +297,9 @@ export class Executor {
       state: this.options.state,
       schemas: this.options.schemas,
       taskFile: this.options.taskFile,
+      budget: this.budget,
       scope: (outputs) => this.scopeFor(inst, node, outputs, input.inputs),
+      ...(inst.spec.kind === 'run' && runnerPoolSupported() ? { runners: (this.runners ??= new RunnerPool(this.options.root)) } : {}),
     };
     const job = async (): Promise<void> => {
       const started = Date.now();
@@ -308,13 +347,14 @@ export class Executor {
     if (node.inst) {
       this.bus.emit({ type: 'stage-end', stage: node.id, status, durationMs: extra.durationMs ?? 0, attempts: extra.attempts ?? 0, ...(reason ? { reason } : {}), ...extra });
     }
-    if (node.inst?.loop) this.memberDone(node.inst.loop.id);
     const ready: string[] = [];
     for (const d of node.dependents) {
       const dep = this.nodes.get(d) as Node;
       dep.waiting -= 1;
       if (dep.waiting === 0) ready.push(d);
     }
+    // Last, because finishing a loop iteration adds the next one's nodes as dependents of this one.
+    if (node.inst?.loop) this.memberDone(node.inst.loop.id);
     return ready;
   }
 

@@ -5,6 +5,7 @@ import { hashText } from '../state/file-hashes.ts';
 import type { FingerprintParts } from '../state/stage-state.ts';
 import { expandGlob } from '../paths/walk.ts';
 import { isGlob } from '../paths/glob.ts';
+import type { Observations } from '../state/observations.ts';
 
 /** JSON with object keys sorted, so hashes do not depend on the order users wrote. */
 export function stableJson(value: unknown): string {
@@ -25,13 +26,14 @@ export interface ResolvedInputs {
 }
 
 /** Input files of an instance: globs expanded, directories walked, its own outputs left out. */
-export function resolveInputs(root: string, inst: StageInstance): ResolvedInputs {
+export function resolveInputs(root: string, inst: StageInstance, observations?: Observations): ResolvedInputs {
+  const onDir = observations ? (dir: string) => observations.dirs.add(dir) : undefined;
   const own = new Set(Object.values(inst.outputs).map((o) => o.path));
   const files = new Set<string>();
   const missing: string[] = [];
   for (const pattern of inst.inputs) {
     if (isGlob(pattern)) {
-      for (const f of expandGlob(root, pattern, 'file')) files.add(f);
+      for (const f of expandGlob(root, pattern, 'file', onDir)) files.add(f);
       continue;
     }
     let isDir = false;
@@ -41,10 +43,12 @@ export function resolveInputs(root: string, inst: StageInstance): ResolvedInputs
       missing.push(pattern);
       continue;
     }
-    if (isDir) for (const f of expandGlob(root, `${pattern}/**`, 'file')) files.add(f);
+    if (isDir) for (const f of expandGlob(root, `${pattern}/**`, 'file', onDir)) files.add(f);
     else files.add(pattern);
   }
-  return { files: [...files].filter((f) => !own.has(f)).sort(), missing };
+  const result = [...files].filter((f) => !own.has(f)).sort();
+  if (observations) for (const f of [...result, ...missing]) observations.files.add(f);
+  return { files: result, missing };
 }
 
 export interface FingerprintInput {

@@ -52,6 +52,7 @@ export function previewPlan(plan: Plan, options: PreviewOptions): PreviewEntry[]
     force: options.force,
     codeHash: codeHasher(options.root, options.hashes, options.taskFile),
     schemaFile: options.schemaFile,
+    selfArtifacts: (inst: StageInstance) => reader.own(inst),
   };
   for (const id of topologicalOrder(graph.deps)) {
     const needs = graph.deps.get(id) ?? [];

@@ -31,11 +31,14 @@ function isTemplate(value: unknown): value is Template {
   return typeof value === 'object' && value !== null && 'parts' in value && 'source' in value;
 }
 
-/** A task's `with:` values with every template rendered. */
+/** A task's `with:` values with every template rendered; a key whose value is null is left out, so the task's default applies. */
 export function renderWith(value: unknown, scope: Scope): unknown {
   if (isTemplate(value)) return renderTemplate(value, scope);
   if (Array.isArray(value)) return value.map((v) => renderWith(v, scope));
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderWith(v, scope)]));
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value).map(([k, v]) => [k, renderWith(v, scope)] as const);
+    return Object.fromEntries(entries.filter(([, v]) => v !== null && v !== undefined));
+  }
   return value;
 }
 

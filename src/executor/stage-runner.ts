@@ -1,16 +1,19 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { StageInstance } from '../model/plan.ts';
 import type { ArtifactIssue, StageEndEvent } from '../model/events.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { SchemaRegistry } from '../artifacts/schema-registry.ts';
-import { checkStagedOutputs, publishOutputs, rejectOutputs, type StagedOutput } from '../artifacts/commit.ts';
+import { checkStagedOutputs, discardStaged, ensureDir, publishOutputs, rejectOutputs, type StagedOutput } from '../artifacts/commit.ts';
+import { createHash } from 'node:crypto';
 import type { FileHashes } from '../state/file-hashes.ts';
 import type { FingerprintParts, StageRecord, StageState } from '../state/stage-state.ts';
-import type { TaskContext, TaskResult } from '../task/define-task.ts';
+import type { RunBudget, TaskContext, TaskResult } from '../task/define-task.ts';
 import type { Scope } from '../expr/evaluate.ts';
 import { renderCommand, renderEnv, renderWith } from './render.ts';
 import { loadTask } from './task-loader.ts';
+import { runCommand } from '../shell/command.ts';
+import type { RunnerPool } from '../shell/runner-pool.ts';
 
 export interface StageRunContext {
   root: string;
@@ -21,6 +24,9 @@ export interface StageRunContext {
   state: StageState;
   schemas: SchemaRegistry;
   taskFile(name: string): string | undefined;
+  budget: RunBudget;
+  /** Long-lived shells that start `run:` commands; absent where setsid is not available. */
+  runners?: RunnerPool;
   /** Makes the expression scope, given the output paths the stage should see. */
   scope(outputs: Record<string, string>): Scope;
 }
@@ -35,7 +41,21 @@ export interface StageOutcome {
 }
 
 export function slug(id: string): string {
-  return id.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 120);
+  const plain = id.replace(/[^A-Za-z0-9._-]+/g, '_');
+  if (plain.length <= 80) return plain;
+  return `${plain.slice(0, 64)}-${createHash('sha256').update(id).digest('hex').slice(0, 12)}`;
+}
+
+/** Flat staging files in one folder per run: no directory to make or remove per stage. */
+function stagingPaths(root: string, runId: string, inst: StageInstance): StagedOutput[] {
+  const dir = path.join(root, '.refinery', 'staging', runId);
+  ensureDir(dir);
+  const key = slug(inst.id);
+  return Object.entries(inst.outputs).map(([name, target]) => ({
+    name,
+    target,
+    staging: path.join(dir, `${key}.${name}.${path.basename(target.path).slice(-80)}`),
+  }));
 }
 
 function timeoutSignal(parent: AbortSignal, ms: number | undefined): { signal: AbortSignal; timedOut: () => boolean; clear: () => void } {
@@ -72,17 +92,18 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 type AttemptResult = { ok: true; summary?: string } | { ok: false; reason: string };
 
 async function runCommandStage(inst: StageInstance, ctx: StageRunContext, staged: StagedOutput[], signal: AbortSignal): Promise<AttemptResult> {
-  const { runCommand } = await import('../shell/zx.ts');
   const scope = ctx.scope(Object.fromEntries(staged.map((o) => [o.name, o.staging])));
   const { pieces, values } = renderCommand(inst, scope);
-  const outcome = await runCommand({
+  const spec = {
     cwd: ctx.root,
     env: { ...process.env, ...renderEnv(inst, scope), REFINERY_STAGE: inst.id, REFINERY_RUN_ID: ctx.runId },
     pieces,
     values,
     signal,
-    onLine: (stream, message) => ctx.bus.emit({ type: 'stage-log', stage: inst.id, stream, message }),
-  });
+    onLine: (stream: 'stdout' | 'stderr', message: string) => ctx.bus.emit({ type: 'stage-log', stage: inst.id, stream, message }),
+  };
+  const scriptFile = path.join(ctx.root, '.refinery', 'staging', ctx.runId, `${slug(inst.id)}.sh`);
+  const outcome = ctx.runners ? await ctx.runners.run({ ...spec, scriptFile }) : await runCommand(spec);
   if (outcome.exitCode === 0 && !outcome.aborted) return { ok: true };
   const how = outcome.exitCode !== null ? `exit code ${outcome.exitCode}` : `signal ${outcome.signal}`;
   return { ok: false, reason: `command failed with ${how}${outcome.tail ? `: ${outcome.tail.split('\n').slice(-3).join(' | ')}` : ''}` };
@@ -124,7 +145,11 @@ async function runTaskStage(inst: StageInstance, ctx: StageRunContext, staged: S
     log: (message) => ctx.bus.emit({ type: 'stage-log', stage: inst.id, stream: 'log', message }),
     progress: (fraction, message) =>
       ctx.bus.emit({ type: 'stage-progress', stage: inst.id, fraction: Math.min(1, Math.max(0, fraction)), ...(message ? { message } : {}) }),
-    report: (report) => ctx.bus.emit({ type: 'stage-report', stage: inst.id, report }),
+    budget: ctx.budget,
+    report: (report) => {
+      if (report.kind === 'llm-call') ctx.budget.charge(report.costUsd);
+      ctx.bus.emit({ type: 'stage-report', stage: inst.id, report });
+    },
   };
   try {
     const result = (await task.run(taskCtx)) as TaskResult | undefined;
@@ -148,19 +173,13 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
   const { inst } = input;
   const started = Date.now();
   ctx.state.drop(inst.id);
-  const stagingDir = path.join(ctx.root, '.refinery', 'staging', ctx.runId, slug(inst.id));
-  const staged: StagedOutput[] = Object.entries(inst.outputs).map(([name, target]) => ({
-    name,
-    target,
-    staging: path.join(stagingDir, name, path.basename(target.path)),
-  }));
+  const staged = stagingPaths(ctx.root, ctx.runId, inst);
   const attempts = 1 + inst.spec.retry.attempts;
   let last: AttemptResult = { ok: false, reason: 'not run' };
   let attempt = 0;
   for (attempt = 1; attempt <= attempts; attempt += 1) {
     if (ctx.signal.aborted) return { status: 'aborted', attempts: attempt - 1, reason: 'run interrupted' };
-    rmSync(stagingDir, { recursive: true, force: true });
-    for (const o of staged) mkdirSync(path.dirname(o.staging), { recursive: true });
+    if (attempt > 1) discardStaged(staged);
     ctx.bus.emit({ type: 'stage-start', stage: inst.id, attempt, reason: input.reason });
     const limit = timeoutSignal(ctx.signal, inst.spec.timeoutMs);
     try {
@@ -169,7 +188,7 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
       limit.clear();
     }
     if (ctx.signal.aborted) {
-      rmSync(stagingDir, { recursive: true, force: true });
+      discardStaged(staged);
       return { status: 'aborted', attempts: attempt, reason: 'run interrupted' };
     }
     if (!last.ok && limit.timedOut()) last = { ok: false, reason: `timed out after ${inst.spec.timeoutMs} ms` };
@@ -178,12 +197,12 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
   }
   attempt = Math.min(attempt, attempts);
   if (!last.ok) {
-    rmSync(stagingDir, { recursive: true, force: true });
+    discardStaged(staged);
     return { status: 'failed', attempts: attempt, reason: last.reason };
   }
   const issues = checkStagedOutputs(staged, ctx.schemas);
   if (issues.length > 0) {
-    const rejectedDir = rejectOutputs(stagingDir, path.join(ctx.root, '.refinery', 'rejected', ctx.runId, slug(inst.id)), issues);
+    const rejectedDir = rejectOutputs(staged, path.join(ctx.root, '.refinery', 'rejected', ctx.runId, slug(inst.id)), issues);
     const first = issues[0] as ArtifactIssue;
     return {
       status: 'failed',
@@ -194,7 +213,6 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
     };
   }
   publishOutputs(ctx.root, staged);
-  rmSync(stagingDir, { recursive: true, force: true });
   const outputs: StageRecord['outputs'] = {};
   for (const o of staged) {
     const stamp = ctx.hashes.stamp(o.target.path);

@@ -2,6 +2,16 @@ import { pathToFileURL } from 'node:url';
 import type { TaskDefinition } from '../task/define-task.ts';
 
 const loaded = new Map<string, Promise<TaskDefinition>>();
+const TSX = Symbol.for('refinery.tsx');
+
+/** TypeScript tasks need tsx's loader; it is registered once, only when a .ts task is loaded. */
+async function ensureTypeScript(file: string): Promise<void> {
+  const flags = globalThis as Record<symbol, unknown>;
+  if (!/\.m?ts$/.test(file) || flags[TSX]) return;
+  flags[TSX] = true;
+  const { register } = await import('tsx/esm/api');
+  register();
+}
 
 function isTaskDefinition(value: unknown): value is TaskDefinition {
   const v = value as Partial<TaskDefinition> | undefined;
@@ -12,7 +22,7 @@ function isTaskDefinition(value: unknown): value is TaskDefinition {
 export function loadTask(file: string): Promise<TaskDefinition> {
   let pending = loaded.get(file);
   if (!pending) {
-    pending = import(pathToFileURL(file).href).then((mod: { default?: unknown }) => {
+    pending = ensureTypeScript(file).then(() => import(pathToFileURL(file).href)).then((mod: { default?: unknown }) => {
       if (!isTaskDefinition(mod.default)) throw new Error(`${file} must \`export default defineTask({ name, params, run })\``);
       return mod.default;
     });

@@ -33,6 +33,8 @@ interface StageBase {
   foreach?: ForeachSpec;
   as: string;
   when?: Expr;
+  /** Checked on an otherwise up-to-date stage over its own outputs (`self.OUTPUT...`): true reruns it. */
+  staleIf?: Expr;
   pool?: string;
   timeoutMs?: number;
   retry: RetrySpec;

@@ -7,7 +7,7 @@ const NEVER_ENTER = new Set(['.git', '.refinery', 'node_modules']);
 export type EntryType = 'file' | 'dir' | 'any';
 
 /** Paths (relative to root, '/'-separated, sorted) matching a glob; symlinks are never followed. */
-export function expandGlob(root: string, pattern: string, type: EntryType = 'file'): string[] {
+export function expandGlob(root: string, pattern: string, type: EntryType = 'file', onDirRead?: (dir: string) => void): string[] {
   const normalized = path.posix.normalize(pattern).replace(/^\.\//, '');
   const re = globToRegExp(normalized);
   const prefix = staticPrefix(normalized);
@@ -15,6 +15,7 @@ export function expandGlob(root: string, pattern: string, type: EntryType = 'fil
   const results: string[] = [];
   const walk = (rel: string, depth: number): void => {
     let entries: Dirent[];
+    onDirRead?.(rel);
     try {
       entries = readdirSync(path.join(root, rel), { withFileTypes: true });
     } catch {

@@ -5,6 +5,7 @@ import { collectRefs, isConstant } from '../expr/template.ts';
 import { didYouMean } from '../diagnostics/format.ts';
 import { buildGraph, findCycle, type GraphNode } from '../graph/graph.ts';
 import type { Locator } from './locate.ts';
+import { isReservedPath } from '../paths/reserved.ts';
 import type { NameResolver } from './resolve-names.ts';
 
 export type { NameResolver } from './resolve-names.ts';
@@ -122,8 +123,8 @@ function checkOutputPath(t: Template, at: Path, locator: Locator, seen: Map<stri
   const normalized = path.posix.normalize(p);
   if (path.isAbsolute(p) || normalized === '..' || normalized.startsWith('../')) {
     locator.error(at, `output '${p}' is outside the project; outputs must be paths inside the project root`);
-  } else if (normalized === '.refinery' || normalized.startsWith('.refinery/')) {
-    locator.error(at, `output '${p}' is inside .refinery/, which refinery manages itself`);
+  } else if (isReservedPath(normalized)) {
+    locator.error(at, `output '${p}' is inside a folder refinery manages itself (.refinery/state, cache, staging, rejected, runs)`);
   } else if (seen.has(normalized)) {
     locator.error(at, `stages '${seen.get(normalized)}' and '${owner}' both write '${normalized}'; each output needs one writer`);
   } else seen.set(normalized, owner);
@@ -160,6 +161,10 @@ function checkStage(stage: StageSpec, loop: LoopSpec | undefined, ctx: RefContex
   if (stage.when) {
     const allowed = new Set([...base, ...(stage.foreach ? [stage.as] : [])]);
     artifactStages.push(...checkExpr(stage.when, [...at, 'when'], { ...ctx, allowed }));
+  }
+  if (stage.staleIf) {
+    const allowed = new Set([...base, 'self', ...(stage.foreach ? [stage.as] : [])]);
+    artifactStages.push(...checkExpr(stage.staleIf, [...at, 'stale_if'], { ...ctx, allowed }));
   }
   return artifactStages;
 }

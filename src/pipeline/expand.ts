@@ -1,11 +1,15 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Template } from '../model/expr.ts';
 import type { LoopInstance, Plan, ResolvedOutput, StageInstance } from '../model/plan.ts';
 import type { LoopSpec, PipelineSpec, StageSpec } from '../model/pipeline.ts';
 import type { Diagnostic } from '../model/source.ts';
 import { collectRefs } from '../expr/template.ts';
-import { ExprEvalError, renderTemplate, toText, type LazyRecord } from '../expr/evaluate.ts';
+import { evaluateCondition, ExprEvalError, renderTemplate, toText, type LazyRecord } from '../expr/evaluate.ts';
 import { expandGlob } from '../paths/walk.ts';
+import { staticPrefix } from '../paths/glob.ts';
+import type { Observations } from '../state/observations.ts';
+import { isReservedPath } from '../paths/reserved.ts';
 
 export interface GlobItem {
   path: string;
@@ -19,6 +23,8 @@ export interface ExpandContext {
   params: Record<string, unknown>;
   /** The `artifacts` value seen by expressions evaluated while expanding (foreach over artifacts). */
   artifacts: LazyRecord;
+  /** Records folders listed and paths probed, for the no-op check of the next run. */
+  observations?: Observations;
 }
 
 export function normalizeRelative(p: string): string {
@@ -69,8 +75,15 @@ class Expander {
     if (!f) return [{ key: '', value: undefined }];
     if (f.kind === 'glob') {
       const found = new Set<string>();
-      for (const p of f.patterns) for (const m of expandGlob(this.ctx.root, toText(this.render(p, vars, stage)), f.type)) found.add(m);
-      return [...found].sort().map((p) => ({ key: p, value: globItem(p) }));
+      const prefixes: string[] = [];
+      for (const p of f.patterns) {
+        const pattern = normalizeRelative(toText(this.render(p, vars, stage)));
+        prefixes.push(staticPrefix(pattern));
+        for (const m of expandGlob(this.ctx.root, pattern, f.type, (dir) => this.ctx.observations?.dirs.add(dir))) found.add(m);
+      }
+      // Instances are named by the part of the path the glob matched: turn[log_1/turn_2].
+      const common = prefixes.every((p) => p === prefixes[0]) && prefixes[0] ? `${prefixes[0]}/` : '';
+      return [...found].sort().map((p) => ({ key: common && p.startsWith(common) ? p.slice(common.length) : p, value: globItem(p) }));
     }
     const raw = Array.isArray(f.items) ? f.items : this.render(f.items, vars, stage);
     const list = Array.isArray(raw) ? raw : raw === '' || raw === undefined || raw === null ? [] : [raw];
@@ -82,8 +95,8 @@ class Expander {
     for (const name of Object.keys(stage.outputs).sort()) {
       const o = stage.outputs[name] as StageSpec['outputs'][string];
       const p = normalizeRelative(toText(this.render(o.path, vars, stage)));
-      if (path.isAbsolute(p) || p === '..' || p.startsWith('../') || p === '.refinery' || p.startsWith('.refinery/')) {
-        this.diagnostics.push({ severity: 'error', message: `stage '${stage.id}': output '${name}' resolves to '${p}', outside the project or inside .refinery/`, ...(stage.span ? { span: stage.span } : {}) });
+      if (path.isAbsolute(p) || p === '..' || p.startsWith('../') || isReservedPath(p)) {
+        this.diagnostics.push({ severity: 'error', message: `stage '${stage.id}': output '${name}' resolves to '${p}', outside the project or inside a folder refinery manages`, ...(stage.span ? { span: stage.span } : {}) });
       }
       out[name] = { path: p, ...(o.schema ? { schema: o.schema } : {}) };
     }
@@ -107,7 +120,7 @@ class Expander {
     const needs = [...new Set([...stage.needs, ...this.referencedStages(stage)])].sort();
     const needIds = needs.flatMap((n) => this.resolve(n, scope.key) ?? this.loopGate(n));
     const prefix = scope.loop ? `${scope.loop.id}#${scope.loop.iteration}.` : '';
-    const instances = this.items(stage, base).map(({ key, value }) => {
+    const instances = this.items(stage, base).filter(({ value }) => this.staticWhen(stage, { ...base, [stage.as]: value })).map(({ key, value }) => {
       const vars = stage.foreach ? { ...base, [stage.as]: value } : base;
       const inputs = stage.inputs.flatMap((t) => {
         const v = this.render(t, vars, stage);
@@ -126,6 +139,26 @@ class Expander {
     });
     this.byStage.set(`${scope.key}|${stage.id}`, instances.map((i) => i.id));
     return instances;
+  }
+
+  /**
+   * A foreach stage's `when` that reads no artifacts is decided while expanding: items it
+   * rejects get no stage at all (a legacy log dir without turn folders, say).
+   */
+  private staticWhen(stage: StageSpec, vars: Record<string, unknown>): boolean {
+    if (!stage.foreach || !stage.when) return true;
+    const refs = { roots: new Set<string>(), artifactStages: new Set<string>() };
+    collectRefs(stage.when, refs);
+    if (refs.roots.has('artifacts')) return true;
+    try {
+      const exists = (p: string): boolean => existsSync(path.join(this.ctx.root, p));
+      const observations = this.ctx.observations;
+      return evaluateCondition(stage.when, { vars, effects: { exists: observations ? (p) => observations.probe(p, exists) : exists } });
+    } catch (error) {
+      if (!(error instanceof ExprEvalError)) throw error;
+      this.diagnostics.push({ severity: 'error', message: `stage '${stage.id}': when: ${error.message}`, ...(stage.span ? { span: stage.span } : {}) });
+      return false;
+    }
   }
 
   /** A stage inside a loop, named from outside it, means the whole loop. */

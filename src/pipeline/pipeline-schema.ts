@@ -6,7 +6,7 @@ const DURATION = /^\d+(\.\d+)?(ms|s|m|h)$/;
 export const PIPELINE_KEYS = ['pipeline', 'description', 'params', 'pools', 'stages'];
 export const STAGE_KEYS = [
   'description', 'task', 'run', 'with', 'inputs', 'outputs', 'needs', 'foreach', 'as', 'when',
-  'pool', 'timeout', 'retries', 'retry_backoff', 'env', 'loop',
+  'pool', 'timeout', 'retries', 'retry_backoff', 'env', 'loop', 'stale_if',
 ];
 export const LOOP_KEYS = ['max', 'until', 'stages'];
 export const PARAM_KEYS = ['type', 'default', 'description', 'enum'];
@@ -38,6 +38,7 @@ export interface RawStage {
   foreach?: unknown[] | string | { glob: string | string[]; type?: 'file' | 'dir' };
   as?: string;
   when?: string | boolean;
+  stale_if?: string;
   pool?: string;
   timeout?: number | string;
   retries?: number;
@@ -58,6 +59,7 @@ export const stageSchema: z.ZodType<RawStage> = z.lazy(() =>
     foreach: foreachSchema.optional(),
     as: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a variable name').optional(),
     when: z.union([z.string(), z.boolean()], { error: 'expected an expression' }).optional(),
+    stale_if: z.string().optional(),
     pool: z.string().optional(),
     timeout: duration.optional(),
     retries: z.number().int().min(0).max(20).optional(),

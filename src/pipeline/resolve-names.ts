@@ -1,9 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../paths/package-root.ts';
 
-/** refinery's own folder (holding tasks/ and schemas/), the fallback after a project's. */
-export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export { PACKAGE_ROOT };
 
 const TASK_EXTENSIONS = ['.ts', '.mts', '.js', '.mjs'];
 

@@ -92,6 +92,7 @@ function stageSpec(id: string, raw: RawStage, path: Path, locator: Locator): Sta
     span,
     ...(raw.foreach !== undefined ? { foreach: foreachSpec(raw.foreach, [...path, 'foreach'], locator) as ForeachSpec } : {}),
     ...(raw.when !== undefined ? { when: condition(raw.when, [...path, 'when'], locator) } : {}),
+    ...(raw.stale_if !== undefined ? { staleIf: condition(raw.stale_if, [...path, 'stale_if'], locator) } : {}),
     ...(raw.pool ? { pool: raw.pool } : {}),
     ...(raw.timeout !== undefined ? { timeoutMs: parseDurationMs(raw.timeout) } : {}),
   };
@@ -107,7 +108,7 @@ function stageSpec(id: string, raw: RawStage, path: Path, locator: Locator): Sta
 
 function loopSpec(id: string, raw: RawStage, path: Path, locator: Locator): LoopSpec {
   const loop = raw.loop as NonNullable<RawStage['loop']>;
-  for (const key of ['inputs', 'outputs', 'foreach', 'with', 'when'] as const) {
+  for (const key of ['inputs', 'outputs', 'foreach', 'with', 'when', 'stale_if'] as const) {
     if (raw[key] !== undefined) locator.error([...path, key], `a loop stage takes no '${key}'; put it on the stages inside the loop`, { which: 'key' });
   }
   const stages: StageSpec[] = [];

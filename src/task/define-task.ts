@@ -16,6 +16,17 @@ export type TaskReport =
   | { kind: 'warning'; message: string }
   | { kind: 'metric'; name: string; value: number; unit?: string };
 
+/** The run's spending limit for paid model calls (`refinery run --budget-usd N`), shared by every stage. */
+export interface RunBudget {
+  /** USD allowed for the whole run; undefined when there is no limit. */
+  readonly limitUsd: number | undefined;
+  spentUsd(): number;
+  /** False once the limit is reached: start no new paid call. */
+  canSpend(): boolean;
+  /** Every `report({ kind: 'llm-call', costUsd })` is charged automatically; call this only for other costs. */
+  charge(usd: number): void;
+}
+
 export interface TaskContext<P> {
   /** Params after zod validation and defaults. */
   readonly params: P;
@@ -35,6 +46,7 @@ export interface TaskContext<P> {
   readonly signal: AbortSignal;
   /** Directory for caches that survive runs (`.refinery/cache/<name>`), created on demand. */
   cacheDir(name: string): string;
+  readonly budget: RunBudget;
   log(message: string): void;
   progress(fraction: number, message?: string): void;
   report(entry: TaskReport): void;

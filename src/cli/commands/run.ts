@@ -1,16 +1,17 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
-import { openPipeline } from '../session.ts';
+import path from 'node:path';
+import { findPipelineFile, openPipeline, parseParamFlags, readSource, type OpenedPipeline } from '../session.ts';
+import type { PipelineSpec } from '../../model/pipeline.ts';
+import { Observations } from '../../state/observations.ts';
+import { manifestKey, unchangedSinceLastRun, writeManifest } from '../../state/run-manifest.ts';
+import { PACKAGE_ROOT } from '../../paths/package-root.ts';
 import { EventBus, newRunId } from '../../events/bus.ts';
 import { consoleSink } from '../../events/console-sink.ts';
 import { jsonlSink } from '../../events/jsonl-sink.ts';
 import { junitSink } from '../../events/junit-sink.ts';
-import { execute } from '../../executor/executor.ts';
-import { FileHashes } from '../../state/file-hashes.ts';
-import { StageState } from '../../state/stage-state.ts';
 import { acquireProjectLock } from '../../state/project-lock.ts';
-import { SchemaRegistry } from '../../artifacts/schema-registry.ts';
 
 const USAGE = `Usage: refinery run [PIPELINE] [options]
 
@@ -25,6 +26,7 @@ Options:
       --json              print events as JSON lines instead of the console view
       --junit FILE        write the run as JUnit XML (a test case per stage)
   -v, --verbose           also show up-to-date stages and log lines
+      --budget-usd N      start no new paid model call once N USD are spent in this run
 
 Exit codes: 0 all stages succeeded or were up to date; 1 a stage failed or an artifact was
 invalid; 2 the pipeline file or the arguments are wrong (nothing ran); 130 interrupted.`;
@@ -38,6 +40,7 @@ export interface RunFlags {
   json: boolean;
   junit?: string;
   verbose: boolean;
+  'budget-usd'?: string;
 }
 
 export function parseRunFlags(argv: string[]): { flags: RunFlags; positionals: string[] } {
@@ -53,9 +56,62 @@ export function parseRunFlags(argv: string[]): { flags: RunFlags; positionals: s
       json: { type: 'boolean', default: false },
       junit: { type: 'string' },
       verbose: { type: 'boolean', short: 'v', default: false },
+      'budget-usd': { type: 'string' },
     },
   });
   return { flags: values as RunFlags, positionals };
+}
+
+function refineryVersion(): string {
+  return (JSON.parse(readSource(path.join(PACKAGE_ROOT, 'package.json'))) as { version: string }).version;
+}
+
+function runBus(io: CommandIo, flags: RunFlags, runId: string, pipeline: string): { bus: EventBus; close: () => void } {
+  const bus = new EventBus(runId, pipeline);
+  const jsonl = jsonlSink(io.cwd, runId);
+  bus.subscribe(jsonl.sink);
+  if (flags.json) bus.subscribe((e) => io.stdout.write(`${JSON.stringify(e)}\n`));
+  else {
+    const live = Boolean(io.stdout.isTTY) && !io.env.CI;
+    bus.subscribe(consoleSink({ out: io.stdout, live, color: live && io.env.NO_COLOR === undefined, verbose: flags.verbose, ...(io.stdout.columns ? { columns: io.stdout.columns } : {}) }));
+  }
+  if (flags.junit) bus.subscribe(junitSink(flags.junit));
+  return { bus, close: jsonl.close };
+}
+
+/** Nothing the last run looked at changed: every stage is reported up to date without loading the pipeline. */
+function reportNoop(io: CommandIo, flags: RunFlags, unchanged: { pipeline: string; stages: string[] }, concurrency: number): number {
+  const started = Date.now();
+  const { bus, close } = runBus(io, flags, newRunId(), unchanged.pipeline);
+  bus.emit({ type: 'run-start', stages: unchanged.stages.length, params: {}, concurrency });
+  for (const stage of unchanged.stages) bus.emit({ type: 'stage-end', stage, status: 'fresh', durationMs: 0, attempts: 0, reason: 'up to date: nothing it read changed since the last run' });
+  const counts = { succeeded: 0, failed: 0, fresh: unchanged.stages.length, skipped: 0, blocked: 0, aborted: 0 };
+  bus.emit({ type: 'run-end', status: 'succeeded', durationMs: Date.now() - started, counts });
+  close();
+  return 0;
+}
+
+/** A stage with `stale_if` may need a rerun with nothing changed on disk, so such pipelines always check fully. */
+function canSkipByStat(spec: PipelineSpec): boolean {
+  return spec.stages.every((s) => (s.kind === 'loop' ? s.stages.every((t) => !t.staleIf) : !s.staleIf));
+}
+
+function recordNoop(root: string, opened: OpenedPipeline, key: string, observations: Observations): void {
+  const plan = opened.expansion.plan;
+  const stages = plan.instances.map((i) => i.id);
+  for (const inst of plan.instances) {
+    if (inst.spec.kind === 'task') {
+      const file = opened.resolver.taskFile(inst.spec.task);
+      if (file) observations.files.add(file);
+    }
+    for (const o of Object.values(inst.outputs)) {
+      const file = o.schema ? opened.resolver.schemaFile(o.schema) : undefined;
+      if (file) observations.files.add(file);
+    }
+  }
+  // Loops expand while running: their instances are in the state, named by the loop.
+  if (plan.loops.length > 0) return;
+  writeManifest(root, opened.spec.file, opened.spec.name, key, stages, observations);
 }
 
 async function run(argv: string[], io: CommandIo): Promise<number> {
@@ -72,7 +128,20 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     io.stderr.write(`refinery run: -j ${flags.concurrency}: expected a whole number ≥ 1\n`);
     return 2;
   }
-  const opened = await openPipeline(io, positionals[0], flags.param);
+  const params = parseParamFlags(flags.param);
+  const found = findPipelineFile(io.cwd, positionals[0]);
+  const noopKey = found.file && !params.error ? manifestKey({ version: refineryVersion(), pipelineFile: found.file, pipelineText: readSource(found.file), params: params.params }) : undefined;
+  if (found.file && noopKey && !flags.force && flags.only.length === 0) {
+    const unchanged = unchangedSinceLastRun(io.cwd, found.file, noopKey);
+    if (unchanged) return reportNoop(io, flags, unchanged, concurrency);
+  }
+  const budgetUsd = flags['budget-usd'] === undefined ? undefined : Number(flags['budget-usd']);
+  if (budgetUsd !== undefined && !(budgetUsd >= 0)) {
+    io.stderr.write(`refinery run: --budget-usd ${flags['budget-usd']}: expected a number of USD ≥ 0\n`);
+    return 2;
+  }
+  const observations = new Observations();
+  const opened = await openPipeline(io, positionals[0], flags.param, observations);
   if (!opened) return 2;
   const lock = acquireProjectLock(io.cwd);
   if (!lock.ok) {
@@ -81,15 +150,14 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   }
   try {
     const runId = newRunId();
-    const bus = new EventBus(runId, opened.spec.name);
-    const jsonl = jsonlSink(io.cwd, runId);
-    bus.subscribe(jsonl.sink);
-    if (flags.json) bus.subscribe((e) => io.stdout.write(`${JSON.stringify(e)}\n`));
-    else {
-      const live = Boolean(io.stdout.isTTY) && !io.env.CI;
-      bus.subscribe(consoleSink({ out: io.stdout, live, color: live && io.env.NO_COLOR === undefined, verbose: flags.verbose, ...(io.stdout.columns ? { columns: io.stdout.columns } : {}) }));
-    }
-    if (flags.junit) bus.subscribe(junitSink(flags.junit));
+    const { bus, close } = runBus(io, flags, runId, opened.spec.name);
+    // Loaded only when something may run: the no-op path above needs none of them.
+    const [{ execute }, { FileHashes }, { StageState }, { SchemaRegistry }] = await Promise.all([
+      import('../../executor/executor.ts'),
+      import('../../state/file-hashes.ts'),
+      import('../../state/stage-state.ts'),
+      import('../../artifacts/schema-registry.ts'),
+    ]);
     const result = await execute(opened.expansion.plan, {
       root: io.cwd,
       runId,
@@ -105,8 +173,13 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       taskFile: (n) => opened.resolver.taskFile(n),
       schemaFile: (n) => opened.resolver.schemaFile(n),
       expandIteration: (loop, i) => opened.expansion.expandIteration(loop, i),
+      observations,
+      ...(budgetUsd !== undefined ? { budgetUsd } : {}),
     });
-    jsonl.close();
+    close();
+    if (result.status === 'succeeded' && noopKey && flags.only.length === 0 && canSkipByStat(opened.spec)) {
+      recordNoop(io.cwd, opened, noopKey, observations);
+    }
     for (const d of result.diagnostics) io.stderr.write(`error: ${d.message}\n`);
     if (result.status === 'aborted') return 130;
     return result.status === 'succeeded' ? 0 : result.diagnostics.length && result.counts.failed === 0 ? 2 : 1;

@@ -1,4 +1,3 @@
-import os from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
 import type { StageInstance } from '../../model/plan.ts';
@@ -7,6 +6,7 @@ import { projectResolver } from '../../pipeline/resolve-names.ts';
 import { normalizeRelative } from '../../pipeline/expand.ts';
 import { loadTask } from '../../executor/task-loader.ts';
 import { runStage } from '../../executor/stage-runner.ts';
+import { createRunBudget } from '../../executor/budget.ts';
 import { scopeFor } from '../../executor/render.ts';
 import { lazyRecord } from '../../expr/evaluate.ts';
 import { EventBus, newRunId } from '../../events/bus.ts';
@@ -86,7 +86,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   else bus.subscribe(consoleSink({ out: io.stdout, live: false, color: false, verbose: true }));
   const hashes = new FileHashes(io.cwd);
   const state = new StageState(io.cwd, `task-${name}`);
-  bus.emit({ type: 'run-start', stages: 1, params: spec.with, concurrency: Math.min(1, os.availableParallelism()) });
+  bus.emit({ type: 'run-start', stages: 1, params: spec.with, concurrency: 1 });
   const started = Date.now();
   const outcome = await runStage(
     { inst, fingerprint: `${runId}`, parts: { code: '', params: '', inputs: {}, deps: {}, schemas: {} }, inputs: [], reason: 'run by hand' },
@@ -99,6 +99,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       state,
       schemas: new SchemaRegistry(io.cwd),
       taskFile: (n) => resolver.taskFile(n),
+      budget: createRunBudget(undefined),
       scope: (outs) => scopeFor(inst, { params: {}, pipeline: `task-${name}`, artifacts: lazyRecord(() => undefined), outputs: outs, inputs: [], exists: () => false }),
     },
   );

@@ -108,10 +108,14 @@ stages:
   });
   const child = startCli(['run', 'p', '--json'], { cwd: project.root });
   let out = '';
+  let interrupted = false;
   const code = await new Promise<number | null>((resolve) => {
     child.stdout?.on('data', (d: Buffer) => {
       out += d.toString();
-      if (events(out).some((e) => e.type === 'stage-log' || (e.type === 'stage-start' && e.stage === 'slow'))) child.kill('SIGINT');
+      if (!interrupted && events(out).some((e) => e.type === 'stage-start' && e.stage === 'slow')) {
+        interrupted = true;
+        child.kill('SIGINT');
+      }
     });
     child.on('close', (c) => resolve(c));
   });

@@ -156,7 +156,7 @@ stages:
     expect(await processGone(pid)).toBe(true);
   });
 
-  it('run - foreach over a glob and a list, with when', async () => {
+  it('run - foreach over a glob and a list; a when over the item drops items while expanding', async () => {
     project = tempProject({
       'docs/a.md': 'A',
       'docs/b.md': 'B',
@@ -181,16 +181,15 @@ stages:
     const result = await runCli(['run', 'p', '--json'], { cwd: project.root });
     expect(result.code, result.stderr).toBe(0);
     expect(stageEnds(result.stdout)).toEqual({
-      'upper[docs/a.md]': 'succeeded',
-      'upper[docs/b.md]': 'succeeded',
+      'upper[a.md]': 'succeeded',
+      'upper[b.md]': 'succeeded',
       'greet[one]': 'succeeded',
-      'greet[two]': 'skipped',
       'greet[three]': 'succeeded',
     });
     expect(readdirSync(project.path('out')).sort()).toEqual(['a.txt', 'b.txt', 'greet-one.txt', 'greet-three.txt']);
     project.write('docs/c.md', 'C');
     const again = await runCli(['run', 'p', '--json'], { cwd: project.root });
-    expect(Object.entries(stageEnds(again.stdout)).filter(([, s]) => s === 'succeeded').map(([id]) => id)).toEqual(['upper[docs/c.md]']);
+    expect(Object.entries(stageEnds(again.stdout)).filter(([, s]) => s === 'succeeded').map(([id]) => id)).toEqual(['upper[c.md]']);
   });
 
   it('run - a bounded loop repeats its stages until the condition holds', async () => {
@@ -225,6 +224,37 @@ stages:
     expect(ends['rounds#1.step']).toBe('fresh');
     expect(ends['rounds#4.step']).toBe('succeeded');
     expect(ends['rounds#5.step']).toBeUndefined();
+  });
+
+  it('run - inside a loop, a stage waits for every foreach instance it needs, in every iteration', async () => {
+    project = tempProject({
+      'pipelines/p.yaml': `pipeline: p
+params:
+  judges: { type: list, default: [a, b, c] }
+stages:
+  rounds:
+    loop:
+      max: 3
+      stages:
+        evaluate:
+          foreach: "\${params.judges}"
+          as: judge
+          run: "sleep 0.\${judge == 'c' ? 3 : 0}; echo \${judge} > \${outputs.v}"
+          outputs: { v: "out/\${loop.round}/\${judge}.txt" }
+        consensus:
+          needs: [evaluate]
+          run: "cat out/\${loop.round}/a.txt out/\${loop.round}/b.txt out/\${loop.round}/c.txt > \${outputs.c}"
+          outputs: { c: "out/\${loop.round}/consensus.txt" }
+`,
+    });
+    const result = await runCli(['run', 'p', '--json', '-j', '2'], { cwd: project.root });
+    expect(result.code, result.stderr).toBe(0);
+    const order = events(result.stdout).filter((e) => e.type === 'stage-start' || e.type === 'stage-end').map((e) => `${e.type}:${e.stage}`);
+    for (const round of [1, 2, 3]) {
+      const consensusStart = order.indexOf(`stage-start:rounds#${round}.consensus`);
+      for (const judge of ['a', 'b', 'c']) expect(order.indexOf(`stage-end:rounds#${round}.evaluate[${judge}]`)).toBeLessThan(consensusStart);
+      expect(readFileSync(project.path(`out/00${round}/consensus.txt`), 'utf8')).toBe('a\nb\nc\n');
+    }
   });
 
   it('run - a missing input that no stage writes fails the stage with its path', async () => {

@@ -1,0 +1,85 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** A small deterministic PRNG (mulberry32), so every tool builds the same DAG. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface Dag {
+  /** For each stage i: the paths it reads (sources or earlier stages' outputs). */
+  inputs: string[][];
+  sources: string[];
+}
+
+/** N stages; the first tenth read 1-3 source files, the rest 1-3 outputs of earlier stages. */
+export function makeDag(n: number, seed = 42): Dag {
+  const rand = prng(seed);
+  const sourceCount = Math.max(1, Math.floor(n / 10));
+  const sources = Array.from({ length: sourceCount }, (_, i) => `src/f${i}.txt`);
+  const inputs: string[][] = [];
+  for (let i = 0; i < n; i += 1) {
+    const k = 1 + Math.floor(rand() * 3);
+    const picks = new Set<string>();
+    for (let j = 0; j < k; j += 1) picks.add(i < sourceCount ? (sources[Math.floor(rand() * sourceCount)] as string) : `out/s${Math.floor(rand() * i)}.txt`);
+    inputs.push([...picks].sort());
+  }
+  return { inputs, sources };
+}
+
+export function stageOutput(i: number): string {
+  return `out/s${i}.txt`;
+}
+
+export function writeSources(dir: string, dag: Dag): void {
+  mkdirSync(path.join(dir, 'src'), { recursive: true });
+  dag.sources.forEach((s, i) => writeFileSync(path.join(dir, s), `source ${i}\n`));
+}
+
+export function refineryPipeline(dag: Dag, kind: 'run' | 'task'): string {
+  const lines = ['pipeline: graph', 'stages:'];
+  dag.inputs.forEach((ins, i) => {
+    const list = `[${ins.join(', ')}]`;
+    if (kind === 'run') lines.push(`  s${i}: { run: "cksum ${ins.join(' ')} > \${outputs.o}", inputs: ${list}, outputs: { o: ${stageOutput(i)} } }`);
+    else lines.push(`  s${i}: { task: checksum, with: { files: ${list} }, inputs: ${list}, outputs: { o: ${stageOutput(i)} } }`);
+  });
+  return `${lines.join('\n')}\n`;
+}
+
+export const CHECKSUM_TASK = `import { readFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { defineTask, z } from 'refinery/task';
+
+export default defineTask({
+  name: 'checksum',
+  params: z.object({ files: z.array(z.string()) }),
+  async run(ctx) {
+    const lines = [];
+    for (const f of ctx.params.files) lines.push(createHash('md5').update(await readFile(f)).digest('hex') + ' ' + f);
+    await writeFile(ctx.outputs.o, lines.join('\\n') + '\\n');
+  },
+});
+`;
+
+export function makefile(dag: Dag): string {
+  const all = dag.inputs.map((_, i) => stageOutput(i)).join(' ');
+  const rules = dag.inputs.map((ins, i) => `${stageOutput(i)}: ${ins.join(' ')}\n\tcksum $^ > $@`);
+  return `all: ${all}\n\nout:\n\tmkdir -p out\n\n${rules.join('\n')}\n`;
+}
+
+export function ninjaFile(dag: Dag): string {
+  const builds = dag.inputs.map((ins, i) => `build ${stageOutput(i)}: cksum ${ins.join(' ')}`);
+  return `rule cksum\n  command = cksum $in > $out\n\n${builds.join('\n')}\n`;
+}
+
+export function resetDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+}

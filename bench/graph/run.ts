@@ -1,0 +1,129 @@
+// refinery against make and ninja on the same generated DAG, in one run.
+// Usage: npx tsx bench/graph/run.ts [--sizes 1000,10000] [--reps 3] [--full-reps-large 1]
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { CHECKSUM_TASK, makeDag, makefile, ninjaFile, refineryPipeline, resetDir, writeSources, type Dag } from './generate.ts';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const WORK = path.join(REPO, 'bench', '.work', 'graph');
+const CLI = path.join(REPO, 'bin', 'refinery.js');
+
+type Tool = 'refinery' | 'make' | 'ninja';
+
+function command(tool: Tool): [string, string[]] {
+  if (tool === 'make') return ['make', ['-j2', '-s']];
+  if (tool === 'ninja') return ['ninja', ['-j2', '--quiet']];
+  return [process.execPath, [CLI, 'run', 'graph', '-j2']];
+}
+
+function timeCommand(dir: string, tool: Tool): number {
+  const [cmd, args] = command(tool);
+  const start = process.hrtime.bigint();
+  const result = spawnSync(cmd, args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, CI: 'true' } });
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  if (result.status !== 0) throw new Error(`${tool} failed in ${dir}: ${result.stderr?.toString().slice(-2000)}`);
+  return ms;
+}
+
+function setup(dir: string, dag: Dag, tool: Tool, kind: 'run' | 'task' = 'run'): void {
+  resetDir(dir);
+  writeSources(dir, dag);
+  mkdirSync(path.join(dir, 'out'), { recursive: true });
+  if (tool === 'make') writeFileSync(path.join(dir, 'Makefile'), makefile(dag));
+  if (tool === 'ninja') writeFileSync(path.join(dir, 'build.ninja'), ninjaFile(dag));
+  if (tool === 'refinery') {
+    mkdirSync(path.join(dir, 'pipelines'));
+    writeFileSync(path.join(dir, 'pipelines', 'graph.yaml'), refineryPipeline(dag, kind));
+    writeFileSync(path.join(dir, 'package.json'), '{ "type": "module", "private": true }\n');
+    mkdirSync(path.join(dir, 'node_modules'));
+    symlinkSync(REPO, path.join(dir, 'node_modules', 'refinery'), 'dir');
+    if (kind === 'task') {
+      mkdirSync(path.join(dir, 'tasks'));
+      writeFileSync(path.join(dir, 'tasks', 'checksum.ts'), CHECKSUM_TASK);
+    }
+  }
+}
+
+function clean(dir: string, tool: Tool): void {
+  rmSync(path.join(dir, 'out'), { recursive: true, force: true });
+  mkdirSync(path.join(dir, 'out'));
+  if (tool === 'ninja') rmSync(path.join(dir, '.ninja_log'), { force: true });
+  if (tool === 'refinery') rmSync(path.join(dir, '.refinery', 'state'), { recursive: true, force: true });
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] as number;
+}
+
+interface Figures {
+  full: number;
+  noop: number;
+  touch: number;
+}
+
+function measure(n: number, dag: Dag, tool: Tool, reps: number, fullReps: number): Figures {
+  const dir = path.join(WORK, `${tool}-${n}`);
+  setup(dir, dag, tool);
+  const full: number[] = [];
+  for (let r = 0; r < fullReps; r += 1) {
+    clean(dir, tool);
+    full.push(timeCommand(dir, tool));
+  }
+  const noop: number[] = [];
+  for (let r = 0; r < reps; r += 1) noop.push(timeCommand(dir, tool));
+  const touch: number[] = [];
+  for (let r = 0; r < reps; r += 1) {
+    // A real edit (content and mtime change) of one source read by the first stages.
+    appendFileSync(path.join(dir, dag.sources[0] as string), `edit ${r}\n`);
+    touch.push(timeCommand(dir, tool));
+  }
+  rmSync(dir, { recursive: true, force: true });
+  return { full: median(full), noop: median(noop), touch: median(touch) };
+}
+
+function fmt(ms: number): string {
+  return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`;
+}
+
+function main(): void {
+  const { values } = parseArgs({
+    options: { sizes: { type: 'string', default: '1000,10000' }, reps: { type: 'string', default: '3' }, 'full-reps-large': { type: 'string', default: '1' }, 'task-stages': { type: 'string', default: '10000' } },
+  });
+  const sizes = values.sizes.split(',').map(Number);
+  const reps = Number(values.reps);
+  mkdirSync(WORK, { recursive: true });
+  console.log(`bench/graph: ${reps} repetitions (median), -j2, ${process.platform} ${process.arch}, node ${process.version}`);
+  for (const n of sizes) {
+    const dag = makeDag(n);
+    const fullReps = n >= 10_000 ? Number(values['full-reps-large']) : reps;
+    const results = {} as Record<Tool, Figures>;
+    for (const tool of ['make', 'ninja', 'refinery'] as Tool[]) {
+      process.stdout.write(`  N=${n} ${tool}… `);
+      results[tool] = measure(n, dag, tool, reps, fullReps);
+      console.log(`full ${fmt(results[tool].full)}, no-op ${fmt(results[tool].noop)}, touch ${fmt(results[tool].touch)}`);
+    }
+    console.log(`\nN = ${n} stages (${dag.sources.length} source files)`);
+    console.log('| measure | make | ninja | refinery | refinery/make | refinery/ninja |');
+    console.log('| --- | --- | --- | --- | --- | --- |');
+    for (const m of ['full', 'noop', 'touch'] as const) {
+      const r = results.refinery[m];
+      console.log(`| ${m === 'full' ? 'full build -j2' : m === 'noop' ? 'no-op' : 'touch one source'} | ${fmt(results.make[m])} | ${fmt(results.ninja[m])} | ${fmt(r)} | ${(r / results.make[m]).toFixed(2)}× | ${(r / results.ninja[m]).toFixed(2)}× |`);
+    }
+    console.log('');
+  }
+  const taskStages = Number(values['task-stages']);
+  if (taskStages > 0) {
+    const dag = makeDag(taskStages);
+    const dir = path.join(WORK, `refinery-task-${taskStages}`);
+    setup(dir, dag, 'refinery', 'task');
+    const ms = timeCommand(dir, 'refinery');
+    rmSync(dir, { recursive: true, force: true });
+    console.log(`${taskStages} in-process task: stages (checksum of 1-3 files each), full build: ${fmt(ms)} (target ≤ 5 s)`);
+  }
+}
+
+main();

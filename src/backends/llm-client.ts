@@ -1,0 +1,123 @@
+import { performance } from 'node:perf_hooks';
+import { Budget } from './budget.ts';
+import { cacheKey } from './cache-key.ts';
+import { createBackend, DEFAULT_CONCURRENCY } from './create-backend.ts';
+import { BackendConfigError } from './errors.ts';
+import { costOf } from './pricing.ts';
+import { ResponseCache } from './response-cache.ts';
+import { withRetry } from './retry.ts';
+import { poolFor } from './semaphore.ts';
+import type { BackendConfig, BackendsConfig } from './config-schema.ts';
+import type { Backend, LlmRequest, LlmResponse } from './types.ts';
+
+export interface LlmCallRecord {
+  backend: string;
+  model: string;
+  tag: string;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  latencyMs: number;
+  cached: boolean;
+  attempts: number;
+}
+
+export interface LlmClientOptions {
+  config: BackendsConfig;
+  root: string;
+  /** Response cache directory; undefined disables caching. */
+  cacheDir?: string;
+  budget?: Budget;
+  /** Called once per finished call (cached or not). */
+  onCall?: (record: LlmCallRecord) => void;
+  /** Human-readable notes (retries). */
+  log?: (message: string) => void;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Calls backends by name with cache, per-backend pool, retries with backoff, budget and call records. */
+export class LlmClient {
+  readonly budget: Budget;
+  private readonly backends = new Map<string, Backend>();
+  private readonly cache: ResponseCache | undefined;
+
+  constructor(private readonly options: LlmClientOptions) {
+    this.budget = options.budget ?? new Budget();
+    this.cache = options.cacheDir ? new ResponseCache(options.cacheDir) : undefined;
+  }
+
+  /** Names configured, sorted. */
+  get names(): string[] {
+    return Object.keys(this.options.config.backends).sort();
+  }
+
+  private entry(name: string): BackendConfig {
+    const config = this.options.config.backends[name];
+    if (!config)
+      throw new BackendConfigError(`${this.options.config.file}: no backend named '${name}'; configured: ${this.names.join(', ') || '(none)'}`);
+    return config;
+  }
+
+  backend(name: string): Backend {
+    let backend = this.backends.get(name);
+    if (!backend) {
+      backend = createBackend(name, this.entry(name), this.options.root, this.options.env);
+      this.backends.set(name, backend);
+    }
+    return backend;
+  }
+
+  keyFor(name: string, request: LlmRequest): string {
+    const backend = this.backend(name);
+    return cacheKey({
+      backend: name,
+      kind: backend.kind,
+      model: backend.model,
+      identity: backend.cacheIdentity,
+      system: request.system,
+      prompt: request.prompt,
+      jsonSchema: request.jsonSchema,
+      temperature: request.temperature,
+      maxTokens: request.maxTokens,
+    });
+  }
+
+  async call(name: string, request: LlmRequest, signal: AbortSignal): Promise<LlmResponse> {
+    const config = this.entry(name);
+    const backend = this.backend(name);
+    const key = this.keyFor(name, request);
+    const hit = this.cache?.get(key);
+    if (hit) return this.finish(request, { ...hit.result, backend: name, costUsd: 0, latencyMs: 0, cached: true, attempts: 0 });
+    const pool = poolFor(name, config.concurrency ?? DEFAULT_CONCURRENCY[config.kind]);
+    return pool.run(async () => {
+      this.budget.assertAvailable();
+      const started = performance.now();
+      const { value, attempts } = await withRetry(
+        config.retry,
+        signal,
+        () => backend.complete(request, { signal }),
+        (error, delay, n) => this.options.log?.(`${name}: ${error.kind} (${error.message}); retry ${n} in ${delay} ms`),
+      );
+      const latencyMs = Math.round(performance.now() - started);
+      const costUsd = costOf(value, config.price);
+      this.budget.charge(costUsd);
+      this.cache?.put({ key, backend: name, result: value, costUsd, latencyMs, savedAt: new Date().toISOString() });
+      return this.finish(request, { ...value, backend: name, costUsd, latencyMs, cached: false, attempts });
+    }, signal);
+  }
+
+  private finish(request: LlmRequest, response: LlmResponse): LlmResponse {
+    this.options.onCall?.({
+      backend: response.backend,
+      model: response.model,
+      tag: request.tag,
+      inputTokens: response.inputTokens,
+      outputTokens: response.outputTokens,
+      costUsd: response.costUsd,
+      latencyMs: response.latencyMs,
+      cached: response.cached,
+      attempts: response.attempts,
+    });
+    return response;
+  }
+}

@@ -1,0 +1,143 @@
+// `refinery logs list|analyze`: MassGen log listing and direct analysis (no pipeline needed).
+import { randomBytes } from 'node:crypto';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { SchemaRegistry } from '../../artifacts/schema-registry.ts';
+import { analyzeTurnUnit } from '../../massgen/analyze.ts';
+import { DEFAULT_STALE_AFTER_SECONDS } from '../../massgen/analysis-state.ts';
+import { listSessions, reportDirOf, resolveTurnUnit, turnUnitsOfSession } from '../../massgen/discover.ts';
+import { ANALYSIS_FILE, listLogRows, REPORT_FILE, type SessionRow } from '../../massgen/list-logs.ts';
+import type { TurnUnit } from '../../massgen/model.ts';
+import type { Command, CommandIo } from '../command.ts';
+
+const USAGE = `Usage:
+  refinery logs list [--logs-dir D] [--analyzed|--unanalyzed] [--limit N] [--json]
+  refinery logs analyze [--logs-dir D] [--log-dir PATH] [--turn N] [--stale-after SECONDS]
+
+list     Recent MassGen sessions, newest first: timestamp, wall-clock duration, cost, analyzed turns, question.
+         A turn is analyzed when its ANALYSIS_REPORT.md is non-empty and newer than every other file of the turn.
+analyze  Analyze one turn of a session (default: the last turn of the newest session) and write
+         analysis.json + ANALYSIS_REPORT.md into turn_N/ (the session root for legacy flat logs).
+         --log-dir takes a session root (log_*), a turn_N dir or an attempt_M dir.
+
+--logs-dir defaults to .massgen/massgen_logs under the project root, as in MassGen.`;
+
+function fail(io: CommandIo, message: string, code = 2): number {
+  io.stderr.write(`refinery logs: ${message}\n`);
+  return code;
+}
+
+function duration(seconds: number | null): string {
+  if (seconds === null) return '-';
+  if (seconds < 60) return `${seconds.toFixed(1)}s`;
+  const m = Math.floor(seconds / 60);
+  return m < 60 ? `${m}m ${Math.round(seconds % 60)}s` : `${Math.floor(m / 60)}h ${m % 60}m`;
+}
+
+function formatRows(rows: SessionRow[], title: string): string {
+  const question = (q: string | null): string => (q === null ? 'No metrics' : q.length > 35 ? `${q.slice(0, 32)}...` : q);
+  const table = rows.map((r, i) => [
+    String(i + 1), r.timestamp, duration(r.wallClockSeconds), r.costUsd === null ? '-' : `$${r.costUsd.toFixed(2)}`,
+    r.turns === 0 ? '-' : r.analyzedTurns === r.turns ? 'yes' : r.analyzedTurns === 0 ? 'no' : `${r.analyzedTurns}/${r.turns}`,
+    question(r.question).replace(/\s+/g, ' '),
+  ]);
+  const head = ['#', 'Timestamp', 'Duration', 'Cost', 'Analyzed', 'Question'];
+  const widths = head.map((h, c) => Math.max(h.length, ...table.map((r) => (r[c] ?? '').length)));
+  const line = (cells: string[]): string => cells.map((x, c) => x.padEnd(widths[c] ?? 0)).join('  ').trimEnd();
+  return [title, line(head), ...table.map(line)].join('\n');
+}
+
+async function list(argv: string[], io: CommandIo): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { 'logs-dir': { type: 'string' }, analyzed: { type: 'boolean' }, unanalyzed: { type: 'boolean' }, limit: { type: 'string' }, json: { type: 'boolean' } } });
+  if (values.analyzed && values.unanalyzed) return fail(io, '--analyzed and --unanalyzed exclude each other');
+  const limit = values.limit === undefined ? 10 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1) return fail(io, `--limit must be a positive integer, got '${values.limit}'`);
+  const logsDir = path.resolve(io.cwd, values['logs-dir'] ?? '.massgen/massgen_logs');
+  const filter = values.analyzed ? 'analyzed' : values.unanalyzed ? 'unanalyzed' : undefined;
+  const rows = await listLogRows(logsDir, { filter, limit });
+  if (values.json) {
+    io.stdout.write(`${JSON.stringify(rows.map((r) => ({ ...r, dir: path.relative(io.cwd, r.dir) || '.' })), null, 2)}\n`);
+    return 0;
+  }
+  if (rows.length === 0) {
+    io.stdout.write(`No ${filter ?? ''} MassGen logs found in ${logsDir}\n`.replace('  ', ' '));
+    return 0;
+  }
+  const title = filter === 'analyzed' ? 'Analyzed Runs' : filter === 'unanalyzed' ? 'Unanalyzed Runs' : 'Recent Runs';
+  io.stdout.write(`${formatRows(rows, title)}\n`);
+  return 0;
+}
+
+async function pickUnit(io: CommandIo, logsDir: string, logDir: string | undefined, turn: number | undefined): Promise<TurnUnit | string> {
+  let target = logDir ? path.resolve(io.cwd, logDir) : undefined;
+  if (!target) {
+    target = (await listSessions(logsDir)).at(-1);
+    if (!target) return `no log_* session in ${logsDir}; pass --log-dir PATH or --logs-dir D`;
+  }
+  if (/^(turn|attempt)_\d+$/.test(path.basename(target))) {
+    const resolved = await resolveTurnUnit(target);
+    return resolved.ok ? resolved.unit : resolved.reason;
+  }
+  const units = await turnUnitsOfSession(target);
+  if (units.length === 0) return `${target} holds no MassGen run (no turn_N dir, no status.json, metrics, coordination events or snapshots)`;
+  if (turn === undefined) return units[units.length - 1] as TurnUnit;
+  const unit = units.find((u) => u.turn === turn);
+  return unit ?? `${target} has no turn ${turn}; turns: ${units.map((u) => u.turn).join(', ')}`;
+}
+
+/** Writes both files beside each other: temp files in the same dir, then renames. */
+async function writeAtomically(dir: string, files: [string, string][]): Promise<void> {
+  const suffix = `${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const temps = files.map(([name, text]) => [path.join(dir, `.${name}.${suffix}`), path.join(dir, name), text] as const);
+  try {
+    for (const [tmp, , text] of temps) await writeFile(tmp, text, { flag: 'wx' });
+    for (const [tmp, final] of temps) await rename(tmp, final);
+  } finally {
+    for (const [tmp] of temps) await rm(tmp, { force: true });
+  }
+}
+
+async function analyze(argv: string[], io: CommandIo): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { 'logs-dir': { type: 'string' }, 'log-dir': { type: 'string' }, turn: { type: 'string', short: 't' }, 'stale-after': { type: 'string' } } });
+  const turn = values.turn === undefined ? undefined : Number(values.turn);
+  if (turn !== undefined && (!Number.isInteger(turn) || turn < 0)) return fail(io, `--turn must be a turn number, got '${values.turn}'`);
+  const stale = values['stale-after'] === undefined ? DEFAULT_STALE_AFTER_SECONDS : Number(values['stale-after']);
+  if (!Number.isFinite(stale) || stale < 0) return fail(io, `--stale-after must be a number of seconds, got '${values['stale-after']}'`);
+  const logsDir = path.resolve(io.cwd, values['logs-dir'] ?? '.massgen/massgen_logs');
+  const unit = await pickUnit(io, logsDir, values['log-dir'], turn);
+  if (typeof unit === 'string') return fail(io, unit, 1);
+  const { analysis, report } = await analyzeTurnUnit(unit, { staleAfterSeconds: stale, lines: { signal: io.signal } });
+  const check = new SchemaRegistry(io.cwd).validate('turn-analysis', analysis);
+  if (!check.ok) {
+    const issues = check.issues.slice(0, 10).map((i) => `  ${i.pointer || '/'} ${i.message}`).join('\n');
+    return fail(io, `the analysis does not match schemas/turn-analysis.schema.json; nothing was written:\n${issues}`, 1);
+  }
+  const dir = reportDirOf(unit);
+  await writeAtomically(dir, [[ANALYSIS_FILE, `${JSON.stringify(analysis, null, 2)}\n`], [REPORT_FILE, report]]);
+  const rel = (p: string): string => {
+    const r = path.relative(io.cwd, p);
+    return r.startsWith('..') ? p : r || '.';
+  };
+  io.stdout.write(`${analysis.source.session} ${analysis.source.turnDir ?? '(legacy flat log)'}: ${analysis.state.value}, winner ${analysis.winner.agentId ?? 'none'}, ${analysis.overview.answers} answer(s), ${analysis.overview.votes} vote(s), ${analysis.warnings.length} warning(s)\n`);
+  io.stdout.write(`wrote ${rel(path.join(dir, REPORT_FILE))}\nwrote ${rel(path.join(dir, ANALYSIS_FILE))}\n`);
+  return 0;
+}
+
+export const logsCommand: Command = {
+  name: 'logs',
+  summary: 'List and analyze MassGen log directories',
+  usage: USAGE,
+  async run(argv, io) {
+    const [sub, ...rest] = argv;
+    try {
+      if (sub === 'list') return await list(rest, io);
+      if (sub === 'analyze') return await analyze(rest, io);
+    } catch (error) {
+      const e = error as Error & { code?: string };
+      if (e.code?.startsWith('ERR_PARSE_ARGS')) return fail(io, `${e.message}\n${USAGE}`);
+      throw error;
+    }
+    return fail(io, sub === undefined ? `missing subcommand\n${USAGE}` : `unknown subcommand '${sub}'\n${USAGE}`);
+  },
+};

@@ -1,0 +1,70 @@
+// Entry point used by the analyze-turn task, `refinery logs analyze` and the benchmark:
+// read every attempt of a turn unit, build the analysis, render the report. Never throws on bad logs.
+import path from 'node:path';
+import type { TurnAnalysis } from './analysis-model.ts';
+import { DEFAULT_STALE_AFTER_SECONDS } from './analysis-state.ts';
+import { buildTurnAnalysis } from './build-analysis.ts';
+import type { LogWarning, RunData, TurnUnit } from './model.ts';
+import { readRun } from './read-run.ts';
+import { subtractPreviousTurn } from './cumulative.ts';
+import { resolveTurnUnit } from './discover.ts';
+import type { LineOptions } from './read-lines.ts';
+import { renderReport } from './render-report.ts';
+
+export interface AnalyzeOptions {
+  /** Epoch ms used as "now" for the in-progress rule (default Date.now()). */
+  nowMs?: number;
+  staleAfterSeconds?: number;
+  lines?: LineOptions;
+}
+
+export interface AnalyzeResult {
+  analysis: TurnAnalysis;
+  report: string;
+}
+
+/** Reads every attempt of a unit; warnings carry paths relative to the report dir. */
+export async function readTurnUnit(unit: TurnUnit, options: AnalyzeOptions = {}): Promise<{ runs: RunData[]; warnings: LogWarning[] }> {
+  const warnings: LogWarning[] = [];
+  const seen = new Set<string>();
+  const warn = (file: string, code: string, message: string): void => {
+    const key = `${file}|${code}|${message}`;
+    if (!seen.has(key) && warnings.length < 500) {
+      seen.add(key);
+      warnings.push({ file, code, message });
+    }
+  };
+  const baseDir = unit.turnDir ?? unit.logDir;
+  const runs: RunData[] = [];
+  for (const attempt of unit.attempts) runs.push(await readRun(attempt, warn, { baseDir, lines: options.lines }));
+  const previous = await previousTurnRun(unit);
+  if (previous && runs[0]) runs[0] = subtractPreviousTurn(runs[0], previous, warn, path.relative(baseDir, runs[0].dir) || '.');
+  for (const run of runs) {
+    const rel = path.relative(baseDir, run.dir) || '.';
+    if (run.files.length === 0) warn(rel, 'empty-run', 'the run directory holds no files yet');
+    if (!run.status && !run.coordination && !run.metrics) warn(rel, 'missing', 'no status.json, coordination_events.json or metrics_summary.json: figures come from snapshots, events and logs only');
+  }
+  return { runs, warnings };
+}
+
+/** The last attempt of turn_{N-1} of the same session, read without its streamed logs. */
+async function previousTurnRun(unit: TurnUnit): Promise<RunData | null> {
+  if (!unit.turnDir || unit.turn < 2) return null;
+  const prevDir = path.join(unit.logDir, `turn_${unit.turn - 1}`);
+  const resolved = await resolveTurnUnit(prevDir);
+  const last = resolved.ok ? resolved.unit.attempts.at(-1) : undefined;
+  if (!last) return null;
+  return readRun(last, () => {}, { baseDir: prevDir, skipStreams: true, subagents: false });
+}
+
+export async function analyzeTurnUnit(unit: TurnUnit, options: AnalyzeOptions = {}): Promise<AnalyzeResult> {
+  const { runs, warnings } = await readTurnUnit(unit, options);
+  const analysis = buildTurnAnalysis({
+    unit,
+    runs,
+    warnings,
+    nowMs: options.nowMs ?? Date.now(),
+    staleAfterSeconds: options.staleAfterSeconds ?? DEFAULT_STALE_AFTER_SECONDS,
+  });
+  return { analysis, report: renderReport(analysis) };
+}

@@ -1,0 +1,15 @@
+import type { Criterion } from '../criteria.ts';
+
+/** The criteria as the judges see them, in order (ids are positional). */
+export function renderCriteria(criteria: readonly Criterion[]): string {
+  return criteria
+    .map((c) => {
+      const lines = [`- **${c.id}** (${c.category}): ${c.text}`];
+      if (c.anti_patterns?.length) lines.push(`  - anti-patterns: ${c.anti_patterns.join('; ')}`);
+      if (c.verify_by) lines.push(`  - verify by: ${c.verify_by}`);
+      if (c.score_anchors)
+        lines.push(`  - anchors: ${Object.entries(c.score_anchors).map(([k, v]) => `${k} = ${v}`).join('; ')}`);
+      return lines.join('\n');
+    })
+    .join('\n');
+}

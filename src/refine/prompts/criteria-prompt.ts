@@ -1,0 +1,41 @@
+/** MassGen's criteria-generation prompt, condensed (spec section 6). */
+export function criteriaPrompt(task: string, bounds: { min: number; max: number }, deliverableNote?: string): string {
+  return [
+    '# Task',
+    '',
+    task.trim(),
+    '',
+    deliverableNote ? `${deliverableNote}\n` : '',
+    `# Goal: generate ${bounds.min}-${bounds.max} opinionated evaluation criteria for this task`,
+    '',
+    '## Step 1: Deep investigation',
+    '- What does an excellent result look like here?',
+    '- Where do AI models typically fail on this kind of task?',
+    '- What would an expert notice first?',
+    '- What separates adequate from remarkable?',
+    '- Which failure modes are specific to this task?',
+    '',
+    '## Step 2: Aspiration level',
+    'Name the quality ceiling in 1-2 phrases.',
+    '',
+    '## Correctness vs craft',
+    'Cover correctness in three kinds (structural, content, experiential) and keep it separate from craft.',
+    '',
+    '## What makes criteria opinionated',
+    'Each criterion takes a position, names anti-patterns, and exactly ONE is the primary criterion.',
+    '',
+    '## Requirements',
+    `- Between ${bounds.min} and ${bounds.max} criteria, specific to this task, each scoreable 1-10.`,
+    '- Exactly one `primary`; the others `standard` (must pass) or `stretch` (nice to have).',
+    '- 2-4 `anti_patterns` each; distinct dimensions; at least one per-part ("weakest part") criterion.',
+    '- A dedicated rendering-correctness criterion when the deliverable is rendered.',
+    '- Criteria name a quality axis; do NOT prescribe quantities.',
+    '- `score_anchors` for 3, 5, 7 and 9 are required; `verify_by` is required for experiential checks.',
+    '',
+    '## Output',
+    'Reply with ONLY this JSON object (no prose, no code fence):',
+    '{"aspiration": "1-2 phrase quality ceiling", "criteria": [{"text": "Aspect: opinionated definition", "category": "primary|standard|stretch", "anti_patterns": ["..."], "verify_by": "optional", "score_anchors": {"3": "...", "5": "...", "7": "...", "9": "..."}}]}',
+  ]
+    .filter((line, i, all) => !(line === '' && all[i - 1] === ''))
+    .join('\n');
+}

@@ -1,0 +1,77 @@
+import type { Criterion } from '../criteria.ts';
+import { renderCriteria } from './criteria-block.ts';
+
+export interface EvalPromptInput {
+  task?: string;
+  criteria: readonly Criterion[];
+  deliverable: string;
+  round: number;
+  /** Earlier rounds' critique packets (text), oldest first. */
+  history: readonly string[];
+}
+
+export const EVALUATION_OUTPUT_CONTRACT = (ids: string) => `## Required output
+
+Reply with ONLY one JSON object (no prose around it, no code fence):
+
+{
+  "verdict": "iterate" | "converged",
+  "scores": { ${ids} },            // one integer 1-10 per criterion, every criterion
+  "critique": {
+    "criteria_interpretation": "...",
+    "criterion_findings": { "E1": "evidence-based finding", ... },
+    "cross_answer_synthesis": "...",
+    "unexplored_approaches": ["1-3 ideas"],
+    "approach_assessment": "...",
+    "preserve": ["what must survive the next round"],
+    "improvement_spec": { "objective": "...", "quality_bar": "...", "execution_order": ["..."],
+      "per_criterion_spec": { "E1": { "concrete_steps": ["..."] } }, "cross_cutting_changes": ["..."],
+      "preserve_invariants": ["..."], "anti_goals": ["..."], "deliverable_expectations": ["..."] },
+    "verification_plan": ["..."],
+    "evidence_gaps": ["..."],
+    "summary": { "top_improvements": [{ "description": "...", "guidance": "..." }], "preserve": ["..."], "next_steps": "..." }
+  },
+  "next_tasks": null when converged, else {
+    "objective": "...", "primary_strategy": "...", "why_this_strategy": "...",
+    "strategy_mode": "incremental_refinement" | "thesis_shift",
+    "success_contract": { "outcome_statement": "...", "quality_bar": "...", "fail_if_any": ["..."], "required_evidence": ["..."] },
+    "approach_assessment": { "ceiling_status": "ceiling_not_reached" | "ceiling_approaching" | "ceiling_reached",
+      "ceiling_explanation": "...", "breakthroughs": [{ "element": "...", "why": "...", "amplification": "..." }],
+      "paradigm_shift": { "recommended": false, "current_limitation": "...", "alternative_approach": "...", "transferable_elements": [] } },
+    "tasks": [{ "id": "T1", "task_category": "fix" | "evolution", "strategy_role": "thesis_shift" | "supporting_fix",
+      "description": "...", "implementation_guidance": "...", "priority": "high", "depends_on": [],
+      "verification": "...", "success_criteria": "...", "failure_signals": ["..."], "required_evidence": ["..."],
+      "metadata": { "impact": "incremental" | "structural" | "transformative", "relates_to": ["E1"] } }]
+  }
+}
+
+Rules: scores only in "scores" (no numbers in the prose); default to "iterate" (first drafts are 6s, not 8s);
+with "thesis_shift" at least one task has strategy_role "thesis_shift"; include at least one evolution task.`;
+
+/** The round-evaluator prompt (MassGen's template, condensed), deliverable content included. */
+export function evalPrompt(input: EvalPromptInput): string {
+  const ids = input.criteria.map((c) => `"${c.id}": n`).join(', ');
+  const history = input.history.length
+    ? `## Prior evaluations (oldest first)\n\n${input.history.map((h, i) => `<prior_evaluation round="${i + 1}">\n${h.trim()}\n</prior_evaluation>`).join('\n\n')}\n`
+    : '';
+  return [
+    'You are the round evaluator: a critic, spec writer and strategic advisor, not an implementer.',
+    'Be demanding: ground every finding in observable evidence from the files below; a demanding user must be satisfied before "converged".',
+    '',
+    `# Evaluation round ${input.round}`,
+    '',
+    input.task ? `## Original task\n\n${input.task.trim()}\n` : '',
+    '## Criteria',
+    '',
+    renderCriteria(input.criteria),
+    '',
+    '## Deliverable',
+    '',
+    input.deliverable,
+    '',
+    history,
+    EVALUATION_OUTPUT_CONTRACT(ids),
+  ]
+    .filter((part) => part !== '')
+    .join('\n');
+}

@@ -1,0 +1,85 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Observations } from './observations.ts';
+
+/**
+ * The no-op check. After a run in which every stage ended up to date, refinery records the
+ * stat (size, mtime, inode) of every file and folder that run looked at. The next run with the
+ * same pipeline text and params first compares those stats; when none changed, every stage is
+ * still up to date and nothing needs loading, expanding or hashing — the way make and ninja
+ * decide a no-op from stats alone. Any difference falls back to the full fingerprint check.
+ */
+interface Manifest {
+  key: string;
+  pipeline: string;
+  stages: string[];
+  files: Record<string, [number, number, number] | null>;
+  dirs: Record<string, number | null>;
+  probes: Record<string, boolean>;
+}
+
+/** One record per pipeline file (by its absolute path). */
+function manifestFile(root: string, pipelineFile: string): string {
+  const id = createHash('sha256').update(path.resolve(pipelineFile)).digest('hex').slice(0, 16);
+  return path.join(root, '.refinery', 'state', `noop-${id}.json`);
+}
+
+export function manifestKey(parts: { version: string; pipelineFile: string; pipelineText: string; params: Readonly<Record<string, string>> }): string {
+  const params = Object.entries(parts.params).sort(([a], [b]) => (a < b ? -1 : 1));
+  return createHash('sha256').update(JSON.stringify([parts.version, parts.pipelineFile, parts.pipelineText, params])).digest('hex');
+}
+
+function fileStat(abs: string): [number, number, number] | null {
+  try {
+    const st = statSync(abs);
+    return [st.size, st.mtimeMs, st.ino];
+  } catch {
+    return null;
+  }
+}
+
+function dirStat(abs: string): number | null {
+  try {
+    return statSync(abs).mtimeMs;
+  } catch {
+    return null;
+  }
+}
+
+export function dropManifest(root: string, pipelineFile: string): void {
+  rmSync(manifestFile(root, pipelineFile), { force: true });
+}
+
+export function writeManifest(root: string, pipelineFile: string, pipeline: string, key: string, stages: readonly string[], seen: Observations): void {
+  const files: Manifest['files'] = {};
+  for (const f of [...seen.files].sort()) files[f] = fileStat(path.resolve(root, f));
+  const dirs: Manifest['dirs'] = {};
+  for (const d of [...seen.dirs].sort()) dirs[d] = dirStat(path.resolve(root, d));
+  const manifest: Manifest = { key, pipeline, stages: [...stages], files, dirs, probes: Object.fromEntries([...seen.probes].sort()) };
+  const file = manifestFile(root, pipelineFile);
+  mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(manifest));
+  renameSync(tmp, file);
+}
+
+/** The stage ids of the last run when nothing it looked at changed since; undefined otherwise. */
+export function unchangedSinceLastRun(root: string, pipelineFile: string, key: string): { pipeline: string; stages: string[] } | undefined {
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(readFileSync(manifestFile(root, pipelineFile), 'utf8')) as Manifest;
+  } catch {
+    return undefined;
+  }
+  if (manifest.key !== key) return undefined;
+  for (const [f, stamp] of Object.entries(manifest.files)) {
+    const now = fileStat(path.resolve(root, f));
+    if (now === null || stamp === null) {
+      if (now !== stamp) return undefined;
+    } else if (now[0] !== stamp[0] || now[1] !== stamp[1] || now[2] !== stamp[2]) return undefined;
+  }
+  for (const [d, mtime] of Object.entries(manifest.dirs)) if (dirStat(path.resolve(root, d)) !== mtime) return undefined;
+  for (const [p, answer] of Object.entries(manifest.probes)) if (existsSync(path.resolve(root, p)) !== answer) return undefined;
+  return { pipeline: manifest.pipeline, stages: manifest.stages };
+}

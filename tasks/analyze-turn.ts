@@ -1,0 +1,53 @@
+// analyze-turn: one MassGen turn (every attempt) -> analysis.json (schema turn-analysis) + ANALYSIS_REPORT.md.
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { analyzeTurnUnit } from '../src/massgen/analyze.ts';
+import { DEFAULT_STALE_AFTER_SECONDS } from '../src/massgen/analysis-state.ts';
+import { resolveTurnUnit } from '../src/massgen/discover.ts';
+import { defineTask } from '../src/task/define-task.ts';
+
+/** An absolute path is used as given; a relative one must stay inside the project root. */
+export function resolveTurnPath(root: string, turn: string): string {
+  if (turn.includes('\0')) throw new Error(`analyze-turn: param 'turn' contains a NUL byte`);
+  if (path.isAbsolute(turn)) return path.normalize(turn);
+  const resolved = path.resolve(root, turn);
+  const relative = path.relative(root, resolved);
+  if (relative.startsWith('..') || path.isAbsolute(relative)) {
+    throw new Error(`analyze-turn: param 'turn' (${turn}) points outside the project root ${root}; pass an absolute path to analyze logs elsewhere`);
+  }
+  return resolved;
+}
+
+export default defineTask({
+  name: 'analyze-turn',
+  description: 'Analyze one MassGen turn (turn_N/ with every attempt, or a legacy flat log dir) into analysis.json and ANALYSIS_REPORT.md',
+  params: z.object({
+    turn: z.string().min(1).describe('Path of the turn dir (turn_N) or legacy log dir, relative to the root or absolute'),
+    staleAfterSeconds: z.number().min(0).default(DEFAULT_STALE_AFTER_SECONDS).describe('An unfinished run whose heartbeat is older than this is "incomplete", else "in_progress"'),
+  }),
+  outputs: {
+    analysis: { schema: 'turn-analysis', description: 'analysis.json next to the report' },
+    report: { description: 'ANALYSIS_REPORT.md (log-analyzer template)' },
+  },
+  async run(ctx) {
+    const target = resolveTurnPath(ctx.root, ctx.params.turn);
+    const resolved = await resolveTurnUnit(target);
+    if (!resolved.ok) throw new Error(`analyze-turn: ${resolved.reason}`);
+    ctx.progress(0.1, `reading ${resolved.unit.attempts.length} attempt(s)`);
+    const { analysis, report } = await analyzeTurnUnit(resolved.unit, { staleAfterSeconds: ctx.params.staleAfterSeconds, lines: { signal: ctx.signal } });
+    const analysisPath = ctx.outputs.analysis;
+    const reportPath = ctx.outputs.report;
+    if (!analysisPath || !reportPath) throw new Error('analyze-turn: the stage must declare the outputs "analysis" and "report"');
+    await mkdir(path.dirname(analysisPath), { recursive: true });
+    await mkdir(path.dirname(reportPath), { recursive: true });
+    await writeFile(analysisPath, `${JSON.stringify(analysis, null, 2)}\n`);
+    await writeFile(reportPath, report);
+    ctx.report({ kind: 'metric', name: 'massgen.warnings', value: analysis.warnings.length });
+    ctx.report({ kind: 'metric', name: 'massgen.answers', value: analysis.overview.answers });
+    ctx.report({ kind: 'metric', name: 'massgen.votes', value: analysis.overview.votes });
+    const warned = analysis.warnings.length ? `, ${analysis.warnings.length} warning${analysis.warnings.length === 1 ? '' : 's'} in analysis.json` : '';
+    const summary = `${analysis.state.value}, winner ${analysis.winner.agentId ?? 'none'}, ${analysis.overview.answers} answers, ${analysis.overview.votes} votes${warned}`;
+    return { summary };
+  },
+});

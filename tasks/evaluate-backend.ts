@@ -1,0 +1,69 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { defineTask } from '../src/task/define-task.ts';
+import { readCriteriaParam } from '../src/refine/criteria-input.ts';
+import { readDeliverable, renderDeliverable } from '../src/refine/deliverable.ts';
+import { degradedFiles, type EvaluationFiles } from '../src/refine/evaluation-files.ts';
+import { judgeEvaluation } from '../src/refine/judge-evaluation.ts';
+import { evalPrompt } from '../src/refine/prompts/eval-prompt.ts';
+import { resolveInside } from '../src/refine/safe-path.ts';
+import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson, writeText } from '../src/refine/task-support.ts';
+
+const params = z.strictObject({
+  /** Backend name from refinery.config.yaml; one stage per judge. */
+  backend: z.string().min(1),
+  /** criteria.json (from generate-criteria, or any MassGen criteria file). */
+  criteria: z.string().min(1),
+  /** Deliverable files or directories; default: the stage's inputs minus criteria and history. */
+  deliverable: z.array(z.string().min(1)).optional(),
+  task: z.string().min(1).optional(),
+  task_file: z.string().min(1).optional(),
+  round: z.coerce.number().int().min(1).default(1),
+  /** Earlier rounds' critique_packet.md files, oldest first. */
+  history: z.array(z.string().min(1)).default([]),
+  max_file_bytes: z.int().min(1).default(100_000),
+  max_total_bytes: z.int().min(1).default(400_000),
+  ...llmParamShape,
+});
+
+/** Replaces any artifact that would break its schema with the degraded triple (never an invalid file in place). */
+function guarded(root: string, files: EvaluationFiles, judge: { backend: string; model?: string }, round: number): EvaluationFiles {
+  const problems = schemaProblems(root, 'verdict', files.verdict) ?? schemaProblems(root, 'next-tasks', files.nextTasks);
+  return problems ? degradedFiles(`internal: artifact failed its schema (${problems})`, files.packet, judge, round) : files;
+}
+
+export default defineTask({
+  name: 'evaluate-backend',
+  description: 'One backend evaluates the deliverable against the criteria: verdict.json, critique_packet.md, next_tasks.json.',
+  params,
+  outputs: {
+    verdict: { default: 'refine/verdict.json', schema: 'verdict' },
+    critique: { default: 'refine/critique_packet.md' },
+    next_tasks: { default: 'refine/next_tasks.json', schema: 'next-tasks' },
+  },
+  async run(ctx) {
+    const p = ctx.params;
+    const criteria = readCriteriaParam(ctx.root, p.criteria);
+    const excluded = new Set([p.criteria, ...p.history].map((f) => path.normalize(f)));
+    const deliverablePaths = p.deliverable ?? ctx.inputs.filter((f) => !excluded.has(path.normalize(f)));
+    const files = readDeliverable(ctx.root, deliverablePaths, { maxFileBytes: p.max_file_bytes, maxTotalBytes: p.max_total_bytes });
+    const history = p.history.map((h) => readFileSync(resolveInside(ctx.root, h, 'history path'), 'utf8'));
+    const task = p.task ?? (p.task_file ? readFileSync(resolveInside(ctx.root, p.task_file, 'task_file'), 'utf8') : undefined);
+    const prompt = evalPrompt({ task, criteria, deliverable: renderDeliverable(files), round: p.round, history });
+    const client = llmClientFor(ctx, p);
+    const judge = { backend: p.backend, model: client.backend(p.backend).model };
+    const judged = await judgeEvaluation(client, p.backend, prompt, criteria.map((c) => c.id), judge, p.round, ctx.signal);
+    const out = guarded(ctx.root, judged.files, judge, p.round);
+    writeJson(outputPath(ctx, 'verdict'), out.verdict);
+    writeText(outputPath(ctx, 'critique'), out.packet);
+    writeJson(outputPath(ctx, 'next_tasks'), out.nextTasks);
+    const degraded = out.verdict.status === 'degraded' ? out.verdict.degraded_reason : judged.degradedReason;
+    if (degraded) ctx.report({ kind: 'warning', message: `${p.backend}: evaluation degraded: ${degraded}` });
+    const scores = Object.entries(out.verdict.scores).map(([id, s]) => `${id}=${s}`).join(' ');
+    return {
+      summary: `${p.backend}: ${out.verdict.status === 'degraded' ? 'degraded' : out.verdict.verdict} ${scores}`.trim(),
+      ...(degraded ? { warnings: [`degraded: ${degraded}`] } : {}),
+    };
+  },
+});

@@ -1,0 +1,94 @@
+import { rmSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { demoProject, events, runCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
+
+let project: TempProject | undefined;
+afterEach(() => project?.cleanup());
+
+const STAT_ONLY = 'up to date: nothing it read changed since the last run';
+
+async function run(p: TempProject, ...args: string[]) {
+  const result = await runCli(['run', 'p', '--json', ...args], { cwd: p.root });
+  const ends = events(result.stdout).filter((e) => e.type === 'stage-end');
+  return { result, ends: stageEnds(result.stdout), statOnly: ends.length > 0 && ends.every((e) => e.reason === STAT_ONLY) };
+}
+
+function project3(): TempProject {
+  return tempProject({
+    'docs/a.md': 'A',
+    'flag.txt': 'on',
+    'tasks/upper.ts': `import { readFile, writeFile } from 'node:fs/promises';
+import { defineTask, z } from 'refinery/task';
+export default defineTask({ name: 'upper', params: z.object({ file: z.string() }), async run(ctx) {
+  await writeFile(ctx.outputs.o, (await readFile(ctx.params.file, 'utf8')).toUpperCase());
+} });
+`,
+    'pipelines/p.yaml': `pipeline: p
+params:
+  suffix: { type: string, default: "!" }
+stages:
+  each:
+    foreach: { glob: "docs/*.md" }
+    when: "exists('flag.txt')"
+    task: upper
+    with: { file: "\${item.path}" }
+    inputs: ["\${item.path}"]
+    outputs: { o: "out/\${item.stem}.txt" }
+  tail:
+    run: "cat out/*.txt > \${outputs.o}; echo \${params.suffix} >> \${outputs.o}"
+    inputs: ["out/*.txt"]
+    outputs: { o: out/all.log }
+`,
+  });
+}
+
+describe('no-op by stats', () => {
+  it('noop - an unchanged project is reported up to date from stats alone', async () => {
+    project = demoProject();
+    const first = await runCli(['run', 'demo', '--json'], { cwd: project.root });
+    expect(first.code).toBe(0);
+    const second = await runCli(['run', 'demo', '--json'], { cwd: project.root });
+    expect(stageEnds(second.stdout)).toEqual({ a: 'fresh', b: 'fresh' });
+    expect(events(second.stdout).filter((e) => e.type === 'stage-end').every((e) => e.reason === STAT_ONLY)).toBe(true);
+  });
+
+  it('noop - every kind of change falls back to the full check', async () => {
+    project = project3();
+    expect((await run(project)).result.code).toBe(0);
+    expect((await run(project)).statOnly).toBe(true);
+
+    project.write('docs/a.md', 'changed');
+    let r = await run(project);
+    expect(r.statOnly).toBe(false);
+    expect(r.ends).toMatchObject({ 'each[a.md]': 'succeeded', tail: 'succeeded' });
+
+    project.write('docs/b.md', 'new');
+    r = await run(project);
+    expect(r.ends['each[b.md]']).toBe('succeeded');
+
+    rmSync(project.path('out/all.log'));
+    r = await run(project);
+    expect(r.ends.tail).toBe('succeeded');
+
+    r = await run(project, '--param', 'suffix=?');
+    expect(r.ends.tail).toBe('succeeded');
+    expect((await run(project, '--param', 'suffix=?')).statOnly).toBe(true);
+    expect((await run(project)).ends.tail).toBe('succeeded');
+
+    project.write('tasks/upper.ts', `${(await import('node:fs')).readFileSync(project.path('tasks/upper.ts'), 'utf8')}\n// edited\n`);
+    r = await run(project);
+    expect(r.ends['each[a.md]']).toBe('succeeded');
+
+    rmSync(project.path('flag.txt'));
+    r = await run(project);
+    expect(r.statOnly).toBe(false);
+    expect(Object.keys(r.ends).filter((k) => k.startsWith('each['))).toEqual([]);
+  });
+
+  it('noop - --force and --only never take the shortcut', async () => {
+    project = demoProject();
+    await runCli(['run', 'demo'], { cwd: project.root });
+    const forced = await runCli(['run', 'demo', '--json', '--force'], { cwd: project.root });
+    expect(stageEnds(forced.stdout)).toEqual({ a: 'succeeded', b: 'succeeded' });
+  });
+});
