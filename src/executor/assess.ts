@@ -63,7 +63,7 @@ export function assessStage(inst: StageInstance, deps: Record<string, string>, a
   const base = { params: ctx.params, pipeline: ctx.pipeline, artifacts, outputs: targets, exists };
   try {
     if (inst.spec.when && !evaluateCondition(inst.spec.when, scopeFor(inst, { ...base, inputs: [] }))) return { kind: 'skip', reason: 'when: condition is false' };
-    const inputs = resolveInputs(ctx.root, inst, observations);
+    const inputs = resolveInputs(ctx.root, inst, ctx.hashes, observations);
     if (inputs.missing.length > 0) return { kind: 'fail', reason: `input ${inputs.missing.join(', ')} does not exist, and no stage writes it` };
     const scope = scopeFor(inst, { ...base, inputs: inputs.files });
     const paramsJson = stableJson({

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import type { StageInstance } from '../model/plan.ts';
 import type { FileHashes } from '../state/file-hashes.ts';
@@ -26,7 +27,7 @@ export interface ResolvedInputs {
 }
 
 /** Input files of an instance: globs expanded, directories walked, its own outputs left out. */
-export function resolveInputs(root: string, inst: StageInstance, observations?: Observations): ResolvedInputs {
+export function resolveInputs(root: string, inst: StageInstance, hashes: FileHashes, observations?: Observations): ResolvedInputs {
   const onDir = observations ? (dir: string) => observations.dirs.add(dir) : undefined;
   const own = new Set(Object.values(inst.outputs).map((o) => o.path));
   const files = new Set<string>();
@@ -34,6 +35,11 @@ export function resolveInputs(root: string, inst: StageInstance, observations?: 
   for (const pattern of inst.inputs) {
     if (isGlob(pattern)) {
       for (const f of expandGlob(root, pattern, 'file', onDir)) files.add(f);
+      continue;
+    }
+    // A regular file is the common case, and its stamp is needed anyway.
+    if (hashes.stamp(pattern)) {
+      files.add(pattern);
       continue;
     }
     let isDir = false;
@@ -46,7 +52,8 @@ export function resolveInputs(root: string, inst: StageInstance, observations?: 
     if (isDir) for (const f of expandGlob(root, `${pattern}/**`, 'file', onDir)) files.add(f);
     else files.add(pattern);
   }
-  const result = [...files].filter((f) => !own.has(f)).sort();
+  const result = own.size ? [...files].filter((f) => !own.has(f)) : [...files];
+  result.sort();
   if (observations) for (const f of [...result, ...missing]) observations.files.add(f);
   return { files: result, missing };
 }
@@ -65,6 +72,12 @@ export function fingerprintParts(input: FingerprintInput, hashes: FileHashes): F
   return { code: input.codeHash, params: hashText(input.paramsJson), inputs, deps: { ...input.depFingerprints }, schemas: { ...input.schemaHashes } };
 }
 
+/** sha256 over the parts, fed in a fixed order (sorted keys) without building one big string. */
 export function fingerprintOf(parts: FingerprintParts): string {
-  return hashText(stableJson(parts));
+  const h = createHash('sha256');
+  h.update(`code\0${parts.code}\0params\0${parts.params}\0`);
+  for (const k of Object.keys(parts.inputs).sort()) h.update(`i\0${k}\0${parts.inputs[k]}\0`);
+  for (const k of Object.keys(parts.deps).sort()) h.update(`d\0${k}\0${parts.deps[k]}\0`);
+  for (const k of Object.keys(parts.schemas).sort()) h.update(`s\0${k}\0${parts.schemas[k]}\0`);
+  return h.digest('base64url');
 }

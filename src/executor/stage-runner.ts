@@ -196,6 +196,7 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
     if (attempt < attempts) await sleep(Math.min(30_000, inst.spec.retry.backoffMs * 2 ** (attempt - 1)), ctx.signal);
   }
   attempt = Math.min(attempt, attempts);
+  ctx.hashes.invalidateAll();
   if (!last.ok) {
     discardStaged(staged);
     return { status: 'failed', attempts: attempt, reason: last.reason };
@@ -213,6 +214,7 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
     };
   }
   publishOutputs(ctx.root, staged);
+  ctx.hashes.invalidateAll();
   const outputs: StageRecord['outputs'] = {};
   for (const o of staged) {
     const stamp = ctx.hashes.stamp(o.target.path);

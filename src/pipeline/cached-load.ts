@@ -4,8 +4,9 @@ import { createHash } from 'node:crypto';
 import type { PipelineSpec } from '../model/pipeline.ts';
 import type { LoadResult } from './load.ts';
 import type { NameResolver } from './resolve-names.ts';
+import { packSpec, unpackSpec } from './compact-spec.ts';
 
-const FORMAT = 'v1';
+const FORMAT = 'v2';
 
 function cacheFile(root: string, text: string): string {
   const key = createHash('sha256').update(FORMAT).update('\0').update(text).digest('hex').slice(0, 40);
@@ -36,7 +37,7 @@ export async function loadPipelineCached(root: string, file: string, resolver: N
   }
   const cached = cacheFile(root, `${absolute}\0${text}`);
   try {
-    const spec = JSON.parse(readFileSync(cached, 'utf8')) as PipelineSpec;
+    const spec = unpackSpec(JSON.parse(readFileSync(cached, 'utf8')) as Record<string, unknown>);
     if (namesStillResolve(spec, resolver)) return { spec, diagnostics: [], text };
   } catch {
     /* not cached yet */
@@ -47,7 +48,7 @@ export async function loadPipelineCached(root: string, file: string, resolver: N
     try {
       mkdirSync(path.dirname(cached), { recursive: true });
       const tmp = `${cached}.${process.pid}.tmp`;
-      writeFileSync(tmp, JSON.stringify(result.spec));
+      writeFileSync(tmp, JSON.stringify(packSpec(result.spec)));
       renameSync(tmp, cached);
     } catch {
       /* a cache that cannot be written only costs speed */

@@ -27,8 +27,11 @@ export interface ExpandContext {
   observations?: Observations;
 }
 
+const NEEDS_NORMALIZING = /\\|\/\/|(^|\/)\.\.?(\/|$)|\/$/;
+
 export function normalizeRelative(p: string): string {
-  return path.posix.normalize(p.replaceAll('\\', '/')).replace(/^\.\//, '');
+  if (!NEEDS_NORMALIZING.test(p)) return p;
+  return path.posix.normalize(p.replaceAll('\\', '/')).replace(/^\.\//, '').replace(/(.)\/$/, '$1');
 }
 
 function globItem(p: string): GlobItem {

