@@ -53,7 +53,8 @@ export function refineryPipeline(dag: Dag, kind: 'run' | 'task'): string {
   return `${lines.join('\n')}\n`;
 }
 
-export const CHECKSUM_TASK = `import { readFile, writeFile } from 'node:fs/promises';
+// Trivial work: an md5 of each small input file (read synchronously, as small files usually are).
+export const CHECKSUM_TASK = `import { readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { defineTask, z } from 'refinery/task';
 
@@ -61,9 +62,8 @@ export default defineTask({
   name: 'checksum',
   params: z.object({ files: z.array(z.string()) }),
   async run(ctx) {
-    const lines = [];
-    for (const f of ctx.params.files) lines.push(createHash('md5').update(await readFile(f)).digest('hex') + ' ' + f);
-    await writeFile(ctx.outputs.o, lines.join('\\n') + '\\n');
+    const lines = ctx.params.files.map((f) => createHash('md5').update(readFileSync(f)).digest('hex') + ' ' + f);
+    writeFileSync(ctx.outputs.o, lines.join('\\n') + '\\n');
   },
 });
 `;

@@ -93,7 +93,7 @@ function main(): void {
   const { values } = parseArgs({
     options: { sizes: { type: 'string', default: '1000,10000' }, reps: { type: 'string', default: '3' }, 'full-reps-large': { type: 'string', default: '1' }, 'task-stages': { type: 'string', default: '10000' } },
   });
-  const sizes = values.sizes.split(',').map(Number);
+  const sizes = values.sizes.split(',').map(Number).filter((n) => n > 0);
   const reps = Number(values.reps);
   mkdirSync(WORK, { recursive: true });
   console.log(`bench/graph: ${reps} repetitions (median), -j2, ${process.platform} ${process.arch}, node ${process.version}`);

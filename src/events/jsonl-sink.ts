@@ -19,10 +19,20 @@ export function jsonlSink(root: string, runId: string): { sink: EventSink; close
     writeSync(fd, pending.join(''));
     pending = [];
   };
+  let scheduled = false;
+  const flushSoon = (): void => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      flush();
+    });
+  };
   const sink: EventSink = (event: RunEvent) => {
     pending.push(`${JSON.stringify(event)}\n`);
-    // Up-to-date stages come in bursts; everything else is written at once.
-    if (!(event.type === 'stage-end' && event.status === 'fresh') || pending.length >= 512) flush();
+    // Written in batches once per turn of the event loop: thousands of stages emit in bursts.
+    if (pending.length >= 512) flush();
+    else flushSoon();
     if (event.type === 'run-end') {
       flush();
       writeFileSync(path.join(dir, 'summary.json'), `${JSON.stringify({ runId: event.runId, pipeline: event.pipeline, status: event.status, durationMs: event.durationMs, counts: event.counts, finishedAt: event.time }, null, 2)}\n`);

@@ -89,6 +89,14 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+let zxModule: Promise<typeof import('../shell/zx.ts')> | undefined;
+
+/** zx loads once per process, when the first task stage runs (a no-op run never loads it). */
+function loadZx(): Promise<typeof import('../shell/zx.ts')> {
+  zxModule ??= import('../shell/zx.ts');
+  return zxModule;
+}
+
 type AttemptResult = { ok: true; summary?: string } | { ok: false; reason: string };
 
 async function runCommandStage(inst: StageInstance, ctx: StageRunContext, staged: StagedOutput[], signal: AbortSignal): Promise<AttemptResult> {
@@ -126,7 +134,8 @@ async function runTaskStage(inst: StageInstance, ctx: StageRunContext, staged: S
     const problems = parsed.error.issues.map((i) => `${i.path.join('.') || 'with'}: ${i.message}`).join('; ');
     return { ok: false, reason: `invalid params for task '${task.name}': ${problems}` };
   }
-  const { boundShell } = await import('../shell/zx.ts');
+  const { boundShell } = await loadZx();
+  let shell: TaskContext<unknown>['$'] | undefined;
   const taskCtx: TaskContext<unknown> = {
     params: parsed.data,
     root: ctx.root,
@@ -135,7 +144,11 @@ async function runTaskStage(inst: StageInstance, ctx: StageRunContext, staged: S
     inputs,
     outputs: Object.fromEntries(staged.map((o) => [o.name, o.staging])),
     outputTargets: targets,
-    $: boundShell({ cwd: ctx.root, signal }),
+    // zx's $ is made on first use: most tasks never call it.
+    get $() {
+      shell ??= boundShell({ cwd: ctx.root, signal });
+      return shell;
+    },
     signal,
     cacheDir: (name) => {
       const dir = path.join(ctx.root, '.refinery', 'cache', slug(name));
