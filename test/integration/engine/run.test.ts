@@ -257,6 +257,32 @@ stages:
     }
   });
 
+  it('run - a named pool bounds its stages while others use the free slots', async () => {
+    project = tempProject({
+      'pipelines/p.yaml': `pipeline: p
+pools: { llm: 1 }
+stages:
+  l1: { run: "sleep 0.2; echo 1 > \${outputs.o}", pool: llm, outputs: { o: out/l1 } }
+  l2: { run: "sleep 0.2; echo 2 > \${outputs.o}", pool: llm, outputs: { o: out/l2 } }
+  l3: { run: "sleep 0.2; echo 3 > \${outputs.o}", pool: llm, outputs: { o: out/l3 } }
+  free: { run: "sleep 0.2; echo f > \${outputs.o}", outputs: { o: out/free } }
+`,
+    });
+    const result = await runCli(['run', 'p', '--json', '-j', '4'], { cwd: project.root });
+    expect(result.code, result.stderr).toBe(0);
+    let inPool = 0;
+    let maxInPool = 0;
+    let freeOverlapsPool = false;
+    for (const e of events(result.stdout)) {
+      const pooled = typeof e.stage === 'string' && e.stage.startsWith('l');
+      if (e.type === 'stage-start' && pooled) maxInPool = Math.max(maxInPool, ++inPool);
+      if (e.type === 'stage-end' && pooled) inPool -= 1;
+      if (e.type === 'stage-start' && e.stage === 'free' && inPool > 0) freeOverlapsPool = true;
+    }
+    expect(maxInPool).toBe(1);
+    expect(freeOverlapsPool).toBe(true);
+  });
+
   it('run - a missing input that no stage writes fails the stage with its path', async () => {
     project = tempProject({ 'pipelines/p.yaml': 'pipeline: p\nstages:\n  a: { run: "cat src/nope > ${outputs.o}", inputs: [src/nope], outputs: { o: out/a } }\n' });
     const result = await runCli(['run', 'p', '--json'], { cwd: project.root });
