@@ -9,7 +9,9 @@ import { answerLabels } from '../src/refine/consensus/labels.ts';
 import { runConsensus } from '../src/refine/consensus/protocol.ts';
 import { aggregateReport, voteReport, type ConsensusReport } from '../src/refine/consensus/report.ts';
 import { voteAsker } from '../src/refine/consensus/vote-asker.ts';
-import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson, writeText } from '../src/refine/task-support.ts';
+import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson, writeText, writeUsageIfDeclared } from '../src/refine/task-support.ts';
+import { nextTasksLine, taskLines } from '../src/refine/task-list.ts';
+import { UsageRecorder } from '../src/refine/usage.ts';
 import type { TaskContext } from '../src/task/define-task.ts';
 
 const params = z
@@ -45,12 +47,12 @@ const params = z
 
 type Params = z.output<typeof params>;
 
-async function byVote(ctx: TaskContext<Params>, judges: JudgeInput[], ids: string[]): Promise<{ result: EvaluationFiles; report: ConsensusReport }> {
+async function byVote(ctx: TaskContext<Params>, judges: JudgeInput[], usage: UsageRecorder): Promise<{ result: EvaluationFiles; report: ConsensusReport }> {
   const p = ctx.params;
   const labels = answerLabels(judges.map((j) => j.name));
   const initial = new Map(judges.filter((j) => j.files).map((j) => [j.name, j.files as EvaluationFiles]));
   const needsModel = initial.size > 0 && judges.length > 1;
-  const client = needsModel ? llmClientFor(ctx, p) : undefined;
+  const client = needsModel ? llmClientFor(ctx, p, usage) : undefined;
   const criteria = readCriteriaParam(ctx.root, p.criteria);
   const deliverable = renderDeliverable(readDeliverable(ctx.root, p.deliverable, { maxFileBytes: p.max_file_bytes, maxTotalBytes: p.max_total_bytes }));
   const models = new Map<string, string>();
@@ -63,7 +65,7 @@ async function byVote(ctx: TaskContext<Params>, judges: JudgeInput[], ids: strin
     signal: ctx.signal,
     deadline: Date.now() + p.timeout_s * 1000,
     roundTimeoutMs: (p.round_timeout_s ?? p.timeout_s) * 1000,
-    budgetExhausted: () => client?.budget.exhausted ?? false,
+    budgetExhausted: () => client?.budgetExhausted ?? false,
     ask: client
       ? voteAsker({ client, criteria, deliverable, task: p.task, labels, seed: p.seed, models, round: p.round })
       : async () => ({ kind: 'none', why: 'degraded', detail: 'no backend' }),
@@ -84,6 +86,7 @@ export default defineTask({
     verdict: { default: 'refine/verdict.json', schema: 'verdict' },
     critique: { default: 'refine/critique_packet.md' },
     next_tasks: { default: 'refine/next_tasks.json', schema: 'next-tasks' },
+    usage: { schema: 'llm-usage', description: 'optional: the calls made (votes) and their cost' },
   },
   async run(ctx) {
     const p = ctx.params;
@@ -91,9 +94,10 @@ export default defineTask({
     const verdictPaths = p.verdicts ?? (p.judges ?? []).map((name) => `${p.judges_dir}/${name}/verdict.json`);
     const judges = readJudgeInputs(ctx.root, verdictPaths, validate, { critiques: p.critiques, nextTasks: p.next_tasks });
     const ids = readCriteriaParam(ctx.root, p.criteria).map((c) => c.id);
+    const usage = new UsageRecorder();
     let result: EvaluationFiles;
     let report: ConsensusReport;
-    if (p.mode === 'vote') ({ result, report } = await byVote(ctx, judges, ids));
+    if (p.mode === 'vote') ({ result, report } = await byVote(ctx, judges, usage));
     else {
       const ok = judges.filter((j) => j.files).map((j) => ({ judge: j.name, files: j.files as EvaluationFiles }));
       result = ok.length ? aggregate(ok, p.mode, ids) : degradedFiles('no judge produced a usable evaluation', undefined, { backend: `consensus:${p.mode}` }, p.round);
@@ -105,9 +109,11 @@ export default defineTask({
     writeJson(outputPath(ctx, 'verdict'), result.verdict);
     writeText(outputPath(ctx, 'critique'), result.packet);
     writeJson(outputPath(ctx, 'next_tasks'), result.nextTasks);
+    writeUsageIfDeclared(ctx, usage);
     for (const j of judges.filter((j) => j.status === 'degraded')) ctx.report({ kind: 'warning', message: `judge ${j.name} degraded: ${j.reason}` });
     const how = report.mode === 'vote' ? `winner ${report.winner?.judge ?? 'none'}${report.forced ? ` (forced: ${report.forced_reason})` : ''}` : report.mode;
-    return { summary: `${how}; ${result.verdict.verdict}` };
+    const next = result.verdict.verdict === 'iterate' ? nextTasksLine(taskLines(result.nextTasks)) : '';
+    return { summary: `${how}; ${result.verdict.verdict}${next ? `; ${next}` : ''}` };
   },
 });
 

@@ -8,7 +8,8 @@ import { degradedFiles, type EvaluationFiles } from '../src/refine/evaluation-fi
 import { judgeEvaluation } from '../src/refine/judge-evaluation.ts';
 import { evalPrompt } from '../src/refine/prompts/eval-prompt.ts';
 import { resolveInside } from '../src/refine/safe-path.ts';
-import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson, writeText } from '../src/refine/task-support.ts';
+import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson, writeText, writeUsageIfDeclared } from '../src/refine/task-support.ts';
+import { UsageRecorder } from '../src/refine/usage.ts';
 
 const params = z.strictObject({
   /** Backend name from refinery.config.yaml; one stage per judge. */
@@ -20,12 +21,18 @@ const params = z.strictObject({
   task: z.string().min(1).optional(),
   task_file: z.string().min(1).optional(),
   round: z.coerce.number().int().min(1).default(1),
-  /** Earlier rounds' critique_packet.md files, oldest first. */
+  /** Earlier rounds' critique_packet.md files, oldest first (a `round_NNN/` folder names the round). */
   history: z.array(z.string().min(1)).default([]),
   max_file_bytes: z.int().min(1).default(100_000),
   max_total_bytes: z.int().min(1).default(400_000),
   ...llmParamShape,
 });
+
+/** The round a history file belongs to, from its `round_NNN` folder. */
+function roundOf(file: string): number | undefined {
+  const match = /(?:^|\/)round_(\d+)\//.exec(file.replaceAll('\\', '/'));
+  return match ? Number(match[1]) : undefined;
+}
 
 /** Replaces any artifact that would break its schema with the degraded triple (never an invalid file in place). */
 function guarded(root: string, files: EvaluationFiles, judge: { backend: string; model?: string }, round: number): EvaluationFiles {
@@ -41,6 +48,7 @@ export default defineTask({
     verdict: { default: 'refine/verdict.json', schema: 'verdict' },
     critique: { default: 'refine/critique_packet.md' },
     next_tasks: { default: 'refine/next_tasks.json', schema: 'next-tasks' },
+    usage: { schema: 'llm-usage', description: 'optional: the calls made and their cost' },
   },
   async run(ctx) {
     const p = ctx.params;
@@ -48,16 +56,18 @@ export default defineTask({
     const excluded = new Set([p.criteria, ...p.history].map((f) => path.normalize(f)));
     const deliverablePaths = p.deliverable ?? ctx.inputs.filter((f) => !excluded.has(path.normalize(f)));
     const files = readDeliverable(ctx.root, deliverablePaths, { maxFileBytes: p.max_file_bytes, maxTotalBytes: p.max_total_bytes });
-    const history = p.history.map((h) => readFileSync(resolveInside(ctx.root, h, 'history path'), 'utf8'));
+    const history = p.history.map((h, i) => ({ round: roundOf(h) ?? i + 1, text: readFileSync(resolveInside(ctx.root, h, 'history path'), 'utf8') }));
     const task = p.task ?? (p.task_file ? readFileSync(resolveInside(ctx.root, p.task_file, 'task_file'), 'utf8') : undefined);
     const prompt = evalPrompt({ task, criteria, deliverable: renderDeliverable(files), round: p.round, history });
-    const client = llmClientFor(ctx, p);
+    const usage = new UsageRecorder();
+    const client = llmClientFor(ctx, p, usage);
     const judge = { backend: p.backend, model: client.backend(p.backend).model };
     const judged = await judgeEvaluation(client, p.backend, prompt, criteria.map((c) => c.id), judge, p.round, ctx.signal);
     const out = guarded(ctx.root, judged.files, judge, p.round);
     writeJson(outputPath(ctx, 'verdict'), out.verdict);
     writeText(outputPath(ctx, 'critique'), out.packet);
     writeJson(outputPath(ctx, 'next_tasks'), out.nextTasks);
+    writeUsageIfDeclared(ctx, usage);
     const degraded = out.verdict.status === 'degraded' ? out.verdict.degraded_reason : judged.degradedReason;
     if (degraded) ctx.report({ kind: 'warning', message: `${p.backend}: evaluation degraded: ${degraded}` });
     const scores = Object.entries(out.verdict.scores).map(([id, s]) => `${id}=${s}`).join(' ');

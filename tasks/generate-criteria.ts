@@ -7,7 +7,9 @@ import { DEFAULT_CRITERIA, type CriteriaDocument } from '../src/refine/criteria.
 import { readCriteriaParam } from '../src/refine/criteria-input.ts';
 import { criteriaPrompt } from '../src/refine/prompts/criteria-prompt.ts';
 import { resolveInside } from '../src/refine/safe-path.ts';
-import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson } from '../src/refine/task-support.ts';
+import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson, writeUsageIfDeclared } from '../src/refine/task-support.ts';
+import { SESSION_NAME } from '../src/refine/session-layout.ts';
+import { UsageRecorder } from '../src/refine/usage.ts';
 
 const params = z
   .strictObject({
@@ -21,6 +23,8 @@ const params = z
     deliverable: z.array(z.string().min(1)).default([]),
     min: z.int().min(1).max(20).default(4),
     max: z.int().min(1).max(20).default(7),
+    /** The refine session these criteria start (checked here, the first stage, so a bad name writes nothing). */
+    session: SESSION_NAME.optional(),
     ...llmParamShape,
   })
   .refine((p) => p.min <= p.max, { message: 'min must not exceed max' })
@@ -35,18 +39,23 @@ export default defineTask({
   name: 'generate-criteria',
   description: 'Writes 4-7 evaluation criteria in MassGen format (E1..EN, one primary), from a model or a user file.',
   params,
-  outputs: { criteria: { default: 'refine/criteria.json', schema: 'eval-criteria', description: 'criteria.json' } },
+  outputs: {
+    criteria: { default: 'refine/criteria.json', schema: 'eval-criteria', description: 'criteria.json' },
+    usage: { schema: 'llm-usage', description: 'optional: the calls made and their cost' },
+  },
   async run(ctx) {
     const p = ctx.params;
     const file = outputPath(ctx, 'criteria');
+    const usage = new UsageRecorder();
     if (p.criteria_file) {
       const doc: CriteriaDocument = { schema_version: '1', source: 'user', criteria: readCriteriaParam(ctx.root, p.criteria_file) };
       writeJson(file, doc);
+      writeUsageIfDeclared(ctx, usage);
       return { summary: `${doc.criteria.length} criteria from ${p.criteria_file}` };
     }
     const task = p.task ?? readFileSync(resolveInside(ctx.root, p.task_file as string, 'task_file'), 'utf8');
     const note = p.deliverable.length ? `The deliverable consists of: ${p.deliverable.join(', ')}` : undefined;
-    const client = llmClientFor(ctx, p);
+    const client = llmClientFor(ctx, p, usage);
     const bounds = { min: p.min, max: p.max };
     const result = await askWithRepair(
       client,
@@ -70,6 +79,7 @@ export default defineTask({
     const problems = schemaProblems(ctx.root, 'eval-criteria', doc);
     if (problems) throw new Error(`generate-criteria produced an invalid criteria document (${problems}); this is a bug`);
     writeJson(file, doc);
+    writeUsageIfDeclared(ctx, usage);
     return { summary: `${doc.criteria.length} criteria (${doc.source})`, warnings: doc.warnings };
   },
 });

@@ -11,7 +11,8 @@ import { regressionPrompt } from '../src/refine/prompts/regression-prompt.ts';
 import { deriveResult, parseGuardAnswer, type RegressionArtifact, type Side } from '../src/refine/regression.ts';
 import { resolveInside } from '../src/refine/safe-path.ts';
 import { seededRandom } from '../src/refine/seeded.ts';
-import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson } from '../src/refine/task-support.ts';
+import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson, writeUsageIfDeclared } from '../src/refine/task-support.ts';
+import { UsageRecorder } from '../src/refine/usage.ts';
 
 const params = z.strictObject({
   backend: z.string().min(1),
@@ -40,14 +41,19 @@ export default defineTask({
   name: 'regression-guard',
   description: 'Blind A/B comparison of the previous and the candidate version per criterion, with a derived pass | fail | mixed.',
   params,
-  outputs: { regression: { default: 'refine/regression.json', schema: 'regression' } },
+  outputs: {
+    regression: { default: 'refine/regression.json', schema: 'regression' },
+    usage: { schema: 'llm-usage', description: 'optional: the calls made and their cost' },
+  },
   async run(ctx) {
     const p = ctx.params;
     const file = outputPath(ctx, 'regression');
+    const usage = new UsageRecorder();
     const present = p.previous.filter((f) => existsSync(resolveInside(ctx.root, f, 'previous path')));
     if (present.length === 0) {
       const skipped: RegressionArtifact = { schema_version: '1', status: 'skipped', result: 'pass', reason: 'no previous version to compare against (first iteration)' };
       writeJson(file, skipped);
+      writeUsageIfDeclared(ctx, usage);
       return { summary: 'skipped: no previous version' };
     }
     const limits = { maxFileBytes: p.max_file_bytes, maxTotalBytes: p.max_total_bytes };
@@ -57,7 +63,7 @@ export default defineTask({
     const [a, b] = candidateSide === 'A' ? [candidate, previous] : [previous, candidate];
     const criteria = readCriteriaParam(ctx.root, p.criteria);
     const ids = criteria.map((c) => c.id);
-    const client = llmClientFor(ctx, p);
+    const client = llmClientFor(ctx, p, usage);
     const judge = { backend: p.backend, model: client.backend(p.backend).model };
     const prompt = regressionPrompt({ task: p.task, criteria, answerA: blindRender(a), answerB: blindRender(b) });
     const result = await askWithRepair(
@@ -73,6 +79,7 @@ export default defineTask({
     const problems = schemaProblems(ctx.root, 'regression', artifact);
     if (problems) throw new Error(`regression-guard produced an invalid artifact (${problems}); this is a bug`);
     writeJson(file, artifact);
+    writeUsageIfDeclared(ctx, usage);
     if (artifact.status === 'degraded') ctx.report({ kind: 'warning', message: `${p.backend}: regression guard degraded: ${artifact.reason}` });
     return { summary: artifact.status === 'ok' ? `${artifact.result} (candidate was ${candidateSide})` : `degraded: ${artifact.reason}` };
   },

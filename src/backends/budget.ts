@@ -1,5 +1,20 @@
 import { BudgetExceededError } from './errors.ts';
 
+/**
+ * A spending limit owned by someone else, checked before each uncached call: the engine's run
+ * budget (`refinery run --budget-usd N`, the task API's `ctx.budget`). Its owner charges it.
+ */
+export interface SpendGate {
+  readonly limitUsd: number | undefined;
+  spentUsd(): number;
+  canSpend(): boolean;
+}
+
+/** Throws BudgetExceededError (scope 'run') when the gate allows no new call. */
+export function assertGateOpen(gate: SpendGate | undefined): void {
+  if (gate && !gate.canSpend()) throw new BudgetExceededError(gate.spentUsd(), gate.limitUsd ?? 0, 'run');
+}
+
 /** A run's spending cap. Checked before each uncached call; cost is known only after, so one call may overshoot. */
 export class Budget {
   private spent = 0;

@@ -38,12 +38,16 @@ export class BackendError extends Error {
 export class BudgetExceededError extends Error {
   readonly spentUsd: number;
   readonly limitUsd: number;
+  /** `task`: the budget_usd param; `run`: the whole run's limit (`refinery run --budget-usd`). */
+  readonly scope: 'task' | 'run';
 
-  constructor(spentUsd: number, limitUsd: number) {
-    super(`budget exhausted: $${spentUsd.toFixed(4)} spent of $${limitUsd.toFixed(4)}; no new model calls are made`);
+  constructor(spentUsd: number, limitUsd: number, scope: 'task' | 'run' = 'task') {
+    const what = scope === 'run' ? 'run budget exhausted (--budget-usd)' : 'budget exhausted';
+    super(`${what}: $${spentUsd.toFixed(4)} spent of $${limitUsd.toFixed(4)}; no new model calls are made`);
     this.name = 'BudgetExceededError';
     this.spentUsd = spentUsd;
     this.limitUsd = limitUsd;
+    this.scope = scope;
   }
 }
 

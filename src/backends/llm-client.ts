@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { Budget } from './budget.ts';
+import { assertGateOpen, Budget, type SpendGate } from './budget.ts';
 import { cacheKey } from './cache-key.ts';
 import { createBackend, DEFAULT_CONCURRENCY } from './create-backend.ts';
 import { BackendConfigError } from './errors.ts';
@@ -17,6 +17,8 @@ export interface LlmCallRecord {
   inputTokens: number;
   outputTokens: number;
   costUsd: number;
+  /** What the call cost when it was made: equals costUsd for a new call, the recorded cost for a cache hit. */
+  originalCostUsd: number;
   latencyMs: number;
   cached: boolean;
   attempts: number;
@@ -28,6 +30,8 @@ export interface LlmClientOptions {
   /** Response cache directory; undefined disables caching. */
   cacheDir?: string;
   budget?: Budget;
+  /** A second limit someone else owns and charges (the engine's run budget); checked before each uncached call. */
+  gate?: SpendGate;
   /** Called once per finished call (cached or not). */
   onCall?: (record: LlmCallRecord) => void;
   /** Human-readable notes (retries). */
@@ -44,6 +48,11 @@ export class LlmClient {
   constructor(private readonly options: LlmClientOptions) {
     this.budget = options.budget ?? new Budget();
     this.cache = options.cacheDir ? new ResponseCache(options.cacheDir) : undefined;
+  }
+
+  /** True once either the client's budget or the gate (the run's budget) allows no new paid call. */
+  get budgetExhausted(): boolean {
+    return this.budget.exhausted || this.options.gate?.canSpend() === false;
   }
 
   /** Names configured, sorted. */
@@ -87,10 +96,11 @@ export class LlmClient {
     const backend = this.backend(name);
     const key = this.keyFor(name, request);
     const hit = this.cache?.get(key);
-    if (hit) return this.finish(request, { ...hit.result, backend: name, costUsd: 0, latencyMs: 0, cached: true, attempts: 0 });
+    if (hit) return this.finish(request, { ...hit.result, backend: name, costUsd: 0, latencyMs: 0, cached: true, attempts: 0 }, hit.costUsd);
     const pool = poolFor(name, config.concurrency ?? DEFAULT_CONCURRENCY[config.kind]);
     return pool.run(async () => {
       this.budget.assertAvailable();
+      assertGateOpen(this.options.gate);
       const started = performance.now();
       const { value, attempts } = await withRetry(
         config.retry,
@@ -102,11 +112,11 @@ export class LlmClient {
       const costUsd = costOf(value, config.price);
       this.budget.charge(costUsd);
       this.cache?.put({ key, backend: name, result: value, costUsd, latencyMs, savedAt: new Date().toISOString() });
-      return this.finish(request, { ...value, backend: name, costUsd, latencyMs, cached: false, attempts });
+      return this.finish(request, { ...value, backend: name, costUsd, latencyMs, cached: false, attempts }, costUsd);
     }, signal);
   }
 
-  private finish(request: LlmRequest, response: LlmResponse): LlmResponse {
+  private finish(request: LlmRequest, response: LlmResponse, originalCostUsd: number): LlmResponse {
     this.options.onCall?.({
       backend: response.backend,
       model: response.model,
@@ -114,6 +124,7 @@ export class LlmClient {
       inputTokens: response.inputTokens,
       outputTokens: response.outputTokens,
       costUsd: response.costUsd,
+      originalCostUsd: Number.isFinite(originalCostUsd) ? originalCostUsd : 0,
       latencyMs: response.latencyMs,
       cached: response.cached,
       attempts: response.attempts,

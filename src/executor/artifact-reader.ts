@@ -40,8 +40,11 @@ export class ArtifactReader {
   /** `artifacts.STAGE.OUTPUT` over the given instances: one record, or a list for a foreach stage. */
   view(instances: readonly StageInstance[]): LazyRecord {
     return lazyRecord((stageId) => {
-      const matching = instances.filter((i) => i.stageId === stageId);
+      let matching = instances.filter((i) => i.stageId === stageId);
       if (matching.length === 0) return undefined;
+      // Inside a loop a stage sees its own iteration's instances, or else the latest iteration's.
+      const latest = Math.max(...matching.map((i) => i.loop?.iteration ?? 0));
+      matching = matching.filter((i) => (i.loop?.iteration ?? 0) === latest);
       const records = matching.map((inst) => lazyRecord((output) => {
         const o = inst.outputs[output];
         return o ? this.read(o.path) : undefined;

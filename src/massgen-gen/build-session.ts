@@ -5,8 +5,8 @@ import { createRng } from './prng.ts';
 import { AttemptSim } from './simulate.ts';
 import { addTokens, zeroTokens } from './tokens.ts';
 
-/** Fixed base time (2026-12-01 09:00:00 local); each scenario starts 10 minutes after the previous. */
-const BASE = Date.UTC(2026, 11, 1, 9, 0, 0) * 1000;
+/** Fixed base time (2025-12-01 09:00:00 local, in the past so a killed run reads as dead, not running); each scenario starts 10 minutes after the previous. */
+const BASE = Date.UTC(2025, 11, 1, 9, 0, 0) * 1000;
 
 function carry(prev: AttemptRecord['carried'], rec: AttemptRecord): NonNullable<AttemptRecord['carried']> {
   const usage: Record<string, TokenDelta> = {};

@@ -6,28 +6,35 @@ import { loadBackendsConfig } from '../backends/config-file.ts';
 import { LlmClient } from '../backends/llm-client.ts';
 import { SchemaRegistry } from '../artifacts/schema-registry.ts';
 import type { TaskContext } from '../task/define-task.ts';
+import type { UsageRecorder } from './usage.ts';
 
 /** Params every model-calling task shares. */
 export const llmParamShape = {
   /** The backends file, relative to the project root. */
   config: z.string().min(1).default('refinery.config.yaml'),
-  /** Spending cap for the whole run (shared by its stages in this process); no new calls once spent. */
+  /**
+   * Spending cap shared by the stages of one run that run in this process (the first stage fixes it);
+   * the engine's run budget (`refinery run --budget-usd N`, `ctx.budget`) is enforced as well.
+   */
   budget_usd: z.number().min(0).optional(),
 };
 
 /**
  * A client for one task run: responses cached under `.refinery/cache/llm`, each call reported as an
- * `llm-call` event, the run's budget (or the one the engine passes) enforced.
+ * `llm-call` event (the engine charges it to the run's budget) and handed to `usage`; no new call
+ * starts once the budget_usd cap or the run's budget is spent.
  */
-export function llmClientFor(ctx: TaskContext<unknown>, params: { config: string; budget_usd?: number }, budget?: Budget): LlmClient {
+export function llmClientFor(ctx: TaskContext<unknown>, params: { config: string; budget_usd?: number }, usage?: UsageRecorder, budget?: Budget): LlmClient {
   const config = loadBackendsConfig(ctx.root, params.config);
   return new LlmClient({
     config,
     root: ctx.root,
     cacheDir: ctx.cacheDir('llm'),
     budget: budget ?? budgetForRun(ctx.runId, params.budget_usd),
+    gate: ctx.budget,
     log: (message) => ctx.log(message),
-    onCall: (call) =>
+    onCall: (call) => {
+      usage?.add(call);
       ctx.report({
         kind: 'llm-call',
         backend: call.backend,
@@ -37,8 +44,19 @@ export function llmClientFor(ctx: TaskContext<unknown>, params: { config: string
         costUsd: call.costUsd,
         latencyMs: call.latencyMs,
         cached: call.cached,
-      }),
+      });
+    },
   });
+}
+
+/** Writes usage.json when the stage declares a `usage` output (the refine pipeline does; a lone task need not). */
+export function writeUsageIfDeclared(ctx: TaskContext<unknown>, usage: UsageRecorder): void {
+  const file = ctx.outputs.usage;
+  if (!file) return;
+  const artifact = usage.artifact(ctx.stage, ctx.runId);
+  const problems = schemaProblems(ctx.root, 'llm-usage', artifact);
+  if (problems) throw new Error(`stage ${ctx.stage}: usage.json is invalid (${problems}); this is a bug`);
+  writeJson(file, artifact);
 }
 
 const registries = new Map<string, SchemaRegistry>();

@@ -6,8 +6,8 @@ export interface EvalPromptInput {
   criteria: readonly Criterion[];
   deliverable: string;
   round: number;
-  /** Earlier rounds' critique packets (text), oldest first. */
-  history: readonly string[];
+  /** Earlier rounds' critique packets, oldest first, with the round each came from. */
+  history: readonly { round: number; text: string }[];
 }
 
 export const EVALUATION_OUTPUT_CONTRACT = (ids: string) => `## Required output
@@ -52,7 +52,7 @@ with "thesis_shift" at least one task has strategy_role "thesis_shift"; include 
 export function evalPrompt(input: EvalPromptInput): string {
   const ids = input.criteria.map((c) => `"${c.id}": n`).join(', ');
   const history = input.history.length
-    ? `## Prior evaluations (oldest first)\n\n${input.history.map((h, i) => `<prior_evaluation round="${i + 1}">\n${h.trim()}\n</prior_evaluation>`).join('\n\n')}\n`
+    ? `## Prior evaluations (oldest first)\n\n${input.history.map((h) => `<prior_evaluation round="${h.round}">\n${h.text.trim()}\n</prior_evaluation>`).join('\n\n')}\n`
     : '';
   return [
     'You are the round evaluator: a critic, spec writer and strategic advisor, not an implementer.',
