@@ -3,18 +3,36 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { buildShellCommand, quotePosix, type CommandOutcome, type CommandSpec } from './command.ts';
 
 /**
- * Long-lived /bin/sh processes that start `run:` commands for the executor. Forking a big
- * Node.js process costs far more than forking a small shell, and a fork blocks the event
- * loop; a runner forks instead, so stages start as cheaply as make's recipes do. Each command
- * still runs as `sh SCRIPT` in a session (process group) of its own, with stdin from
- * /dev/null, stdout and stderr to files, and is killed by group on abort.
+ * Long-lived small processes that start `run:` commands for the executor. Forking a big
+ * Node.js process costs far more than forking a small one, and the fork blocks the event
+ * loop; a runner forks instead, so stages start about as cheaply as make's recipes. Each
+ * command still runs as `/bin/sh -c SCRIPT` (or `/bin/sh FILE` for multi-line scripts) in a
+ * process group of its own, with stdin from /dev/null and stdout/stderr to files, and is
+ * killed by group on abort.
  */
-const RUNNER_SCRIPT = `while IFS= read -r f; do
-  setsid /bin/sh "$f" >"$f.out" 2>"$f.err" </dev/null &
-  echo "pid $!"
-  wait $!
-  echo "exit $?"
-done
+// perl is part of every Debian base system; it can put a child in its own process group
+// between fork and exec, which a POSIX shell cannot do without an extra `setsid` exec.
+const RUNNER_SCRIPT = String.raw`$| = 1;
+while (defined(my $out = <STDIN>)) {
+  chomp $out;
+  my $job = <STDIN>;
+  last unless defined $job;
+  chomp $job;
+  my $pid = fork();
+  if (!defined $pid) { print "pid 0\nexit 127\n"; next; }
+  if ($pid == 0) {
+    setpgrp(0, 0);
+    open(STDIN, '<', '/dev/null');
+    open(STDOUT, '>', "$out.out");
+    open(STDERR, '>', "$out.err");
+    if ($job =~ s/^c//) { exec('/bin/sh', '-c', $job); } else { $job =~ s/^f//; exec('/bin/sh', $job); }
+    exit 127;
+  }
+  print "pid $pid\n";
+  waitpid($pid, 0);
+  my $st = $?;
+  print 'exit ', (($st & 127) ? 128 + ($st & 127) : ($st >> 8)), "\n";
+}
 `;
 
 interface Pending {
@@ -30,7 +48,7 @@ class Runner {
 
   constructor(cwd: string) {
     // Its own process group: a Ctrl-C at the terminal reaches refinery, which aborts the jobs.
-    this.child = spawn('/bin/sh', ['-c', RUNNER_SCRIPT], { cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+    this.child = spawn('perl', ['-e', RUNNER_SCRIPT], { cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: process.env });
     this.child.unref();
     this.child.stdout.on('data', (d: Buffer) => this.read(d.toString()));
     this.child.on('exit', () => {
@@ -56,9 +74,10 @@ class Runner {
     }
   }
 
-  start(scriptFile: string, pending: Pending): void {
+  /** A one-line script goes inline (`sh -c`); a longer one through its file. */
+  start(outputPrefix: string, script: { inline: string } | { file: string }, pending: Pending): void {
     this.pending = pending;
-    this.child.stdin.write(`${scriptFile}\n`);
+    this.child.stdin.write(`${outputPrefix}\n${'inline' in script ? `c${script.inline}` : `f${script.file}`}\n`);
   }
 
   stop(): void {
@@ -82,12 +101,12 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-let setsidAvailable: boolean | undefined;
+let perlAvailable: boolean | undefined;
 
-/** Whether the `setsid` program exists (util-linux); without it commands are spawned directly. */
+/** Whether perl is there to run the runners; without it commands are spawned directly. */
 export function runnerPoolSupported(): boolean {
-  if (setsidAvailable === undefined) setsidAvailable = spawnSync('setsid', ['true'], { stdio: 'ignore' }).status === 0;
-  return setsidAvailable;
+  if (perlAvailable === undefined) perlAvailable = spawnSync('perl', ['-e', '1'], { stdio: 'ignore' }).status === 0;
+  return perlAvailable;
 }
 
 export class RunnerPool {
@@ -111,12 +130,16 @@ export class RunnerPool {
     else this.all.delete(runner);
   }
 
-  /** Runs one command; `scriptFile` is a scratch path the pool writes and removes. */
+  /** Runs one command; `scriptFile` is a scratch path (for long scripts and the output files), removed after. */
   run(spec: CommandSpec & { scriptFile: string }): Promise<CommandOutcome> {
+    // The runners have refinery's environment: only what differs is exported.
     const exports = Object.entries(spec.env)
-      .filter(([k, v]) => v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k))
+      .filter(([k, v]) => v !== undefined && process.env[k] !== v && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k))
       .map(([k, v]) => `export ${k}=${quotePosix(String(v))}`);
-    writeFileSync(spec.scriptFile, `${exports.join('\n')}\ncd ${quotePosix(spec.cwd)} || exit 1\n${buildShellCommand(spec.pieces, spec.values)}\n`);
+    const body = buildShellCommand(spec.pieces, spec.values);
+    const prelude = `${exports.length ? `${exports.join('; ')}; ` : ''}${spec.cwd === this.cwd ? '' : `cd ${quotePosix(spec.cwd)} || exit 1; `}`;
+    const inline = !/[\n\r]/.test(body) && body.length < 16_000;
+    if (!inline) writeFileSync(spec.scriptFile, `${prelude}\n${body}\n`);
     const runner = this.acquire();
     return new Promise((resolve) => {
       let pid: number | undefined;
@@ -130,7 +153,7 @@ export class RunnerPool {
         killTimer = setTimeout(() => killGroup(group, 'SIGKILL'), spec.killAfterMs ?? 2000);
         killTimer.unref();
       };
-      runner.start(spec.scriptFile, {
+      runner.start(spec.scriptFile, inline ? { inline: `${prelude}${body}` } : { file: spec.scriptFile }, {
         onPid: (p) => {
           pid = p;
           if (spec.signal.aborted) onAbort();
