@@ -9,6 +9,7 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
   validate: { summary: 'Validate a file against a JSON Schema', load: async () => (await import('./commands/validate.ts')).validateCommand },
   status: { summary: 'Show the last runs and the state of each stage', load: async () => (await import('./commands/status.ts')).statusCommand },
   task: { summary: 'Run one task on its own', load: async () => (await import('./commands/task.ts')).taskCommand },
+  watch: { summary: 'Keep pipelines up to date: rerun what changed, as soon as it changes', load: async () => (await import('./commands/watch.ts')).watchCommand },
   jobs: { summary: 'Delegate jobs to agents over MQTT: submit, status, list, wait, verify, logs, publish', load: async () => (await import('./commands/jobs.ts')).jobsCommand },
   broker: { summary: 'Run an embedded MQTT broker on 127.0.0.1', load: async () => (await import('./commands/broker.ts')).brokerCommand },
   logs: { summary: 'List and analyze MassGen log directories', load: async () => (await import('./commands/logs.ts')).logsCommand },

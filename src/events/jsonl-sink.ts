@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, writeSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, rmSync, writeSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RunEvent } from '../model/events.ts';
 import type { EventSink } from './bus.ts';
@@ -7,9 +7,24 @@ export function runDir(root: string, runId: string): string {
   return path.join(root, '.refinery', 'runs', runId);
 }
 
+const KEEP_RUNS = 100;
+
+/** Keeps the newest run logs only (run ids sort by time); a watch session makes many. */
+function pruneRuns(root: string): void {
+  const dir = path.join(root, '.refinery', 'runs');
+  let runs: string[];
+  try {
+    runs = readdirSync(dir).sort();
+  } catch {
+    return;
+  }
+  for (const old of runs.slice(0, Math.max(0, runs.length - KEEP_RUNS))) rmSync(path.join(dir, old), { recursive: true, force: true });
+}
+
 /** Appends every event as one JSON line to `.refinery/runs/<run>/events.jsonl`; writes summary.json at the end. */
 export function jsonlSink(root: string, runId: string): { sink: EventSink; close: () => void } {
   const dir = runDir(root, runId);
+  pruneRuns(root);
   mkdirSync(dir, { recursive: true });
   const fd = openSync(path.join(dir, 'events.jsonl'), 'a');
   let pending: string[] = [];

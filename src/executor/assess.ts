@@ -45,6 +45,7 @@ function schemaHashes(inst: StageInstance, ctx: AssessContext): Record<string, s
   for (const o of Object.values(inst.outputs)) {
     if (!o.schema) continue;
     const file = ctx.schemaFile(o.schema);
+    if (file) ctx.observations?.file(path.relative(ctx.root, file), ctx.hashes.stamp(path.relative(ctx.root, file)));
     out[o.schema] = file ? (ctx.hashes.hash(path.relative(ctx.root, file)) ?? hashText(file)) : 'missing';
   }
   return out;
@@ -59,7 +60,7 @@ export function assessStage(inst: StageInstance, deps: Record<string, string>, a
   const onDisk = (p: string): boolean => existsSync(path.join(ctx.root, p));
   const observations = ctx.observations;
   const exists = observations ? (p: string) => observations.probe(p, onDisk) : onDisk;
-  if (observations) for (const o of Object.values(inst.outputs)) observations.files.add(o.path);
+  if (observations) for (const o of Object.values(inst.outputs)) observations.file(o.path, ctx.hashes.stamp(o.path));
   const base = { params: ctx.params, pipeline: ctx.pipeline, artifacts, outputs: targets, exists };
   try {
     if (inst.spec.when && !evaluateCondition(inst.spec.when, scopeFor(inst, { ...base, inputs: [] }))) return { kind: 'skip', reason: 'when: condition is false' };

@@ -262,7 +262,9 @@ export class Executor {
     let h = this.codeHashes.get(task);
     if (h === undefined) {
       const file = this.options.taskFile(task);
-      h = file ? (this.options.hashes.hash(path.relative(this.options.root, file)) ?? hashText(file)) : 'missing';
+      const rel = file ? path.relative(this.options.root, file) : undefined;
+      if (rel) this.options.observations?.file(rel, this.options.hashes.stamp(rel));
+      h = rel ? (this.options.hashes.hash(rel) ?? hashText(rel)) : 'missing';
       this.codeHashes.set(task, h);
     }
     return h;
@@ -298,6 +300,7 @@ export class Executor {
       schemas: this.options.schemas,
       taskFile: this.options.taskFile,
       budget: this.budget,
+      ...(this.options.observations ? { observations: this.options.observations } : {}),
       scope: (outputs) => this.scopeFor(inst, node, outputs, input.inputs),
       ...(inst.spec.kind === 'run' && runnerPoolSupported() ? { runners: (this.runners ??= new RunnerPool(this.options.root)) } : {}),
     };

@@ -28,7 +28,7 @@ export interface ResolvedInputs {
 
 /** Input files of an instance: globs expanded, directories walked, its own outputs left out. */
 export function resolveInputs(root: string, inst: StageInstance, hashes: FileHashes, observations?: Observations): ResolvedInputs {
-  const onDir = observations ? (dir: string) => observations.dirs.add(dir) : undefined;
+  const onDir = observations ? (dir: string, mtime: number | null) => observations.dir(dir, mtime) : undefined;
   const own = new Set(Object.values(inst.outputs).map((o) => o.path));
   const files = new Set<string>();
   const missing: string[] = [];
@@ -54,7 +54,7 @@ export function resolveInputs(root: string, inst: StageInstance, hashes: FileHas
   }
   const result = own.size ? [...files].filter((f) => !own.has(f)) : [...files];
   result.sort();
-  if (observations) for (const f of [...result, ...missing]) observations.files.add(f);
+  if (observations) for (const f of [...result, ...missing]) observations.file(f, hashes.stamp(f));
   return { files: result, missing };
 }
 

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { StageInstance } from '../model/plan.ts';
 import type { ArtifactIssue, StageEndEvent } from '../model/events.ts';
@@ -14,6 +14,7 @@ import { renderCommand, renderEnv, renderWith } from './render.ts';
 import { loadTask } from './task-loader.ts';
 import { runCommand } from '../shell/command.ts';
 import type { RunnerPool } from '../shell/runner-pool.ts';
+import type { Observations } from '../state/observations.ts';
 
 export interface StageRunContext {
   root: string;
@@ -25,6 +26,8 @@ export interface StageRunContext {
   schemas: SchemaRegistry;
   taskFile(name: string): string | undefined;
   budget: RunBudget;
+  /** Told the new stat of every output this stage publishes. */
+  observations?: Observations;
   /** Long-lived shells that start `run:` commands; absent where setsid is not available. */
   runners?: RunnerPool;
   /** Makes the expression scope, given the output paths the stage should see. */
@@ -87,6 +90,14 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
       resolve();
     }, { once: true });
   });
+}
+
+function dirMtime(abs: string): number | null {
+  try {
+    return statSync(abs).mtimeMs;
+  } catch {
+    return null;
+  }
 }
 
 let zxModule: Promise<typeof import('../shell/zx.ts')> | undefined;
@@ -235,6 +246,9 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
       ctx.hashes.remember(o.target.path, stamp);
       outputs[o.name] = stamp;
     }
+    ctx.observations?.file(o.target.path, stamp, true);
+    const dir = path.posix.dirname(o.target.path);
+    if (ctx.observations?.dirs.has(dir)) ctx.observations.dirRewritten(dir, dirMtime(path.join(ctx.root, dir)));
   }
   ctx.state.commit({
     stage: inst.id,

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type { TaskDefinition } from '../task/define-task.ts';
 
@@ -18,15 +20,25 @@ function isTaskDefinition(value: unknown): value is TaskDefinition {
   return typeof v === 'object' && v !== null && typeof v.run === 'function' && typeof v.name === 'string' && typeof v.params === 'object';
 }
 
-/** Imports a task module once; its default export must be a defineTask() result. */
+/**
+ * Imports a task module once per content: an edited task file (while `refinery watch` runs) is
+ * imported again under a new URL; its default export must be a defineTask() result.
+ */
 export function loadTask(file: string): Promise<TaskDefinition> {
-  let pending = loaded.get(file);
+  let version = '';
+  try {
+    version = createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 16);
+  } catch {
+    /* the import below reports the missing file */
+  }
+  const key = `${file}?v=${version}`;
+  let pending = loaded.get(key);
   if (!pending) {
-    pending = ensureTypeScript(file).then(() => import(pathToFileURL(file).href)).then((mod: { default?: unknown }) => {
+    pending = ensureTypeScript(file).then(() => import(`${pathToFileURL(file).href}?v=${version}`)).then((mod: { default?: unknown }) => {
       if (!isTaskDefinition(mod.default)) throw new Error(`${file} must \`export default defineTask({ name, params, run })\``);
       return mod.default;
     });
-    loaded.set(file, pending);
+    loaded.set(key, pending);
   }
   return pending;
 }

@@ -1,4 +1,4 @@
-import { readdirSync, type Dirent } from 'node:fs';
+import { readdirSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { globToRegExp, isGlob, staticPrefix } from './glob.ts';
 
@@ -7,7 +7,8 @@ const NEVER_ENTER = new Set(['.git', '.refinery', 'node_modules']);
 export type EntryType = 'file' | 'dir' | 'any';
 
 /** Paths (relative to root, '/'-separated, sorted) matching a glob; symlinks are never followed. */
-export function expandGlob(root: string, pattern: string, type: EntryType = 'file', onDirRead?: (dir: string) => void): string[] {
+/** `onDirRead(dir, mtimeMs)` is told of every folder listed, with its mtime just before the listing. */
+export function expandGlob(root: string, pattern: string, type: EntryType = 'file', onDirRead?: (dir: string, mtimeMs: number | null) => void): string[] {
   const normalized = path.posix.normalize(pattern).replace(/^\.\//, '');
   const re = globToRegExp(normalized);
   const prefix = staticPrefix(normalized);
@@ -15,7 +16,15 @@ export function expandGlob(root: string, pattern: string, type: EntryType = 'fil
   const results: string[] = [];
   const walk = (rel: string, depth: number): void => {
     let entries: Dirent[];
-    onDirRead?.(rel);
+    if (onDirRead) {
+      let mtime: number | null = null;
+      try {
+        mtime = statSync(path.join(root, rel)).mtimeMs;
+      } catch {
+        mtime = null;
+      }
+      onDirRead(rel, mtime);
+    }
     try {
       entries = readdirSync(path.join(root, rel), { withFileTypes: true });
     } catch {

@@ -82,7 +82,7 @@ class Expander {
       for (const p of f.patterns) {
         const pattern = normalizeRelative(toText(this.render(p, vars, stage)));
         prefixes.push(staticPrefix(pattern));
-        for (const m of expandGlob(this.ctx.root, pattern, f.type, (dir) => this.ctx.observations?.dirs.add(dir))) found.add(m);
+        for (const m of expandGlob(this.ctx.root, pattern, f.type, (dir, mtime) => this.ctx.observations?.dir(dir, mtime))) found.add(m);
       }
       // Instances are named by the part of the path the glob matched: turn[log_1/turn_2].
       const common = prefixes.every((p) => p === prefixes[0]) && prefixes[0] ? `${prefixes[0]}/` : '';

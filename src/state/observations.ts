@@ -1,15 +1,36 @@
-/** What a run looked at on disk, so a later run can tell cheaply whether anything changed. */
+/** [size, mtimeMs, inode], or null for a file that did not exist. */
+export type FileStat = [number, number, number] | null;
+
+/**
+ * What a run looked at on disk, with the stat each thing had **when it was read**, so a later
+ * run can tell cheaply whether anything changed. Stats taken afterwards could hide a change
+ * made between the read and the end of the run.
+ */
 export class Observations {
   /** Files whose content or stat fed a decision (inputs, outputs, task sources, schemas). */
-  readonly files = new Set<string>();
-  /** Folders whose listing fed a decision (glob and directory walks). */
-  readonly dirs = new Set<string>();
+  readonly files = new Map<string, FileStat>();
+  /** Folders whose listing fed a decision (glob and directory walks), with their mtime then. */
+  readonly dirs = new Map<string, number | null>();
   /** Answers of `exists(path)` in expressions. */
   readonly probes = new Map<string, boolean>();
 
+  /** The first stat seen of a file stands, unless the run itself rewrote it (`replace`). */
+  file(rel: string, stamp: readonly [number, number, number, ...unknown[]] | undefined, replace = false): void {
+    if (replace || !this.files.has(rel)) this.files.set(rel, stamp ? [stamp[0], stamp[1], stamp[2]] : null);
+  }
+
+  dir(rel: string, mtimeMs: number | null): void {
+    if (!this.dirs.has(rel)) this.dirs.set(rel, mtimeMs);
+  }
+
+  /** A folder changed by the run's own publishing: its new mtime is not a change from outside. */
+  dirRewritten(rel: string, mtimeMs: number | null): void {
+    if (this.dirs.has(rel)) this.dirs.set(rel, mtimeMs);
+  }
+
   probe(rel: string, exists: (rel: string) => boolean): boolean {
     const answer = exists(rel);
-    this.probes.set(rel, answer);
+    if (!this.probes.has(rel)) this.probes.set(rel, answer);
     return answer;
   }
 }

@@ -52,10 +52,9 @@ export function dropManifest(root: string, pipelineFile: string): void {
 }
 
 export function writeManifest(root: string, pipelineFile: string, pipeline: string, key: string, stages: readonly string[], seen: Observations): void {
-  const files: Manifest['files'] = {};
-  for (const f of [...seen.files].sort()) files[f] = fileStat(path.resolve(root, f));
-  const dirs: Manifest['dirs'] = {};
-  for (const d of [...seen.dirs].sort()) dirs[d] = dirStat(path.resolve(root, d));
+  // The stats recorded when each thing was read, never fresh ones: see Observations.
+  const files: Manifest['files'] = Object.fromEntries([...seen.files].sort(([a], [b]) => (a < b ? -1 : 1)));
+  const dirs: Manifest['dirs'] = Object.fromEntries([...seen.dirs].sort(([a], [b]) => (a < b ? -1 : 1)));
   const manifest: Manifest = { key, pipeline, stages: [...stages], files, dirs, probes: Object.fromEntries([...seen.probes].sort()) };
   const file = manifestFile(root, pipelineFile);
   mkdirSync(path.dirname(file), { recursive: true });

@@ -97,21 +97,9 @@ function canSkipByStat(spec: PipelineSpec): boolean {
 }
 
 function recordNoop(root: string, opened: OpenedPipeline, key: string, observations: Observations): void {
-  const plan = opened.expansion.plan;
-  const stages = plan.instances.map((i) => i.id);
-  for (const inst of plan.instances) {
-    if (inst.spec.kind === 'task') {
-      const file = opened.resolver.taskFile(inst.spec.task);
-      if (file) observations.files.add(file);
-    }
-    for (const o of Object.values(inst.outputs)) {
-      const file = o.schema ? opened.resolver.schemaFile(o.schema) : undefined;
-      if (file) observations.files.add(file);
-    }
-  }
   // Loops expand while running: their instances are in the state, named by the loop.
-  if (plan.loops.length > 0) return;
-  writeManifest(root, opened.spec.file, opened.spec.name, key, stages, observations);
+  if (opened.expansion.plan.loops.length > 0) return;
+  writeManifest(root, opened.spec.file, opened.spec.name, key, opened.expansion.plan.instances.map((i) => i.id), observations);
 }
 
 async function run(argv: string[], io: CommandIo): Promise<number> {

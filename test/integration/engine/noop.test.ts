@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { demoProject, events, runCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
+import { demoProject, events, runCli, stageEnds, startCli, tempProject, type TempProject } from '../../helpers/project.ts';
 
 let project: TempProject | undefined;
 afterEach(() => project?.cleanup());
@@ -83,6 +83,28 @@ describe('no-op by stats', () => {
     r = await run(project);
     expect(r.statOnly).toBe(false);
     expect(Object.keys(r.ends).filter((k) => k.startsWith('each['))).toEqual([]);
+  });
+
+  it('noop - an input edited while the run is going is not mistaken for an unchanged one', async () => {
+    project = tempProject({
+      'src/x.txt': 'one',
+      'pipelines/p.yaml': 'pipeline: p\nstages:\n  a: { run: "cat src/x.txt > ${outputs.o}; sleep 1", inputs: [src/x.txt], outputs: { o: out/a } }\n',
+    });
+    const child = startCli(['run', 'p', '--json'], { cwd: project.root });
+    let out = '';
+    await new Promise<void>((resolve) => {
+      child.stdout?.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('"type":"stage-start"') && !out.includes('edited')) {
+          out += 'edited';
+          project!.write('src/x.txt', 'two');
+        }
+      });
+      child.on('close', () => resolve());
+    });
+    const next = await run(project);
+    expect(next.statOnly).toBe(false);
+    expect(next.ends).toEqual({ a: 'succeeded' });
   });
 
   it('noop - --force and --only never take the shortcut', async () => {

@@ -1,0 +1,65 @@
+import type { FileChange } from './types.ts';
+
+/**
+ * Debounces file changes: a batch is handed over once the file system has been quiet for
+ * `debounceMs` (a burst such as a checkout becomes one batch), or at the latest `maxWaitMs`
+ * after its first change (a file written to without pause still gets processed). Repeats
+ * are kept once.
+ *
+ * The quiet time is counted from the file system's own notification (`activity()`), not from
+ * the change chokidar reports a few milliseconds later once it has stat'ed the file; changes
+ * still arriving keep the batch open for `graceMs` more.
+ */
+export class ChangeBatcher {
+  private batch = new Map<string, FileChange>();
+  private quiet: NodeJS.Timeout | undefined;
+  private deadline: NodeJS.Timeout | undefined;
+  private lastActivity = -Infinity;
+  private lastChange = -Infinity;
+  private readonly graceMs: number;
+
+  constructor(
+    private readonly debounceMs: number,
+    private readonly maxWaitMs: number,
+    private readonly flush: (changes: FileChange[]) => void,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.graceMs = Math.min(debounceMs, 10);
+  }
+
+  /** A raw notification: something under a watched folder changed. */
+  activity(): void {
+    this.lastActivity = this.now();
+    if (this.batch.size > 0) this.schedule();
+  }
+
+  push(change: FileChange): void {
+    this.batch.set(`${change.kind}\0${change.path}`, change);
+    this.lastChange = this.now();
+    this.schedule();
+    this.deadline ??= setTimeout(() => this.fire(), this.maxWaitMs);
+  }
+
+  private schedule(): void {
+    // A notification more than a debounce before the change is not the one that caused it.
+    const anchor = this.lastChange - this.lastActivity <= this.debounceMs ? this.lastActivity : this.lastChange;
+    const due = Math.max(anchor + this.debounceMs, this.lastChange + this.graceMs);
+    clearTimeout(this.quiet);
+    this.quiet = setTimeout(() => this.fire(), Math.max(0, due - this.now()));
+  }
+
+  private fire(): void {
+    this.cancel();
+    const changes = [...this.batch.values()];
+    this.batch = new Map();
+    if (changes.length > 0) this.flush(changes);
+  }
+
+  /** Drops the timers (the batch stays, unflushed). */
+  cancel(): void {
+    clearTimeout(this.quiet);
+    clearTimeout(this.deadline);
+    this.quiet = undefined;
+    this.deadline = undefined;
+  }
+}

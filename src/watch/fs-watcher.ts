@@ -1,0 +1,102 @@
+// chokidar enters the project here and nowhere else.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { watch, type FSWatcher } from 'chokidar';
+import type { ChangeKind, FileChange } from './types.ts';
+
+/** Directories never watched, wherever they sit: refinery's own state, dependencies, git. */
+const NEVER = new Set(['.refinery', 'node_modules', '.git']);
+
+export interface FsWatcherOptions {
+  root: string;
+  /** Root-relative paths of files or directories to watch, existing or not. */
+  targets: Iterable<string>;
+  onChange(change: FileChange): void;
+  /** Any file-system notification under a watched folder, before chokidar has looked at it (it stats first). */
+  onActivity?(): void;
+  onError(error: Error): void;
+}
+
+export interface FsWatcher {
+  /** Resolves once the initial scan is done: from then on every change is reported. */
+  readonly ready: Promise<void>;
+  /** Replaces the watched targets (root-relative paths of files or directories, existing or not). */
+  setTargets(targets: Iterable<string>): void;
+  close(): Promise<void>;
+}
+
+function ancestors(rel: string): string[] {
+  const out: string[] = [];
+  let dir = path.posix.dirname(rel);
+  while (dir !== '.' && dir !== '/' && dir !== '') {
+    out.push(dir);
+    dir = path.posix.dirname(dir);
+  }
+  return out;
+}
+
+/**
+ * Watches a set of targets under the project root. chokidar is pointed at the root, and an
+ * `ignored` filter prunes everything that is neither a target, inside one, nor a directory on
+ * the way to one: a target that does not exist yet is seen when it is created, and nothing
+ * else in the project costs a watch.
+ */
+export function startFsWatcher(options: FsWatcherOptions): FsWatcher {
+  const root = path.resolve(options.root);
+  const clean = (list: Iterable<string>): Set<string> => new Set([...list].filter((t) => t !== '..' && !t.startsWith('../') && !path.isAbsolute(t)));
+  let targets = clean(options.targets);
+  let onTheWay = new Set([...targets].flatMap(ancestors));
+  const relevant = (rel: string): boolean => {
+    if (rel === '') return true;
+    if (rel.split('/').some((s) => NEVER.has(s))) return false;
+    if (targets.has('') || onTheWay.has(rel) || targets.has(rel)) return true;
+    return ancestors(rel).some((a) => targets.has(a));
+  };
+  const relOf = (abs: string): string | undefined => {
+    const rel = path.relative(root, abs).split(path.sep).join('/');
+    if (rel === '') return '';
+    if (rel.startsWith('../') || rel === '..' || path.isAbsolute(rel)) return undefined;
+    return rel;
+  };
+  const watcher: FSWatcher = watch(root, {
+    ignoreInitial: true,
+    persistent: true,
+    followSymlinks: false,
+    ignored: (abs: string) => {
+      const rel = relOf(abs);
+      return rel === undefined || !relevant(rel);
+    },
+  });
+  const emit = (kind: ChangeKind) => (abs: string): void => {
+    const rel = relOf(abs);
+    if (rel !== undefined && rel !== '' && relevant(rel)) options.onChange({ kind, path: rel });
+  };
+  for (const kind of ['add', 'change', 'unlink', 'addDir', 'unlinkDir'] as const) watcher.on(kind, emit(kind));
+  if (options.onActivity) watcher.on('raw', options.onActivity);
+  watcher.on('error', (error) => options.onError(error instanceof Error ? error : new Error(String(error))));
+  const ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+  return {
+    ready,
+    setTargets(next) {
+      const previous = targets;
+      targets = clean(next);
+      onTheWay = new Set([...targets].flatMap(ancestors));
+      // Directories pruned before are not walked again by themselves: point chokidar at new targets.
+      const added = [...targets].filter((t) => !previous.has(t) && !ancestors(t).some((a) => previous.has(a)));
+      const existing = added.map((t) => nearestExisting(root, t)).filter((t): t is string => t !== undefined);
+      if (existing.length > 0) watcher.add([...new Set(existing)]);
+    },
+    close: () => watcher.close(),
+  };
+}
+
+function nearestExisting(root: string, rel: string): string | undefined {
+  let candidate = rel;
+  for (;;) {
+    const abs = path.join(root, candidate);
+    if (existsSync(abs)) return abs;
+    const parent = path.posix.dirname(candidate);
+    if (parent === '.' || parent === candidate) return root;
+    candidate = parent;
+  }
+}

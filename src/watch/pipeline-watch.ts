@@ -1,0 +1,275 @@
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import type { Graph } from '../graph/graph.ts';
+import type { EventBus } from '../events/bus.ts';
+import { newRunId } from '../events/bus.ts';
+import type { SchemaRegistry } from '../artifacts/schema-registry.ts';
+import type { FileHashes } from '../state/file-hashes.ts';
+import { StageState } from '../state/stage-state.ts';
+import { execute, type ExecuteResult } from '../executor/executor.ts';
+import { loadPipeline, reexpand, type LoadedPipeline } from './load-pipeline.ts';
+import { ChangeIndex, type Classification, type OwnWrite } from './change-index.ts';
+import { planGraph, selectionFor } from './selection.ts';
+import type { BusyPolicy, FileChange, WatchNotice } from './types.ts';
+
+/** What every pipeline of one daemon shares. */
+export interface WatchShared {
+  root: string;
+  hashes: FileHashes;
+  /** The current schema validators (replaced when a project schema file changes). */
+  schemas(): SchemaRegistry;
+  resetSchemas(): void;
+  concurrency: number;
+  keepGoing: boolean;
+  onBusy: BusyPolicy;
+  overrides: Readonly<Record<string, string>>;
+  /** A bus for one run, with the caller's sinks on it; close() once the run ended. */
+  openRun(runId: string, pipeline: string): { bus: EventBus; close(): void };
+  notify(notice: WatchNotice): void;
+  /** The set of paths to watch changed (reload or new foreach items). */
+  retarget(): void;
+  /** Told when a run ends, for the daemon's bookkeeping (tests, benchmarks). */
+  runEnded(pipeline: string, result: ExecuteResult): void;
+}
+
+interface Running {
+  controller: AbortController;
+  /** undefined: every stage. */
+  selection: Set<string> | undefined;
+  restart: boolean;
+}
+
+interface Cycle {
+  selection: Set<string> | undefined;
+}
+
+/**
+ * One watched pipeline: its expansion, the index from paths to stages, and a loop that turns
+ * batches of changes into runs, one at a time. Changes that come during a run are kept and
+ * make exactly one follow-up run (or, with `--on-busy restart`, abort the run when they touch
+ * one of its stages).
+ */
+export class PipelineWatch {
+  private index: ChangeIndex;
+  private graph: Graph;
+  private instanceIds: Set<string>;
+  private state: StageState;
+  private pending = new Map<string, FileChange>();
+  private fullPending = false;
+  private carry: Set<string> | 'all' | undefined;
+  private running: Running | undefined;
+  private loop: Promise<void> | undefined;
+  private stopped = false;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(
+    private readonly shared: WatchShared,
+    private pipeline: LoadedPipeline,
+  ) {
+    this.index = new ChangeIndex(shared.root, pipeline);
+    this.graph = planGraph(pipeline.expansion.plan);
+    this.instanceIds = new Set(pipeline.expansion.plan.instances.map((i) => i.id));
+    this.state = new StageState(shared.root, pipeline.spec.name);
+  }
+
+  get name(): string {
+    return this.pipeline.spec.name;
+  }
+
+  get file(): string {
+    return this.pipeline.file;
+  }
+
+  get targets(): ReadonlySet<string> {
+    return this.index.targets;
+  }
+
+  get outside(): readonly string[] {
+    return this.index.outside;
+  }
+
+  /** True while a run is going. */
+  get busy(): boolean {
+    return this.running !== undefined;
+  }
+
+  /** Brings every stage up to date, as `refinery run` would. */
+  start(): void {
+    this.fullPending = true;
+    this.wake();
+  }
+
+  offer(changes: readonly FileChange[]): void {
+    if (this.stopped) return;
+    for (const c of changes) this.pending.set(`${c.kind}\0${c.path}`, c);
+    if (this.running) this.maybeRestart(changes, this.running);
+    else this.wake();
+  }
+
+  /** Stops taking changes; resolves when the current run (if any) ended. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.loop;
+  }
+
+  /** Aborts the current run through its signal (second Ctrl-C). */
+  abort(): void {
+    this.running?.controller.abort(new Error('interrupted'));
+  }
+
+  /** Resolves once no run is going and no change waits. */
+  whenIdle(): Promise<void> {
+    if (!this.loop && (this.stopped || (this.pending.size === 0 && !this.fullPending))) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private wake(): void {
+    if (this.loop || this.stopped) return;
+    this.loop = this.drain().finally(() => {
+      this.loop = undefined;
+      if (!this.stopped && (this.pending.size > 0 || this.fullPending)) this.wake();
+      else for (const resolve of this.idleWaiters.splice(0)) resolve();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (!this.stopped && (this.pending.size > 0 || this.fullPending)) {
+      try {
+        const cycle = await this.prepare();
+        if (cycle) await this.run(cycle);
+      } catch (error) {
+        this.shared.notify({ kind: 'watch-error', message: `${this.name}: ${(error as Error).stack ?? String(error)}` });
+      }
+    }
+  }
+
+  private ownWrite = (p: { node: string; record: string; output: string; path: string }): OwnWrite => {
+    const running = this.running;
+    if (running && (running.selection === undefined || running.selection.has(p.node))) return 'defer';
+    const recorded = this.state.get(p.record)?.outputs[p.output];
+    let st;
+    try {
+      st = statSync(path.join(this.shared.root, p.path));
+    } catch {
+      return recorded ? 'foreign' : 'own';
+    }
+    if (recorded && recorded[0] === st.size && recorded[1] === st.mtimeMs && recorded[2] === st.ino) return 'own';
+    return 'foreign';
+  };
+
+  private classify(changes: readonly FileChange[]): Classification {
+    return this.index.classify(changes, this.ownWrite);
+  }
+
+  /** Turns the waiting changes into the selection of the next run, reloading or expanding first when they ask for it. */
+  private async prepare(): Promise<Cycle | undefined> {
+    const changes = [...this.pending.values()];
+    this.pending.clear();
+    let full = this.fullPending || this.carry === 'all';
+    const carried = this.carry instanceof Set ? this.carry : new Set<string>();
+    this.fullPending = false;
+    this.carry = undefined;
+    let found = this.classify(changes);
+    if (found.reload) {
+      if (await this.reload()) {
+        full = true;
+        found = this.classify(changes);
+      }
+    } else if (found.reexpand) {
+      const added = this.expandAgain();
+      if (added && added.length > 0) {
+        const again = this.classify(changes);
+        found = { ...again, affected: new Set([...again.affected, ...added]) };
+      }
+    }
+    if (found.schemas) this.shared.resetSchemas();
+    for (const file of found.tasks) this.shared.notify({ kind: 'task-changed', pipeline: this.name, file });
+    if (full) return { selection: undefined };
+    const affected = new Set([...found.affected, ...carried].filter((id) => this.graph.deps.has(id)));
+    if (affected.size === 0) return undefined;
+    return { selection: selectionFor(affected, this.graph, (id) => this.instanceIds.has(id) && this.state.get(id) !== undefined) };
+  }
+
+  private adopt(pipeline: LoadedPipeline): void {
+    const renamed = pipeline.spec.name !== this.pipeline.spec.name;
+    this.pipeline = pipeline;
+    this.index = new ChangeIndex(this.shared.root, pipeline);
+    this.graph = planGraph(pipeline.expansion.plan);
+    this.instanceIds = new Set(pipeline.expansion.plan.instances.map((i) => i.id));
+    if (renamed) this.state = new StageState(this.shared.root, pipeline.spec.name);
+    this.shared.retarget();
+  }
+
+  private async reload(): Promise<boolean> {
+    const outcome = await loadPipeline(this.shared.root, this.pipeline.file, this.shared.overrides);
+    if (!outcome.ok) {
+      this.shared.notify({ kind: 'reload-failed', pipeline: this.name, file: outcome.file, diagnostics: outcome.diagnostics, source: outcome.source });
+      return false;
+    }
+    this.adopt(outcome.pipeline);
+    this.shared.notify({ kind: 'reloaded', pipeline: this.name, file: this.pipeline.file });
+    return true;
+  }
+
+  /** Expands the foreach globs again; returns the ids of new stages (undefined when it failed). */
+  private expandAgain(): string[] | undefined {
+    const before = this.instanceIds;
+    const outcome = reexpand(this.shared.root, this.pipeline);
+    if (!outcome.ok) {
+      this.shared.notify({ kind: 'reload-failed', pipeline: this.name, file: this.pipeline.file, diagnostics: outcome.diagnostics, source: '' });
+      return undefined;
+    }
+    const after = new Set(outcome.pipeline.expansion.plan.instances.map((i) => i.id));
+    const added = [...after].filter((id) => !before.has(id)).sort();
+    const retired = [...before].filter((id) => !after.has(id)).sort();
+    if (added.length === 0 && retired.length === 0) return [];
+    this.adopt(outcome.pipeline);
+    if (added.length > 0) this.shared.notify({ kind: 'stages-added', pipeline: this.name, stages: added });
+    if (retired.length > 0) this.shared.notify({ kind: 'stages-retired', pipeline: this.name, stages: retired });
+    return added;
+  }
+
+  private maybeRestart(changes: readonly FileChange[], running: Running): void {
+    if (this.shared.onBusy !== 'restart' || running.restart || running.controller.signal.aborted) return;
+    const found = this.classify(changes);
+    const hits = found.reload || found.reexpand ? [...(running.selection ?? this.instanceIds)] : [...found.affected].filter((id) => running.selection === undefined || running.selection.has(id));
+    if (hits.length === 0) return;
+    running.restart = true;
+    this.shared.notify({ kind: 'restarting', pipeline: this.name, stages: hits.sort() });
+    running.controller.abort(new Error('restart: its inputs changed'));
+  }
+
+  private async run(cycle: Cycle): Promise<void> {
+    const { plan } = this.pipeline.expansion;
+    const runId = newRunId();
+    const { bus, close } = this.shared.openRun(runId, this.name);
+    const running: Running = { controller: new AbortController(), selection: cycle.selection, restart: false };
+    this.running = running;
+    let result: ExecuteResult;
+    try {
+      const pipeline = this.pipeline;
+      result = await execute(plan, {
+        root: this.shared.root,
+        runId,
+        bus,
+        signal: running.controller.signal,
+        concurrency: this.shared.concurrency,
+        force: false,
+        keepGoing: this.shared.keepGoing,
+        only: [],
+        ...(cycle.selection ? { select: cycle.selection } : {}),
+        hashes: this.shared.hashes,
+        state: this.state,
+        schemas: this.shared.schemas(),
+        taskFile: (n) => pipeline.resolver.taskFile(n),
+        schemaFile: (n) => pipeline.resolver.schemaFile(n),
+        expandIteration: (loop, i) => pipeline.expansion.expandIteration(loop, i),
+      });
+    } finally {
+      close();
+      this.running = undefined;
+    }
+    if (running.restart) this.carry = cycle.selection ?? 'all';
+    this.shared.runEnded(this.name, result);
+  }
+}

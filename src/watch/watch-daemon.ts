@@ -1,0 +1,111 @@
+import { SchemaRegistry } from '../artifacts/schema-registry.ts';
+import type { EventBus } from '../events/bus.ts';
+import type { ExecuteResult } from '../executor/executor.ts';
+import { FileHashes } from '../state/file-hashes.ts';
+import { ChangeBatcher } from './change-batcher.ts';
+import { startFsWatcher, type FsWatcher } from './fs-watcher.ts';
+import type { LoadedPipeline } from './load-pipeline.ts';
+import { PipelineWatch, type WatchShared } from './pipeline-watch.ts';
+import type { BusyPolicy, FileChange, WatchNotice } from './types.ts';
+
+export interface WatchOptions {
+  root: string;
+  /** Pipelines already loaded and checked (the CLI reports those that are not). */
+  pipelines: readonly LoadedPipeline[];
+  /** `--param` overrides; each pipeline takes those it declares, on reload too. */
+  overrides: Readonly<Record<string, string>>;
+  debounceMs: number;
+  onBusy: BusyPolicy;
+  concurrency: number;
+  keepGoing: boolean;
+  openRun(runId: string, pipeline: string): { bus: EventBus; close(): void };
+  notify(notice: WatchNotice): void;
+  /** Called after every run, with its result. */
+  onRunEnd?(pipeline: string, result: ExecuteResult): void;
+}
+
+/**
+ * `refinery watch` as a library: watches the inputs and files of every pipeline, debounces
+ * bursts, and hands each batch to every pipeline, which runs what it affects. It brings
+ * everything up to date once when started, exactly as `refinery run` would.
+ */
+export class WatchDaemon {
+  private readonly sessions: PipelineWatch[];
+  private readonly batcher: ChangeBatcher;
+  private readonly fs: FsWatcher;
+  private stopping: Promise<void> | undefined;
+
+  private constructor(private readonly options: WatchOptions) {
+    let schemas = new SchemaRegistry(options.root);
+    const shared: WatchShared = {
+      root: options.root,
+      hashes: new FileHashes(options.root),
+      schemas: () => schemas,
+      resetSchemas: () => {
+        schemas = new SchemaRegistry(options.root);
+      },
+      concurrency: options.concurrency,
+      keepGoing: options.keepGoing,
+      onBusy: options.onBusy,
+      overrides: options.overrides,
+      openRun: options.openRun,
+      notify: options.notify,
+      retarget: () => this.fs.setTargets(this.targets()),
+      runEnded: (pipeline, result) => options.onRunEnd?.(pipeline, result),
+    };
+    this.sessions = options.pipelines.map((p) => new PipelineWatch(shared, p));
+    this.batcher = new ChangeBatcher(options.debounceMs, Math.max(1000, options.debounceMs * 10), (changes) => this.route(changes));
+    this.fs = startFsWatcher({
+      root: options.root,
+      targets: this.targets(),
+      onChange: (change) => this.batcher.push(change),
+      onActivity: () => this.batcher.activity(),
+      onError: (error) => options.notify({ kind: 'watch-error', message: error.message }),
+    });
+  }
+
+  /** Starts watching; resolves once the watcher is ready and the first runs have started. */
+  static async start(options: WatchOptions): Promise<WatchDaemon> {
+    const daemon = new WatchDaemon(options);
+    await daemon.fs.ready;
+    for (const s of daemon.sessions) for (const p of s.outside) options.notify({ kind: 'outside-root', pipeline: s.name, path: p });
+    options.notify({ kind: 'watching', pipelines: daemon.sessions.map((s) => s.name), paths: daemon.targets().size });
+    for (const s of daemon.sessions) s.start();
+    return daemon;
+  }
+
+  private targets(): Set<string> {
+    return new Set((this.sessions ?? []).flatMap((s) => [...s.targets]));
+  }
+
+  private route(changes: FileChange[]): void {
+    if (this.stopping) return;
+    this.options.notify({ kind: 'changes', paths: [...new Set(changes.map((c) => c.path))].sort() });
+    for (const s of this.sessions) s.offer(changes);
+  }
+
+  /** Resolves once every pipeline is idle: no run going, no change waiting. */
+  async whenIdle(): Promise<void> {
+    await Promise.all(this.sessions.map((s) => s.whenIdle()));
+  }
+
+  /** Names of pipelines with a run going. */
+  busy(): string[] {
+    return this.sessions.filter((s) => s.busy).map((s) => s.name);
+  }
+
+  /** Stops watching and lets running stages finish; call abort() to cut them short. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.batcher.cancel();
+      await this.fs.close();
+      await Promise.all(this.sessions.map((s) => s.stop()));
+    })();
+    return this.stopping;
+  }
+
+  /** Aborts every running stage through its signal; state stays consistent (they are left stale). */
+  abort(): void {
+    for (const s of this.sessions) s.abort();
+  }
+}
