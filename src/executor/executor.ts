@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import PQueue from 'p-queue';
 import type { LoopInstance, Plan, StageInstance } from '../model/plan.ts';
@@ -242,6 +242,12 @@ export class Executor {
     });
   }
 
+  private makeRunnerPool(): RunnerPool {
+    const scratch = path.join(this.options.root, '.refinery', 'staging', this.options.runId);
+    mkdirSync(scratch, { recursive: true });
+    return new RunnerPool(this.options.root, scratch);
+  }
+
   private get assessContext(): AssessContext {
     return {
       root: this.options.root,
@@ -302,7 +308,7 @@ export class Executor {
       budget: this.budget,
       ...(this.options.observations ? { observations: this.options.observations } : {}),
       scope: (outputs) => this.scopeFor(inst, node, outputs, input.inputs),
-      ...(inst.spec.kind === 'run' && runnerPoolSupported() ? { runners: (this.runners ??= new RunnerPool(this.options.root)) } : {}),
+      ...(inst.spec.kind === 'run' && runnerPoolSupported() ? { runners: (this.runners ??= this.makeRunnerPool()) } : {}),
     };
     const job = async (): Promise<void> => {
       const started = Date.now();

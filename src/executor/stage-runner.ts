@@ -28,7 +28,7 @@ export interface StageRunContext {
   budget: RunBudget;
   /** Told the new stat of every output this stage publishes. */
   observations?: Observations;
-  /** Long-lived shells that start `run:` commands; absent where setsid is not available. */
+  /** Long-lived runners that start `run:` commands; absent where perl is not available. */
   runners?: RunnerPool;
   /** Makes the expression scope, given the output paths the stage should see. */
   scope(outputs: Record<string, string>): Scope;
@@ -196,7 +196,6 @@ export interface RunStageInput {
 export async function runStage(input: RunStageInput, ctx: StageRunContext): Promise<StageOutcome> {
   const { inst } = input;
   const started = Date.now();
-  ctx.state.drop(inst.id);
   const staged = stagingPaths(ctx.root, ctx.runId, inst);
   const attempts = 1 + inst.spec.retry.attempts;
   let last: AttemptResult = { ok: false, reason: 'not run' };
@@ -204,18 +203,24 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
   for (attempt = 1; attempt <= attempts; attempt += 1) {
     if (ctx.signal.aborted) return { status: 'aborted', attempts: attempt - 1, reason: 'run interrupted' };
     if (attempt > 1) discardStaged(staged);
-    ctx.bus.emit({ type: 'stage-start', stage: inst.id, attempt, reason: input.reason });
-    const limit = timeoutSignal(ctx.signal, inst.spec.timeoutMs);
-    try {
-      last = inst.spec.kind === 'run' ? await runCommandStage(inst, ctx, staged, limit.signal) : await runTaskStage(inst, ctx, staged, limit.signal, input.inputs);
-    } finally {
-      limit.clear();
-    }
+    const attemptNumber = attempt;
+    const work = async (): Promise<AttemptResult> => {
+      // From here the old outputs may be replaced: the stage is stale until it succeeds.
+      if (attemptNumber === 1) ctx.state.drop(inst.id);
+      ctx.bus.emit({ type: 'stage-start', stage: inst.id, attempt: attemptNumber, reason: input.reason });
+      const limit = timeoutSignal(ctx.signal, inst.spec.timeoutMs);
+      try {
+        const result = inst.spec.kind === 'run' ? await runCommandStage(inst, ctx, staged, limit.signal) : await runTaskStage(inst, ctx, staged, limit.signal, input.inputs);
+        return !result.ok && limit.timedOut() ? { ok: false, reason: `timed out after ${inst.spec.timeoutMs} ms` } : result;
+      } finally {
+        limit.clear();
+      }
+    };
+    last = await work();
     if (ctx.signal.aborted) {
       discardStaged(staged);
       return { status: 'aborted', attempts: attempt, reason: 'run interrupted' };
     }
-    if (!last.ok && limit.timedOut()) last = { ok: false, reason: `timed out after ${inst.spec.timeoutMs} ms` };
     if (last.ok) break;
     if (attempt < attempts) await sleep(Math.min(30_000, inst.spec.retry.backoffMs * 2 ** (attempt - 1)), ctx.signal);
   }
