@@ -39,6 +39,8 @@ export interface ExecuteOptions {
    * downstream of them, and the upstream ones that have no record (or are loops).
    */
   select?: ReadonlySet<string>;
+  /** Emit an up-to-date stage-end for every stage outside `select` (refinery run does; watch does not). */
+  reportUnselected?: boolean;
   hashes: FileHashes;
   state: StageState;
   schemas: SchemaRegistry;
@@ -145,12 +147,17 @@ export class Executor {
       node.status = 'fresh';
       node.fingerprint = node.inst ? (this.options.state.get(node.id)?.fingerprint ?? 'none') : 'none';
       this.unsettled -= 1;
+      if (node.inst) this.unselected.push(node.id);
     }
     for (const node of this.nodes.values()) node.waiting = node.deps.filter((d) => (this.nodes.get(d) as Node).status === undefined).length;
   }
 
+  private stageOf: Map<string, string> | undefined;
+  private readonly unselected: string[] = [];
+
   private nodeStage(id: string): string | undefined {
-    return this.plan.instances.find((i) => i.id === id)?.stageId;
+    this.stageOf ??= new Map(this.plan.instances.map((i) => [i.id, i.stageId]));
+    return this.stageOf.get(id);
   }
 
   private addNode(partial: Pick<Node, 'id' | 'deps'> & Partial<Node>): Node {
@@ -165,8 +172,12 @@ export class Executor {
     if (!this.build()) return { status: 'failed', counts: this.counts, diagnostics: this.diagnostics };
     // Whatever this run changes, the last run's no-op record no longer holds.
     dropManifest(this.options.root, this.plan.pipeline.file);
-    const stages = this.options.select ? this.plan.instances.filter((i) => this.nodes.get(i.id)?.status === undefined).length : this.plan.instances.length;
+    const stages = this.options.select && !this.options.reportUnselected ? this.plan.instances.filter((i) => this.nodes.get(i.id)?.status === undefined).length : this.plan.instances.length;
     this.bus.emit({ type: 'run-start', stages, params: this.plan.params, concurrency: this.options.concurrency });
+    if (this.options.reportUnselected) {
+      for (const id of this.unselected) this.bus.emit({ type: 'stage-end', stage: id, status: 'fresh', durationMs: 0, attempts: 0, reason: 'up to date: nothing it read changed since the last run' });
+      this.counts.fresh += this.unselected.length;
+    }
     const done = new Promise<void>((resolve) => {
       this.finish = resolve;
     });
@@ -181,6 +192,7 @@ export class Executor {
     this.runners?.close();
     this.options.hashes.save();
     this.options.state.compact();
+    this.options.state.close();
     this.cleanStaging();
     const status: RunStatus = this.options.signal.aborted ? 'aborted' : this.failed ? 'failed' : 'succeeded';
     this.bus.emit({ type: 'run-end', status, durationMs: Date.now() - started, counts: this.counts });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Observations } from './observations.ts';
+import { Observations } from './observations.ts';
 
 /**
  * The no-op check. After a run in which every stage ended up to date, refinery records the
@@ -61,6 +61,41 @@ export function writeManifest(root: string, pipelineFile: string, pipeline: stri
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(manifest));
   renameSync(tmp, file);
+}
+
+export interface ChangedFiles {
+  /** Files (as recorded) whose stat differs from the last run's. */
+  files: string[];
+  /** The last run's record, to carry over what this run does not look at again. */
+  previous: Observations;
+}
+
+/**
+ * Which files changed since the last run recorded its stats, when that is all that changed:
+ * undefined when there is no record for this pipeline text and params, or a folder listing or
+ * an `exists()` answer changed (new stages may have appeared), so only a full check will do.
+ */
+export function filesChangedSinceLastRun(root: string, pipelineFile: string, key: string): ChangedFiles | undefined {
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(readFileSync(manifestFile(root, pipelineFile), 'utf8')) as Manifest;
+  } catch {
+    return undefined;
+  }
+  if (manifest.key !== key) return undefined;
+  for (const [d, mtime] of Object.entries(manifest.dirs)) if (dirStat(path.resolve(root, d)) !== mtime) return undefined;
+  for (const [p, answer] of Object.entries(manifest.probes)) if (existsSync(path.resolve(root, p)) !== answer) return undefined;
+  const files: string[] = [];
+  const previous = new Observations();
+  for (const [f, stamp] of Object.entries(manifest.files)) {
+    const now = fileStat(path.resolve(root, f));
+    const same = now === null || stamp === null ? now === stamp : now[0] === stamp[0] && now[1] === stamp[1] && now[2] === stamp[2];
+    if (same) previous.files.set(f, stamp);
+    else files.push(f);
+  }
+  for (const [d, mtime] of Object.entries(manifest.dirs)) previous.dirs.set(d, mtime);
+  for (const [p, answer] of Object.entries(manifest.probes)) previous.probes.set(p, answer);
+  return { files, previous };
 }
 
 /** The stage ids of the last run when nothing it looked at changed since; undefined otherwise. */

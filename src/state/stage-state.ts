@@ -1,4 +1,4 @@
-import { appendFileSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { FileStamp } from './file-hashes.ts';
 
@@ -72,10 +72,22 @@ export class StageState {
     return [...this.records.values()];
   }
 
+  private fd: number | undefined;
+
+  /** One open file for the whole run: a stage appends two lines, thousands of stages many. */
   private append(entry: JournalLine): void {
-    mkdirSync(path.dirname(this.file), { recursive: true });
-    appendFileSync(this.file, `${JSON.stringify(entry)}\n`);
+    if (this.fd === undefined) {
+      mkdirSync(path.dirname(this.file), { recursive: true });
+      this.fd = openSync(this.file, 'a');
+    }
+    writeSync(this.fd, `${JSON.stringify(entry)}\n`);
     this.lines += 1;
+  }
+
+  /** Closes the journal (it reopens on the next append). */
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
   }
 
   drop(stage: string): void {
@@ -92,6 +104,7 @@ export class StageState {
   /** Rewrites the journal with one line per stage when it has grown well past that. */
   compact(): void {
     if (this.lines <= Math.max(64, this.records.size * 2)) return;
+    this.close();
     const tmp = `${this.file}.${process.pid}.tmp`;
     const body = [...this.records.values()].map((r) => JSON.stringify({ s: r.stage, f: r.fingerprint, r })).join('\n');
     writeFileSync(tmp, body ? `${body}\n` : '');

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { findPipelineFile, openPipeline, parseParamFlags, readSource, type OpenedPipeline } from '../session.ts';
 import type { PipelineSpec } from '../../model/pipeline.ts';
 import { Observations } from '../../state/observations.ts';
-import { manifestKey, unchangedSinceLastRun, writeManifest } from '../../state/run-manifest.ts';
+import { filesChangedSinceLastRun, manifestKey, unchangedSinceLastRun, writeManifest } from '../../state/run-manifest.ts';
+import { affectedStages } from '../affected.ts';
 import { PACKAGE_ROOT } from '../../paths/package-root.ts';
 import { EventBus, newRunId } from '../../events/bus.ts';
 import { consoleSink } from '../../events/console-sink.ts';
@@ -96,6 +97,15 @@ function canSkipByStat(spec: PipelineSpec): boolean {
   return spec.stages.every((s) => (s.kind === 'loop' ? s.stages.every((t) => !t.staleIf) : !s.staleIf));
 }
 
+/** The last run's record for what this run did not look at again, this run's for the rest. */
+function merged(previous: Observations, current: Observations): Observations {
+  const out = new Observations();
+  for (const [k, v] of [...previous.files, ...current.files]) out.files.set(k, v);
+  for (const [k, v] of [...previous.dirs, ...current.dirs]) out.dirs.set(k, v);
+  for (const [k, v] of [...previous.probes, ...current.probes]) out.probes.set(k, v);
+  return out;
+}
+
 function recordNoop(root: string, opened: OpenedPipeline, key: string, observations: Observations): void {
   // Loops expand while running: their instances are in the state, named by the loop.
   if (opened.expansion.plan.loops.length > 0) return;
@@ -119,10 +129,13 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const params = parseParamFlags(flags.param);
   const found = findPipelineFile(io.cwd, positionals[0]);
   const noopKey = found.file && !params.error ? manifestKey({ version: refineryVersion(), pipelineFile: found.file, pipelineText: readSource(found.file), params: params.params }) : undefined;
-  if (found.file && noopKey && !flags.force && flags.only.length === 0) {
+  const shortcut = found.file && noopKey && !flags.force && flags.only.length === 0;
+  if (found.file && noopKey && shortcut) {
     const unchanged = unchangedSinceLastRun(io.cwd, found.file, noopKey);
     if (unchanged) return reportNoop(io, flags, unchanged, concurrency);
   }
+  // Some files changed, nothing else: only the stages they reach need checking.
+  const changed = found.file && noopKey && shortcut ? filesChangedSinceLastRun(io.cwd, found.file, noopKey) : undefined;
   const budgetUsd = flags['budget-usd'] === undefined ? undefined : Number(flags['budget-usd']);
   if (budgetUsd !== undefined && !(budgetUsd >= 0)) {
     io.stderr.write(`refinery run: --budget-usd ${flags['budget-usd']}: expected a number of USD ≥ 0\n`);
@@ -131,6 +144,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const observations = new Observations();
   const opened = await openPipeline(io, positionals[0], flags.param, observations);
   if (!opened) return 2;
+  const select = changed ? affectedStages(opened.expansion.plan, changed.files) : undefined;
   const lock = acquireProjectLock(io.cwd);
   if (!lock.ok) {
     io.stderr.write(`refinery: another refinery process (pid ${lock.holder}) is running in ${io.cwd}; wait for it or stop it\n`);
@@ -163,10 +177,11 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       expandIteration: (loop, i) => opened.expansion.expandIteration(loop, i),
       observations,
       ...(budgetUsd !== undefined ? { budgetUsd } : {}),
+      ...(select ? { select, reportUnselected: true } : {}),
     });
     close();
     if (result.status === 'succeeded' && noopKey && flags.only.length === 0 && canSkipByStat(opened.spec)) {
-      recordNoop(io.cwd, opened, noopKey, observations);
+      recordNoop(io.cwd, opened, noopKey, select && changed ? merged(changed.previous, observations) : observations);
     }
     for (const d of result.diagnostics) io.stderr.write(`error: ${d.message}\n`);
     if (result.status === 'aborted') return 130;

@@ -85,6 +85,28 @@ describe('no-op by stats', () => {
     expect(Object.keys(r.ends).filter((k) => k.startsWith('each['))).toEqual([]);
   });
 
+  it('noop - when only some inputs changed, only the stages they reach are checked and run', async () => {
+    project = tempProject({
+      'src/x.txt': 'x',
+      'src/y.txt': 'y',
+      'pipelines/p.yaml': `pipeline: p
+stages:
+  x1: { run: "cat src/x.txt > \${outputs.o}", inputs: [src/x.txt], outputs: { o: out/x1 } }
+  y1: { run: "cat src/y.txt > \${outputs.o}", inputs: [src/y.txt], outputs: { o: out/y1 } }
+  both: { run: "cat out/x1 out/y1 > \${outputs.o}", inputs: [out/x1, out/y1], outputs: { o: out/both } }
+`,
+    });
+    await run(project);
+    project.write('src/y.txt', 'y2');
+    const result = await runCli(['run', 'p', '--json'], { cwd: project.root });
+    expect(stageEnds(result.stdout)).toEqual({ x1: 'fresh', y1: 'succeeded', both: 'succeeded' });
+    expect(events(result.stdout).find((e) => e.type === 'stage-end' && e.stage === 'x1')?.reason).toBe(STAT_ONLY);
+    const after = await run(project);
+    expect(after.statOnly).toBe(true);
+    project.write('src/x.txt', 'x2');
+    expect((await run(project)).ends).toEqual({ x1: 'succeeded', y1: 'fresh', both: 'succeeded' });
+  });
+
   it('noop - an input edited while the run is going is not mistaken for an unchanged one', async () => {
     project = tempProject({
       'src/x.txt': 'one',
