@@ -34,15 +34,19 @@ function listNames(dirs: string[], suffixes: string[]): string[] {
 export function projectResolver(root: string): NameResolver {
   const taskDirs = [...new Set([path.join(root, 'tasks'), path.join(PACKAGE_ROOT, 'tasks')])];
   const schemaDirs = [...new Set([path.join(root, 'schemas'), path.join(PACKAGE_ROOT, 'schemas')])];
+  const found = new Map<string, string | undefined>();
   return {
     taskFile(name) {
+      if (found.has(name)) return found.get(name);
+      let hit: string | undefined;
       for (const dir of taskDirs) {
         for (const ext of TASK_EXTENSIONS) {
           const file = path.join(dir, `${name}${ext}`);
-          if (existsSync(file)) return file;
+          if (!hit && existsSync(file)) hit = file;
         }
       }
-      return undefined;
+      found.set(name, hit);
+      return hit;
     },
     taskNames: () => listNames(taskDirs, TASK_EXTENSIONS),
     schemaFile(name) {
