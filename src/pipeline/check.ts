@@ -146,7 +146,7 @@ function checkStage(stage: StageSpec, loop: LoopSpec | undefined, ctx: RefContex
         notes: [`a schema is a file schemas/${o.schema}.schema.json in the project or in refinery`],
       });
     }
-    const pathAt = locator.span([...at, 'outputs', name, 'path']) !== locator.span([...at, 'outputs', name]) ? [...at, 'outputs', name, 'path'] : [...at, 'outputs', name];
+    const pathAt = locator.has([...at, 'outputs', name, 'path']) ? [...at, 'outputs', name, 'path'] : [...at, 'outputs', name];
     checkOutputPath(o.path, pathAt, locator, ctx.outputs, stage.id);
   }
   if (stage.pool && !Object.hasOwn(ctx.spec.pools, stage.pool)) {

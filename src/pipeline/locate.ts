@@ -11,6 +11,11 @@ export class Locator {
     private readonly yaml: LocatedYaml,
   ) {}
 
+  /** Whether the file has a value at this path. */
+  has(path: ReadonlyArray<string | number>): boolean {
+    return this.yaml.spans.get(pointerOf(path)) !== undefined;
+  }
+
   span(path: ReadonlyArray<string | number>, which: 'value' | 'key' = 'value'): SourceSpan {
     const pointer = pointerOf(path);
     const exact = which === 'key' ? this.yaml.spans.get(`${pointer}#key`) : this.yaml.spans.get(pointer);

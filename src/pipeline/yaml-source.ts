@@ -5,9 +5,14 @@ import type { Diagnostic, SourceSpan } from '../model/source.ts';
 /** Plain data from a YAML file, with the place of every value and key by JSON pointer. */
 export interface LocatedYaml {
   value: unknown;
-  /** pointer -> span of the value; `pointer + '#key'` -> span of a mapping key. */
-  spans: Map<string, SourceSpan>;
+  /** pointer -> span of the value; `pointer + '#key'` -> span of a mapping key. Computed on demand. */
+  spans: { get(pointer: string): SourceSpan | undefined };
   diagnostics: Diagnostic[];
+}
+
+function escapeSegment(segment: string | number): string {
+  const text = String(segment);
+  return text.includes('~') || text.includes('/') ? text.replaceAll('~', '~0').replaceAll('/', '~1') : text;
 }
 
 export function pointerOf(path: ReadonlyArray<string | number>): string {
@@ -23,23 +28,34 @@ function spanOf(file: string, lines: LineCounter, text: string, range: readonly 
   return { file, line: pos.line, column: pos.col, length: Math.max(1, stop - start) };
 }
 
-function convert(
-  node: YamlNode | null | undefined,
-  at: Array<string | number>,
-  ctx: { file: string; lines: LineCounter; text: string; spans: Map<string, SourceSpan> },
-): unknown {
+interface ConvertContext {
+  file: string;
+  lines: LineCounter;
+  text: string;
+  /** Source offsets by pointer; made into lines and columns only for the few that get a message. */
+  ranges: Map<string, readonly number[]>;
+  diagnostics: Diagnostic[];
+}
+
+function convert(node: YamlNode | null | undefined, at: string, ctx: ConvertContext): unknown {
   if (!node) return null;
-  const span = spanOf(ctx.file, ctx.lines, ctx.text, node.range);
-  if (span) ctx.spans.set(pointerOf(at), span);
+  if (node.range) ctx.ranges.set(at, node.range);
   if (isMap(node)) {
     const out: Record<string, unknown> = {};
+    // Duplicate keys are found here with a set: yaml's own check is quadratic in the map's size.
+    const seen = new Set<string>();
     for (const pair of node.items) {
       const keyNode = pair.key as YamlNode | null;
       const key = isScalar(keyNode) ? String(keyNode.value) : String(keyNode);
-      const keySpan = spanOf(ctx.file, ctx.lines, ctx.text, keyNode?.range);
-      if (keySpan) ctx.spans.set(`${pointerOf([...at, key])}#key`, keySpan);
+      const child = `${at}/${escapeSegment(key)}`;
+      if (keyNode?.range) ctx.ranges.set(`${child}#key`, keyNode.range);
+      if (seen.has(key)) {
+        const keySpan = spanOf(ctx.file, ctx.lines, ctx.text, keyNode?.range);
+        ctx.diagnostics.push({ severity: 'error', message: `YAML: Map keys must be unique; '${key}' appears more than once`, ...(keySpan ? { span: keySpan } : {}) });
+      }
+      seen.add(key);
       Object.defineProperty(out, key, {
-        value: convert(pair.value as YamlNode | null, [...at, key], ctx),
+        value: convert(pair.value as YamlNode | null, child, ctx),
         enumerable: true,
         writable: true,
         configurable: true,
@@ -47,21 +63,22 @@ function convert(
     }
     return out;
   }
-  if (isSeq(node)) return node.items.map((item, i) => convert(item as YamlNode, [...at, i], ctx));
+  if (isSeq(node)) return node.items.map((item, i) => convert(item as YamlNode, `${at}/${i}`, ctx));
   if (isScalar(node)) return node.value;
   return null;
 }
 
 export function parseLocatedYaml(file: string, text: string): LocatedYaml {
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: false, prettyErrors: false });
   const diagnostics: Diagnostic[] = [...doc.errors, ...doc.warnings].map((error) => {
     const [start = 0, end = start + 1] = error.pos;
     const span = spanOf(file, lines, text, [start, end]) as SourceSpan;
     const message = error.message.split('\n')[0] ?? error.message;
     return { severity: doc.errors.includes(error) ? 'error' : 'warning', message: `YAML: ${message}`, span };
   });
-  const spans = new Map<string, SourceSpan>();
-  const value = convert(doc.contents as YamlNode | null, [], { file, lines, text, spans });
+  const ranges = new Map<string, readonly number[]>();
+  const value = convert(doc.contents as YamlNode | null, '', { file, lines, text, ranges, diagnostics });
+  const spans = { get: (pointer: string) => spanOf(file, lines, text, ranges.get(pointer)) };
   return { value, spans, diagnostics };
 }

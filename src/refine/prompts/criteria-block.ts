@@ -13,3 +13,8 @@ export function renderCriteria(criteria: readonly Criterion[]): string {
     })
     .join('\n');
 }
+
+/** The task and criteria sections every judging prompt starts with ('' parts are dropped later). */
+export function taskAndCriteria(task: string | undefined, criteria: readonly Criterion[]): string[] {
+  return [task ? `## Original task\n\n${task.trim()}\n` : '', '## Criteria', '', renderCriteria(criteria), ''];
+}

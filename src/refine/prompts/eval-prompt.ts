@@ -1,5 +1,5 @@
 import type { Criterion } from '../criteria.ts';
-import { renderCriteria } from './criteria-block.ts';
+import { taskAndCriteria } from './criteria-block.ts';
 
 export interface EvalPromptInput {
   task?: string;
@@ -60,11 +60,7 @@ export function evalPrompt(input: EvalPromptInput): string {
     '',
     `# Evaluation round ${input.round}`,
     '',
-    input.task ? `## Original task\n\n${input.task.trim()}\n` : '',
-    '## Criteria',
-    '',
-    renderCriteria(input.criteria),
-    '',
+    ...taskAndCriteria(input.task, input.criteria),
     '## Deliverable',
     '',
     input.deliverable,

@@ -1,5 +1,5 @@
 import type { Criterion } from '../criteria.ts';
-import { renderCriteria } from './criteria-block.ts';
+import { taskAndCriteria } from './criteria-block.ts';
 
 /** MassGen's regression guard: a blind comparison of Answer A and Answer B, per criterion. */
 export function regressionPrompt(input: { task?: string; criteria: readonly Criterion[]; answerA: string; answerB: string }): string {
@@ -7,11 +7,7 @@ export function regressionPrompt(input: { task?: string; criteria: readonly Crit
     'You are a blind comparator. Compare Answer A and Answer B on each criterion. You do not know which one is newer;',
     'do not guess. Ground every judgement in evidence you can point to in the files.',
     '',
-    input.task ? `## Original task\n\n${input.task.trim()}\n` : '',
-    '## Criteria',
-    '',
-    renderCriteria(input.criteria),
-    '',
+    ...taskAndCriteria(input.task, input.criteria),
     '## Answer A',
     '',
     input.answerA,

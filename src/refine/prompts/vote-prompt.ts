@@ -1,5 +1,5 @@
 import type { Criterion } from '../criteria.ts';
-import { renderCriteria } from './criteria-block.ts';
+import { taskAndCriteria } from './criteria-block.ts';
 import { EVALUATION_OUTPUT_CONTRACT } from './eval-prompt.ts';
 
 export interface LabeledAnswer {
@@ -25,11 +25,7 @@ export function votePrompt(input: {
     '',
     `# Consensus round ${input.round}`,
     '',
-    input.task ? `## Original task\n\n${input.task.trim()}\n` : '',
-    '## Criteria',
-    '',
-    renderCriteria(input.criteria),
-    '',
+    ...taskAndCriteria(input.task, input.criteria),
     '## Deliverable',
     '',
     input.deliverable,

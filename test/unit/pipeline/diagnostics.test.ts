@@ -96,7 +96,7 @@ describe('pipeline diagnostics', () => {
     expect(lines).toEqual([
       "pipelines/x.yaml:3:34 error: default of param 'name' is not a string",
       "pipelines/x.yaml:5:13 error: unknown param 'nmae'; did you mean 'name'?",
-      "pipelines/x.yaml:6:32 error: stages 'a' and 'b' both write 'out/same'; each output needs one writer",
+      "pipelines/x.yaml:6:35 error: stages 'a' and 'b' both write 'out/same'; each output needs one writer",
     ]);
     expect(report('pipeline: x\nstages:\n  a: { run: "true" }\n  a: { run: "true" }\n')).toMatch(/^pipelines\/x\.yaml:4:3 error: YAML: Map keys must be unique/);
   });
