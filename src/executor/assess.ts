@@ -24,6 +24,16 @@ export interface AssessContext {
   selfArtifacts(inst: StageInstance): LazyRecord;
 }
 
+/** Hash of what a stage runs: the command template, or the task's source file (one stat per run). */
+export function stageCodeHash(inst: StageInstance, root: string, hashes: FileHashes, taskFile: (name: string) => string | undefined, observations?: Observations): string {
+  if (inst.spec.kind === 'run') return hashText(`run:${stableJson('shell' in inst.spec.run ? inst.spec.run.shell.source : inst.spec.run.argv.map((t) => t.source))}`);
+  const file = taskFile(inst.spec.task);
+  if (!file) return 'missing';
+  const rel = path.relative(root, file);
+  observations?.file(rel, hashes.stamp(rel));
+  return hashes.hash(rel) ?? hashText(rel);
+}
+
 export type Assessment =
   | { kind: 'skip'; reason: string }
   | { kind: 'fail'; reason: string }

@@ -10,16 +10,16 @@ import type { FileHashes } from '../state/file-hashes.ts';
 import { hashText } from '../state/file-hashes.ts';
 import type { StageState } from '../state/stage-state.ts';
 import type { Observations } from '../state/observations.ts';
-import { dropManifest } from '../state/run-manifest.ts';
+import { dropManifest, UNCHANGED_BY_STAT } from '../state/run-manifest.ts';
 import { RunnerPool, runnerPoolSupported } from '../shell/runner-pool.ts';
 import { createRunBudget } from './budget.ts';
 import type { RunBudget } from '../task/define-task.ts';
 import { buildGraph, findCycle, upstreamOf, type GraphNode } from '../graph/graph.ts';
 import { evaluateCondition, ExprEvalError } from '../expr/evaluate.ts';
 import { ArtifactReader } from './artifact-reader.ts';
-import { fingerprintParts, stableJson } from './fingerprint.ts';
+import { fingerprintParts } from './fingerprint.ts';
 import { scopeFor } from './render.ts';
-import { assessStage, type AssessContext } from './assess.ts';
+import { assessStage, stageCodeHash, type AssessContext } from './assess.ts';
 import { runStage, type StageRunContext } from './stage-runner.ts';
 
 export interface ExecuteOptions {
@@ -175,7 +175,7 @@ export class Executor {
     const stages = this.options.select && !this.options.reportUnselected ? this.plan.instances.filter((i) => this.nodes.get(i.id)?.status === undefined).length : this.plan.instances.length;
     this.bus.emit({ type: 'run-start', stages, params: this.plan.params, concurrency: this.options.concurrency });
     if (this.options.reportUnselected) {
-      for (const id of this.unselected) this.bus.emit({ type: 'stage-end', stage: id, status: 'fresh', durationMs: 0, attempts: 0, reason: 'up to date: nothing it read changed since the last run' });
+      for (const id of this.unselected) this.bus.emit({ type: 'stage-end', stage: id, status: 'fresh', durationMs: 0, attempts: 0, reason: UNCHANGED_BY_STAT });
       this.counts.fresh += this.unselected.length;
     }
     const done = new Promise<void>((resolve) => {
@@ -275,18 +275,14 @@ export class Executor {
   }
 
   private codeHash(inst: StageInstance): string {
-    if (inst.spec.kind === 'run') return hashText(`run:${stableJson('shell' in inst.spec.run ? inst.spec.run.shell.source : inst.spec.run.argv.map((t) => t.source))}`);
-    const task = inst.spec.task;
-    let h = this.codeHashes.get(task);
-    if (h === undefined) {
-      const file = this.options.taskFile(task);
-      const rel = file ? path.relative(this.options.root, file) : undefined;
-      if (rel) this.options.observations?.file(rel, this.options.hashes.stamp(rel));
-      h = rel ? (this.options.hashes.hash(rel) ?? hashText(rel)) : 'missing';
-      this.codeHashes.set(task, h);
-    }
+    const key = inst.spec.kind === 'task' ? inst.spec.task : undefined;
+    const known = key === undefined ? undefined : this.codeHashes.get(key);
+    if (known !== undefined) return known;
+    const h = stageCodeHash(inst, this.options.root, this.options.hashes, this.options.taskFile, this.options.observations);
+    if (key !== undefined) this.codeHashes.set(key, h);
     return h;
   }
+
 
   private considerStage(node: Node, inst: StageInstance): string[] {
     const deps: Record<string, string> = {};

@@ -1,12 +1,9 @@
-import path from 'node:path';
 import type { Plan, StageInstance } from '../model/plan.ts';
 import type { FileHashes } from '../state/file-hashes.ts';
-import { hashText } from '../state/file-hashes.ts';
 import type { StageState } from '../state/stage-state.ts';
 import { buildGraph, topologicalOrder } from '../graph/graph.ts';
 import { ArtifactReader } from './artifact-reader.ts';
-import { assessStage } from './assess.ts';
-import { stableJson } from './fingerprint.ts';
+import { assessStage, stageCodeHash } from './assess.ts';
 
 export type PreviewDecision = 'run' | 'fresh' | 'skip' | 'fail' | 'loop';
 
@@ -26,14 +23,6 @@ export interface PreviewOptions {
   schemaFile(name: string): string | undefined;
 }
 
-function codeHasher(root: string, hashes: FileHashes, taskFile: (n: string) => string | undefined): (inst: StageInstance) => string {
-  return (inst) => {
-    if (inst.spec.kind === 'run') return hashText(`run:${stableJson('shell' in inst.spec.run ? inst.spec.run.shell.source : inst.spec.run.argv.map((t) => t.source))}`);
-    const file = taskFile(inst.spec.task);
-    return file ? (hashes.hash(path.relative(root, file)) ?? hashText(file)) : 'missing';
-  };
-}
-
 /** What a run would do, stage by stage, without running anything. */
 export function previewPlan(plan: Plan, options: PreviewOptions): PreviewEntry[] {
   const nodes = plan.instances.map((i) => ({ id: i.id, needs: i.needs, inputs: i.inputs, outputs: Object.values(i.outputs).map((o) => o.path) }));
@@ -50,7 +39,7 @@ export function previewPlan(plan: Plan, options: PreviewOptions): PreviewEntry[]
     pipeline: plan.pipeline.name,
     hashes: options.hashes,
     force: options.force,
-    codeHash: codeHasher(options.root, options.hashes, options.taskFile),
+    codeHash: (inst: StageInstance) => stageCodeHash(inst, options.root, options.hashes, options.taskFile),
     schemaFile: options.schemaFile,
     selfArtifacts: (inst: StageInstance) => reader.own(inst),
   };

@@ -39,7 +39,7 @@ export async function readRun(run: RunDir, warn: WarningSink, options: ReadRunOp
   };
   const relOf = (name: string): string => rel(path.join(run.dir, name));
   const { agentDirs, snapshots } = await readSnapshots(entries, rel, warn);
-  const files = await inventory(run.dir, entries, rel);
+  const files = await inventory(entries, rel);
   const data: RunData = {
     attempt: run.attempt,
     dir: run.dir,
@@ -102,7 +102,7 @@ async function readSubagents(run: RunDir, warn: WarningSink, options: ReadRunOpt
 }
 
 /** Files directly in the run dir and in its agent snapshot / final dirs (never workspace/ trees). */
-async function inventory(dir: string, entries: Entry[], rel: (p: string) => string): Promise<FileInfo[]> {
+async function inventory(entries: Entry[], rel: (p: string) => string): Promise<FileInfo[]> {
   const out: FileInfo[] = [];
   const add = (e: Entry): void => {
     if (e.kind === 'file') out.push({ path: rel(e.path), bytes: e.bytes, mtimeMs: e.mtimeMs });

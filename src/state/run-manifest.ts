@@ -63,6 +63,9 @@ export function writeManifest(root: string, pipelineFile: string, pipeline: stri
   renameSync(tmp, file);
 }
 
+/** The reason given for a stage found up to date from stats alone. */
+export const UNCHANGED_BY_STAT = 'up to date: nothing it read changed since the last run';
+
 export interface ChangedFiles {
   /** Files (as recorded) whose stat differs from the last run's. */
   files: string[];

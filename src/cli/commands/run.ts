@@ -5,7 +5,7 @@ import path from 'node:path';
 import { findPipelineFile, openPipeline, parseParamFlags, readSource, type OpenedPipeline } from '../session.ts';
 import type { PipelineSpec } from '../../model/pipeline.ts';
 import { Observations } from '../../state/observations.ts';
-import { filesChangedSinceLastRun, manifestKey, unchangedSinceLastRun, writeManifest } from '../../state/run-manifest.ts';
+import { filesChangedSinceLastRun, UNCHANGED_BY_STAT, manifestKey, unchangedSinceLastRun, writeManifest } from '../../state/run-manifest.ts';
 import { affectedStages } from '../affected.ts';
 import { PACKAGE_ROOT } from '../../paths/package-root.ts';
 import { EventBus, newRunId } from '../../events/bus.ts';
@@ -88,7 +88,7 @@ function reportNoop(io: CommandIo, flags: RunFlags, unchanged: { pipeline: strin
   // One event per stage only where someone reads them stage by stage: a no-op of 10,000
   // stages would spend more time on events than on checking.
   if (flags.json || flags.verbose || flags.junit) {
-    for (const stage of unchanged.stages) bus.emit({ type: 'stage-end', stage, status: 'fresh', durationMs: 0, attempts: 0, reason: 'up to date: nothing it read changed since the last run' });
+    for (const stage of unchanged.stages) bus.emit({ type: 'stage-end', stage, status: 'fresh', durationMs: 0, attempts: 0, reason: UNCHANGED_BY_STAT });
   }
   const counts = { succeeded: 0, failed: 0, fresh: unchanged.stages.length, skipped: 0, blocked: 0, aborted: 0 };
   bus.emit({ type: 'run-end', status: 'succeeded', durationMs: Date.now() - started, counts });

@@ -1,7 +1,7 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
-import { WatchProcess, type WatchEvent } from './watch-process.ts';
+import { WatchProcess } from './watch-process.ts';
 
 let project: TempProject | undefined;
 let watcher: WatchProcess | undefined;
@@ -30,10 +30,6 @@ function startedInRun(w: WatchProcess, n: number): string[] {
   const runIds = w.events.filter((e) => e.type === 'run-start').map((e) => e.runId);
   const id = runIds[n - 1];
   return w.events.filter((e) => e.type === 'stage-start' && e.runId === id).map((e) => e.stage as string).sort();
-}
-
-function runEnd(w: WatchProcess, n: number): WatchEvent | undefined {
-  return w.events.filter((e) => e.type === 'run-end')[n - 1];
 }
 
 /** A change to `other` and its run: every run caused by earlier changes has been seen once it ended. */
