@@ -66,11 +66,17 @@ function schemaHashes(inst: StageInstance, ctx: AssessContext): Record<string, s
  * its fingerprint against the last record, and its outputs on disk.
  */
 export function assessStage(inst: StageInstance, deps: Record<string, string>, artifacts: LazyRecord, record: StageRecord | undefined, ctx: AssessContext): Assessment {
+  const assessment = assessInputs(inst, deps, artifacts, record, ctx);
+  // A stage that runs records its outputs when it publishes them; the others' are recorded as seen now.
+  if (ctx.observations && assessment.kind !== 'run') for (const o of Object.values(inst.outputs)) ctx.observations.file(o.path, ctx.hashes.stamp(o.path));
+  return assessment;
+}
+
+function assessInputs(inst: StageInstance, deps: Record<string, string>, artifacts: LazyRecord, record: StageRecord | undefined, ctx: AssessContext): Assessment {
   const targets = Object.fromEntries(Object.entries(inst.outputs).map(([k, o]) => [k, o.path]));
   const onDisk = (p: string): boolean => existsSync(path.join(ctx.root, p));
   const observations = ctx.observations;
   const exists = observations ? (p: string) => observations.probe(p, onDisk) : onDisk;
-  if (observations) for (const o of Object.values(inst.outputs)) observations.file(o.path, ctx.hashes.stamp(o.path));
   const base = { params: ctx.params, pipeline: ctx.pipeline, artifacts, outputs: targets, exists };
   try {
     if (inst.spec.when && !evaluateCondition(inst.spec.when, scopeFor(inst, { ...base, inputs: [] }))) return { kind: 'skip', reason: 'when: condition is false' };

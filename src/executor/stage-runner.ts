@@ -134,7 +134,7 @@ async function runTaskStage(inst: StageInstance, ctx: StageRunContext, staged: S
   if (!file) return { ok: false, reason: `task '${inst.spec.task}' not found` };
   let task: Awaited<ReturnType<typeof loadTask>>;
   try {
-    task = await loadTask(file);
+    task = await loadTask(file, ctx.runId);
   } catch (error) {
     return { ok: false, reason: `cannot load task '${inst.spec.task}' from ${file}: ${(error as Error).message.split('\n')[0]}` };
   }

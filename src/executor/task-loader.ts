@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url';
 import type { TaskDefinition } from '../task/define-task.ts';
 
 const loaded = new Map<string, Promise<TaskDefinition>>();
+const checkedInRun = new Map<string, { runId: string; task: Promise<TaskDefinition> }>();
 const TSX = Symbol.for('refinery.tsx');
 
 /** TypeScript tasks need tsx's loader; it is registered once, only when a .ts task is loaded. */
@@ -23,10 +24,13 @@ function isTaskDefinition(value: unknown): value is TaskDefinition {
  * Imports a task module once per version of its file: an edited task file (while `refinery
  * watch` runs) is imported again under a new URL; its default export must be a defineTask() result.
  */
-export function loadTask(file: string): Promise<TaskDefinition> {
+export function loadTask(file: string, runId?: string): Promise<TaskDefinition> {
+  // Within one run a task file is looked at once; each run (a watch cycle too) looks again.
+  const checked = checkedInRun.get(file);
+  if (runId !== undefined && checked?.runId === runId) return checked.task;
   let version = '';
   try {
-    // The file's stat names its version: cheap enough to check for every stage.
+    // The file's stat names its version.
     const st = statSync(file);
     version = `${st.size.toString(36)}-${Math.round(st.mtimeMs * 1000).toString(36)}-${st.ino.toString(36)}`;
   } catch {
@@ -41,5 +45,6 @@ export function loadTask(file: string): Promise<TaskDefinition> {
     });
     loaded.set(key, pending);
   }
+  if (runId !== undefined) checkedInRun.set(file, { runId, task: pending });
   return pending;
 }

@@ -2,41 +2,72 @@ import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:chil
 import { closeSync, fstatSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildShellCommand, quotePosix, type CommandOutcome, type CommandSpec } from './command.ts';
+import { parseSimpleCommand } from './simple-command.ts';
 
 /**
  * Long-lived small processes that start `run:` commands for the executor. Forking a big
  * Node.js process costs far more than forking a small one, and the fork blocks the event
- * loop; a runner forks instead, so stages start about as cheaply as make's recipes. Each
- * command still runs as `/bin/sh -c SCRIPT` (or `/bin/sh FILE` for multi-line scripts) in a
- * process group of its own, with stdin from /dev/null and stdout/stderr to files, and is
- * killed by group on abort.
+ * loop; a runner forks instead, so stages start about as cheaply as make's recipes. A command
+ * runs as `/bin/sh -c SCRIPT`, or, when it is one program with literal words and plain
+ * redirections, directly (see simple-command.ts), in a process group of its own, with stdin
+ * from /dev/null and stdout/stderr to files, and is killed by group on abort.
  */
 // Python's os.posix_spawn starts a command the way make does (vfork-like, with the child in a
 // process group of its own); perl (in every Debian base system) is the fallback: it can set
 // the group between fork and exec, which sh cannot do without an extra `setsid` exec. Each
 // runner reuses one pair of output files, truncated per command: creating and deleting files
 // per command cost as much as the command itself in the make benchmark.
-const PYTHON_RUNNER = String.raw`import os, sys
+// A job is one JSON line: `s`, the script for `sh -c`; `a` (argv) and `r` (redirections) when
+// the script needs no shell, so the runner starts the program directly; `e` and `u` set and
+// unset environment variables. A direct start that fails (no such
+// program, a redirection that cannot be opened) is retried through sh, which reports it as sh does.
+const PYTHON_RUNNER = String.raw`import os, sys, json
 out_path, err_path = sys.argv[1], sys.argv[2]
-flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-actions = [(os.POSIX_SPAWN_OPEN, 0, '/dev/null', os.O_RDONLY, 0), (os.POSIX_SPAWN_OPEN, 1, out_path, flags, 0o644), (os.POSIX_SPAWN_OPEN, 2, err_path, flags, 0o644)]
+MODES = {'r': os.O_RDONLY, 'w': os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 'a': os.O_WRONLY | os.O_CREAT | os.O_APPEND}
+ofd = os.open(out_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+efd = os.open(err_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+base = [(os.POSIX_SPAWN_OPEN, 0, '/dev/null', os.O_RDONLY, 0), (os.POSIX_SPAWN_DUP2, ofd, 1), (os.POSIX_SPAWN_DUP2, efd, 2)]
+dirty = False
+env0 = dict(os.environ)
 read, write = sys.stdin.buffer.readline, sys.stdout.write
+def start(job):
+    env = env0
+    if job.get('e') or job.get('u'):
+        env = dict(env0)
+        env.update(job.get('e', {}))
+        for k in job.get('u', ()):
+            env.pop(k, None)
+    argv = job.get('a')
+    if argv:
+        actions = list(base)
+        for fd, mode, path in job.get('r', ()):
+            actions[fd] = (os.POSIX_SPAWN_OPEN, fd, path, MODES[mode], 0o666)
+        try:
+            return os.posix_spawnp(argv[0], argv, env, file_actions=actions, setpgroup=0)
+        except OSError:
+            pass
+    return os.posix_spawn('/bin/sh', ['/bin/sh', '-c', job['s']], env, file_actions=base, setpgroup=0)
 while True:
     raw = read()
     if not raw:
         break
-    job = raw.decode('utf-8', 'surrogateescape').rstrip('\n')
-    argv = ['/bin/sh', '-c', job[1:]] if job.startswith('c') else ['/bin/sh', job[1:]]
+    if dirty:
+        for fd in (ofd, efd):
+            os.ftruncate(fd, 0)
+            os.lseek(fd, 0, os.SEEK_SET)
     try:
-        pid = os.posix_spawn('/bin/sh', argv, os.environ, file_actions=actions, setpgroup=0)
-    except OSError:
+        pid = start(json.loads(raw))
+    except (OSError, ValueError, KeyError):
         write('pid 0\nexit 127\n')
         sys.stdout.flush()
         continue
     write('pid %d\n' % pid)
     sys.stdout.flush()
     _, status = os.waitpid(pid, 0)
-    write('exit %d\n' % (128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)))
+    sizes = (os.fstat(ofd).st_size, os.fstat(efd).st_size)
+    dirty = sizes != (0, 0)
+    code = 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+    write('exit %d %d %d\n' % (code, sizes[0], sizes[1]))
     sys.stdout.flush()
 `;
 
@@ -64,11 +95,14 @@ while (defined(my $job = <STDIN>)) {
 interface RunnerProgram {
   command: string;
   args: string[];
+  /** python reads JSON jobs and starts simple commands without a shell; perl takes `c`/`f` lines. */
+  protocol: 'json' | 'lines';
 }
 
 interface Pending {
   onPid(pid: number): void;
-  onExit(code: number): void;
+  /** `sizes`: the byte counts of the command's stdout and stderr files, where the runner tells them. */
+  onExit(code: number, sizes?: [number, number]): void;
 }
 
 class Runner {
@@ -80,11 +114,12 @@ class Runner {
   constructor(
     cwd: string,
     program: RunnerProgram,
+    env: NodeJS.ProcessEnv,
     readonly outFile: string,
     readonly errFile: string,
   ) {
     // Its own process group: a Ctrl-C at the terminal reaches refinery, which aborts the jobs.
-    this.child = spawn(program.command, [...program.args, outFile, errFile], { cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: process.env });
+    this.child = spawn(program.command, [...program.args, outFile, errFile], { cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true, env });
     this.child.unref();
     this.child.stdout.on('data', (d: Buffer) => this.read(d.toString()));
     this.child.on('exit', () => {
@@ -105,15 +140,16 @@ class Runner {
       else if (line.startsWith('exit ')) {
         const p = this.pending;
         this.pending = undefined;
-        p?.onExit(Number(line.slice(5)));
+        const [code, out, err] = line.slice(5).split(' ').map(Number);
+        p?.onExit(code ?? -1, out !== undefined && err !== undefined ? [out, err] : undefined);
       }
     }
   }
 
-  /** A one-line script goes inline (`sh -c`); a longer one through its file. */
-  start(script: { inline: string } | { file: string }, pending: Pending): void {
+  /** Sends one job line (without its newline). */
+  start(job: string, pending: Pending): void {
     this.pending = pending;
-    this.child.stdin.write(`${'inline' in script ? `c${script.inline}` : `f${script.file}`}\n`);
+    this.child.stdin.write(`${job}\n`);
   }
 
   stop(): void {
@@ -156,8 +192,8 @@ function works(command: string, args: string[]): boolean {
 function runnerProgram(): RunnerProgram | null {
   if (program === undefined) {
     const python = ['/usr/bin/python3', 'python3'].find((p) => works(p, ['-c', 'import os; os.posix_spawn']));
-    if (python) program = { command: python, args: ['-c', PYTHON_RUNNER] };
-    else program = works('perl', ['-e', '1']) ? { command: 'perl', args: ['-e', PERL_RUNNER] } : null;
+    if (python) program = { command: python, args: ['-c', PYTHON_RUNNER], protocol: 'json' };
+    else program = works('perl', ['-e', '1']) ? { command: 'perl', args: ['-e', PERL_RUNNER], protocol: 'lines' } : null;
   }
   return program;
 }
@@ -172,6 +208,8 @@ export class RunnerPool {
   private readonly all = new Set<Runner>();
 
   private made = 0;
+  /** The environment the runners start with; each job sends only what differs from it. */
+  private readonly env: NodeJS.ProcessEnv = { ...process.env };
 
   /** `scratchDir` holds each runner's output files; it must exist. */
   constructor(
@@ -185,7 +223,7 @@ export class RunnerPool {
     if (!runner) {
       this.made += 1;
       const base = path.join(this.scratchDir, `runner-${this.made}`);
-      runner = new Runner(this.cwd, runnerProgram() as RunnerProgram, `${base}.out`, `${base}.err`);
+      runner = new Runner(this.cwd, runnerProgram() as RunnerProgram, this.env, `${base}.out`, `${base}.err`);
       this.all.add(runner);
     }
     return runner;
@@ -197,15 +235,32 @@ export class RunnerPool {
   }
 
   /** Runs one command; `scriptFile` is a scratch path (for long scripts and the output files), removed after. */
-  run(spec: CommandSpec & { scriptFile: string }): Promise<CommandOutcome> {
-    // The runners have refinery's environment: only what differs is exported.
-    const exports = Object.entries(spec.env)
-      .filter(([k, v]) => v !== undefined && process.env[k] !== v && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k))
-      .map(([k, v]) => `export ${k}=${quotePosix(String(v))}`);
+  /** The job line for a runner; a script too long for one line of the perl protocol goes to `scriptFile`. */
+  private encode(spec: CommandSpec & { scriptFile: string }): { job: string; file?: string } {
     const body = buildShellCommand(spec.pieces, spec.values);
-    const prelude = `${exports.length ? `${exports.join('; ')}; ` : ''}${spec.cwd === this.cwd ? '' : `cd ${quotePosix(spec.cwd)} || exit 1; `}`;
-    const inline = !/[\n\r]/.test(body) && body.length < 16_000;
-    if (!inline) writeFileSync(spec.scriptFile, `${prelude}\n${body}\n`);
+    const cd = spec.cwd === this.cwd ? '' : `cd ${quotePosix(spec.cwd)} || exit 1; `;
+    const changed = Object.entries(spec.env).filter(([k, v]) => v !== undefined && this.env[k] !== v) as [string, string][];
+    if (runnerProgram()?.protocol === 'json') {
+      const unset = Object.keys(this.env).filter((k) => spec.env[k] === undefined);
+      const direct = cd ? undefined : parseSimpleCommand(body);
+      const job = {
+        s: `${cd}${body}`,
+        ...(direct ? { a: direct.argv, r: direct.redirects.map((r) => [r.fd, r.mode, r.path]) } : {}),
+        ...(changed.length ? { e: Object.fromEntries(changed) } : {}),
+        ...(unset.length ? { u: unset } : {}),
+      };
+      return { job: JSON.stringify(job) };
+    }
+    const exports = changed.filter(([k]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)).map(([k, v]) => `export ${k}=${quotePosix(v)}`);
+    const prelude = `${exports.length ? `${exports.join('; ')}; ` : ''}${cd}`;
+    if (!/[\n\r]/.test(body) && body.length < 16_000) return { job: `c${prelude}${body}` };
+    writeFileSync(spec.scriptFile, `${prelude}\n${body}\n`);
+    return { job: `f${spec.scriptFile}`, file: spec.scriptFile };
+  }
+
+  /** Runs one command; `scriptFile` is a scratch path for a long script, removed after. */
+  run(spec: CommandSpec & { scriptFile: string }): Promise<CommandOutcome> {
+    const { job, file } = this.encode(spec);
     const runner = this.acquire();
     return new Promise((resolve) => {
       let pid: number | undefined;
@@ -219,22 +274,23 @@ export class RunnerPool {
         killTimer = setTimeout(() => killGroup(group, 'SIGKILL'), spec.killAfterMs ?? 2000);
         killTimer.unref();
       };
-      runner.start(inline ? { inline: `${prelude}${body}` } : { file: spec.scriptFile }, {
+      runner.start(job, {
         onPid: (p) => {
           pid = p;
           if (spec.signal.aborted) onAbort();
         },
-        onExit: (code) => {
+        onExit: (code, sizes) => {
           spec.signal.removeEventListener('abort', onAbort);
           if (killTimer) clearTimeout(killTimer);
+          // Files the runner says are empty are not opened.
+          const err = sizes?.[1] === 0 ? '' : tail(runner.errFile);
+          const out = sizes?.[0] === 0 ? '' : tail(runner.outFile);
           this.release(runner);
-          const err = tail(runner.errFile);
-          const out = tail(runner.outFile);
           if (spec.onLine) {
             for (const line of out ? out.split('\n') : []) spec.onLine('stdout', line);
             for (const line of err ? err.split('\n') : []) spec.onLine('stderr', line);
           }
-          if (!inline) rmSync(spec.scriptFile, { force: true });
+          if (file) rmSync(file, { force: true });
           // sh reports a command killed by signal N as exit status 128+N.
           const signal = code > 128 && code < 160 ? signalName(code - 128) : null;
           resolve({ exitCode: code === -1 ? null : signal ? null : code, signal: code === -1 ? 'runner exited' : signal, tail: err || out, aborted });

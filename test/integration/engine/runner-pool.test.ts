@@ -1,0 +1,125 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RunnerPool } from '../../../src/shell/runner-pool.ts';
+import { parseSimpleCommand } from '../../../src/shell/simple-command.ts';
+
+let base: string;
+let pool: RunnerPool;
+let poolDir: string;
+
+beforeAll(() => {
+  base = mkdtempSync(path.join(os.tmpdir(), 'refinery-runners-'));
+  poolDir = path.join(base, 'pool');
+  mkdirSync(path.join(poolDir, 'scratch'), { recursive: true });
+  pool = new RunnerPool(poolDir, path.join(poolDir, 'scratch'));
+});
+
+afterAll(() => {
+  pool.close();
+  rmSync(base, { recursive: true, force: true });
+});
+
+/** Fresh files in `dir`; the folder itself stays (the runners' working directory is the pool's). */
+function seed(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  for (const name of readdirSync(dir)) if (name !== 'scratch') rmSync(path.join(dir, name), { recursive: true, force: true });
+  writeFileSync(path.join(dir, 'a.txt'), 'alpha\n');
+  writeFileSync(path.join(dir, 'b.txt'), 'beta\nbeta\n');
+  writeFileSync(path.join(dir, 'log.txt'), 'first\n');
+}
+
+/** Every file of a folder with its content, scratch files left out. */
+function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of readdirSync(dir).sort()) if (name !== 'scratch') out[name] = readFileSync(path.join(dir, name), 'utf8');
+  return out;
+}
+
+function runInPool(script: string, env: NodeJS.ProcessEnv = process.env, signal = new AbortController().signal) {
+  return pool.run({ cwd: poolDir, env, pieces: [script], values: [], signal, scriptFile: path.join(poolDir, 'scratch', 'job.sh') });
+}
+
+// Commands the pool starts without a shell, and commands it gives to sh: the files they leave
+// and their exit codes must match what `sh -c` does with the same script.
+const SCRIPTS = [
+  'cksum a.txt b.txt > out.txt',
+  'wc -l < b.txt > count.txt',
+  'cat a.txt >> log.txt',
+  'cat missing.txt > out.txt',
+  'no-such-program-refinery a.txt > out.txt',
+  'cat a.txt > no-such-dir/out.txt',
+  'sort < missing.txt > sorted.txt',
+  "sh -c 'exit 3'",
+  'cat a.txt b.txt 2> err.txt > both.txt',
+  'cat a.txt | tr a-z A-Z > upper.txt',
+  'echo "$((1 + 2))" > sum.txt',
+];
+
+describe('RunnerPool', () => {
+  for (const script of SCRIPTS) {
+    it(`RunnerPool - ${JSON.stringify(script)} leaves what sh -c leaves${parseSimpleCommand(script) ? ' (started directly)' : ''}`, async () => {
+      const shellDir = path.join(base, 'sh');
+      seed(shellDir);
+      seed(poolDir);
+      const expected = spawnSync('/bin/sh', ['-c', script], { cwd: shellDir, stdio: ['ignore', 'pipe', 'pipe'] });
+      const outcome = await runInPool(script);
+      expect(outcome.exitCode).toBe(expected.status);
+      expect(snapshot(poolDir)).toEqual(snapshot(shellDir));
+      expect(outcome.tail !== '').toBe(expected.stderr.length + expected.stdout.length > 0);
+    });
+  }
+
+  it('RunnerPool - a direct command sees the variables set for it and not those removed', async () => {
+    seed(poolDir);
+    const env = { ...process.env, REFINERY_TEST_VALUE: 'x y' } as NodeJS.ProcessEnv;
+    delete env.HOME;
+    expect(parseSimpleCommand('printenv REFINERY_TEST_VALUE HOME > env.txt')).toBeDefined();
+    const outcome = await runInPool('printenv REFINERY_TEST_VALUE HOME > env.txt', env);
+    // printenv exits 1 when one of the names is not set.
+    expect(outcome.exitCode).toBe(1);
+    expect(readFileSync(path.join(poolDir, 'env.txt'), 'utf8')).toBe('x y\n');
+  });
+
+  it('RunnerPool - output of a direct command reaches the caller line by line', async () => {
+    const lines: string[] = [];
+    const outcome = await pool.run({
+      cwd: poolDir,
+      env: process.env,
+      pieces: ['cat a.txt b.txt'],
+      values: [],
+      signal: new AbortController().signal,
+      scriptFile: path.join(poolDir, 'scratch', 'job.sh'),
+      onLine: (stream, line) => lines.push(`${stream}:${line}`),
+    });
+    expect(outcome.exitCode).toBe(0);
+    expect(lines).toEqual(['stdout:alpha', 'stdout:beta', 'stdout:beta']);
+    // The next command starts with empty output files.
+    const next: string[] = [];
+    await pool.run({ cwd: poolDir, env: process.env, pieces: ['true'], values: [], signal: new AbortController().signal, scriptFile: path.join(poolDir, 'scratch', 'job.sh'), onLine: (_, l) => next.push(l) });
+    expect(next).toEqual([]);
+  });
+
+  it('RunnerPool - abort kills a direct command and its process group', async () => {
+    const controller = new AbortController();
+    const pending = runInPool('sleep 30', process.env, controller.signal);
+    // The command is running once the runner has reported its pid; aborting before is handled too.
+    controller.abort();
+    const outcome = await pending;
+    expect(outcome.aborted).toBe(true);
+    expect(outcome.exitCode).toBe(null);
+  });
+
+  it('RunnerPool - a long multi-line script runs through sh', async () => {
+    seed(poolDir);
+    const script = `for i in 1 2 3; do\n  echo $i >> lines.txt\ndone\n# ${'x'.repeat(20_000)}`;
+    const outcome = await runInPool(script);
+    expect(outcome.exitCode).toBe(0);
+    expect(readFileSync(path.join(poolDir, 'lines.txt'), 'utf8')).toBe('1\n2\n3\n');
+    expect(existsSync(path.join(poolDir, 'scratch', 'job.sh'))).toBe(false);
+  });
+});
+
+
