@@ -13,6 +13,7 @@ import type { Scope } from '../expr/evaluate.ts';
 import { renderCommand, renderEnv, renderWith } from './render.ts';
 import { loadTask } from './task-loader.ts';
 import { runCommand } from '../shell/command.ts';
+import { boundShell } from '../shell/zx.ts';
 import type { RunnerPool } from '../shell/runner-pool.ts';
 import type { Observations } from '../state/observations.ts';
 
@@ -94,18 +95,10 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 function dirMtime(abs: string): number | null {
   try {
-    return statSync(abs).mtimeMs;
+    return statSync(abs, { throwIfNoEntry: false })?.mtimeMs ?? null;
   } catch {
     return null;
   }
-}
-
-let zxModule: Promise<typeof import('../shell/zx.ts')> | undefined;
-
-/** zx loads once per process, when the first task stage runs (a no-op run never loads it). */
-function loadZx(): Promise<typeof import('../shell/zx.ts')> {
-  zxModule ??= import('../shell/zx.ts');
-  return zxModule;
 }
 
 type AttemptResult = { ok: true; summary?: string } | { ok: false; reason: string };
@@ -145,7 +138,6 @@ async function runTaskStage(inst: StageInstance, ctx: StageRunContext, staged: S
     const problems = parsed.error.issues.map((i) => `${i.path.join('.') || 'with'}: ${i.message}`).join('; ');
     return { ok: false, reason: `invalid params for task '${task.name}': ${problems}` };
   }
-  const { boundShell } = await loadZx();
   let shell: TaskContext<unknown>['$'] | undefined;
   const taskCtx: TaskContext<unknown> = {
     params: parsed.data,

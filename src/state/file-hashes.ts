@@ -53,10 +53,14 @@ export class FileHashes {
 
   private stampFromDisk(rel: string): FileStamp | undefined {
     const abs = path.join(this.root, rel);
-    let st: Stats;
+    // Missing files are common (outputs not made yet): no exception for them.
+    let st: Stats | undefined;
     try {
-      st = statSync(abs);
+      st = statSync(abs, { throwIfNoEntry: false });
     } catch {
+      st = undefined;
+    }
+    if (!st) {
       this.forget(rel);
       return undefined;
     }

@@ -32,8 +32,8 @@ export function manifestKey(parts: { version: string; pipelineFile: string; pipe
 
 function fileStat(abs: string): [number, number, number] | null {
   try {
-    const st = statSync(abs);
-    return [st.size, st.mtimeMs, st.ino];
+    const st = statSync(abs, { throwIfNoEntry: false });
+    return st ? [st.size, st.mtimeMs, st.ino] : null;
   } catch {
     return null;
   }
@@ -41,7 +41,7 @@ function fileStat(abs: string): [number, number, number] | null {
 
 function dirStat(abs: string): number | null {
   try {
-    return statSync(abs).mtimeMs;
+    return statSync(abs, { throwIfNoEntry: false })?.mtimeMs ?? null;
   } catch {
     return null;
   }
