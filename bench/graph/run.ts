@@ -127,28 +127,26 @@ function main(): void {
 /**
  * N in-process `task:` stages, each a first run (nothing cached: the pipeline file is parsed
  * too), against the naive peer: a script that calls the same task module once per stage in
- * order, writing straight to the outputs.
+ * order, writing straight to the outputs. Every run gets a project folder of its own, made
+ * before any is timed and removed after all are: deleting thousands of files makes the
+ * creation of files slow for seconds after on this machine's file system, whoever deletes.
  */
 function measureTasks(n: number, reps: number): void {
   const dag = makeDag(n);
-  const dir = path.join(WORK, `refinery-task-${n}`);
-  setup(dir, dag, 'refinery', 'task');
-  const stages = dag.inputs.map((inputs, i) => ({ inputs, output: stageOutput(i) }));
-  writeFileSync(path.join(dir, 'dag.json'), JSON.stringify(stages));
-  const naive: number[] = [];
-  const refinery: number[] = [];
-  for (let r = 0; r < reps; r += 1) {
-    for (const tool of ['naive', 'refinery'] as const) {
-      rmSync(path.join(dir, 'out'), { recursive: true, force: true });
-      rmSync(path.join(dir, '.refinery'), { recursive: true, force: true });
-      mkdirSync(path.join(dir, 'out'));
-      if (tool === 'naive') naive.push(timeArgv(dir, tool, [process.execPath, [path.join(REPO, 'bench', 'graph', 'naive-tasks.mjs'), 'dag.json']]));
-      else refinery.push(timeCommand(dir, 'refinery'));
-    }
+  const stages = JSON.stringify(dag.inputs.map((inputs, i) => ({ inputs, output: stageOutput(i) })));
+  const runs = Array.from({ length: reps }, (_, r) => (['naive', 'refinery'] as const).map((tool) => ({ tool, dir: path.join(WORK, `task-${n}-${tool}-${r}`) }))).flat();
+  for (const { dir } of runs) {
+    setup(dir, dag, 'refinery', 'task');
+    writeFileSync(path.join(dir, 'dag.json'), stages);
   }
-  rmSync(dir, { recursive: true, force: true });
-  const [a, b] = [median(refinery), median(naive)];
+  const times = { naive: [] as number[], refinery: [] as number[] };
+  for (const { tool, dir } of runs) {
+    times[tool].push(tool === 'naive' ? timeArgv(dir, tool, [process.execPath, [path.join(REPO, 'bench', 'graph', 'naive-tasks.mjs'), 'dag.json']]) : timeCommand(dir, 'refinery'));
+  }
+  for (const { dir } of runs) rmSync(dir, { recursive: true, force: true });
+  const [a, b] = [median(times.refinery), median(times.naive)];
   console.log(`${n} in-process task: stages (checksum of 1-3 files each), first run, median of ${reps}: refinery ${fmt(a)} (target ≤ 5 s), naive loop over the same task ${fmt(b)}, refinery/naive ${(a / b).toFixed(2)}×`);
+  console.log(`  each run: refinery ${times.refinery.map(fmt).join(', ')}; naive ${times.naive.map(fmt).join(', ')}`);
 }
 
 main();

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, cpSync } from 'node:fs';
+import { closeSync, cpSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ResolvedOutput } from '../model/plan.ts';
 import type { ArtifactIssue } from '../model/events.ts';
@@ -10,24 +10,47 @@ export interface StagedOutput {
   target: ResolvedOutput;
 }
 
-/** Checks that every output was written and that each with a schema is valid. */
-export function checkStagedOutputs(outputs: readonly StagedOutput[], schemas: SchemaRegistry): ArtifactIssue[] {
+/** A staged file as read once: its stat and content, for validation and for its stamp. */
+export interface StagedFile {
+  size: number;
+  mtimeMs: number;
+  ino: number;
+  data: Buffer;
+}
+
+function readStaged(file: string): StagedFile | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, 'r');
+    const st = fstatSync(fd);
+    if (!st.isFile()) return undefined;
+    const data = readFileSync(fd);
+    return { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, data };
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * Checks that every output was written and that each with a schema is valid. Each staged file
+ * is read once; what was read is returned by output name (a rename keeps size, mtime and inode).
+ */
+export function checkStagedOutputs(outputs: readonly StagedOutput[], schemas: SchemaRegistry): { issues: ArtifactIssue[]; files: Map<string, StagedFile> } {
   const issues: ArtifactIssue[] = [];
+  const files = new Map<string, StagedFile>();
   for (const o of outputs) {
-    let isFile = false;
-    try {
-      isFile = statSync(o.staging).isFile();
-    } catch {
-      isFile = false;
-    }
-    if (!isFile) {
+    const file = readStaged(o.staging);
+    if (!file) {
       issues.push({ output: o.name, path: o.target.path, pointer: '', message: `was not written; the stage must write it to its staging path (\${outputs.${o.name}} or ctx.outputs.${o.name})` });
       continue;
     }
+    files.set(o.name, file);
     if (!o.target.schema) continue;
     let data: unknown;
     try {
-      data = JSON.parse(readFileSync(o.staging, 'utf8'));
+      data = JSON.parse(file.data.toString('utf8'));
     } catch (error) {
       issues.push({ output: o.name, path: o.target.path, pointer: '', message: `is not valid JSON: ${(error as Error).message}` });
       continue;
@@ -37,7 +60,7 @@ export function checkStagedOutputs(outputs: readonly StagedOutput[], schemas: Sc
       for (const issue of result.issues) issues.push({ output: o.name, path: o.target.path, pointer: issue.pointer, message: `${issue.message} (schema ${o.target.schema})` });
     }
   }
-  return issues;
+  return { issues, files };
 }
 
 /** Moves a stage's staged files aside with the validation errors beside them; returns the folder. */

@@ -4,7 +4,8 @@ import type { StageInstance } from '../model/plan.ts';
 import type { ArtifactIssue, StageEndEvent } from '../model/events.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { SchemaRegistry } from '../artifacts/schema-registry.ts';
-import { checkStagedOutputs, discardStaged, ensureDir, publishOutputs, rejectOutputs, type StagedOutput } from '../artifacts/commit.ts';
+import { checkStagedOutputs, discardStaged, ensureDir, publishOutputs, rejectOutputs, type StagedFile, type StagedOutput } from '../artifacts/commit.ts';
+import { contentStamp } from '../state/file-hashes.ts';
 import { createHash } from 'node:crypto';
 import type { FileHashes } from '../state/file-hashes.ts';
 import type { FingerprintParts, StageRecord, StageState } from '../state/stage-state.ts';
@@ -217,13 +218,14 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
     if (attempt < attempts) await sleep(Math.min(30_000, inst.spec.retry.backoffMs * 2 ** (attempt - 1)), ctx.signal);
   }
   attempt = Math.min(attempt, attempts);
-  ctx.hashes.invalidateAll();
   if (!last.ok) {
+    ctx.hashes.invalidateAll();
     discardStaged(staged);
     return { status: 'failed', attempts: attempt, reason: last.reason };
   }
-  const issues = checkStagedOutputs(staged, ctx.schemas);
+  const { issues, files } = checkStagedOutputs(staged, ctx.schemas);
   if (issues.length > 0) {
+    ctx.hashes.invalidateAll();
     const rejectedDir = rejectOutputs(staged, path.join(ctx.root, '.refinery', 'rejected', ctx.runId, slug(inst.id)), issues);
     const first = issues[0] as ArtifactIssue;
     return {
@@ -235,14 +237,11 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
     };
   }
   publishOutputs(ctx.root, staged);
-  ctx.hashes.invalidateAll();
   const outputs: StageRecord['outputs'] = {};
   for (const o of staged) {
-    const stamp = ctx.hashes.stamp(o.target.path);
-    if (stamp) {
-      ctx.hashes.remember(o.target.path, stamp);
-      outputs[o.name] = stamp;
-    }
+    const stamp = contentStamp(files.get(o.name) as StagedFile);
+    ctx.hashes.remember(o.target.path, stamp);
+    outputs[o.name] = stamp;
     ctx.observations?.file(o.target.path, stamp, true);
     const dir = path.posix.dirname(o.target.path);
     if (ctx.observations?.dirs.has(dir)) ctx.observations.dirRewritten(dir, dirMtime(path.join(ctx.root, dir)));

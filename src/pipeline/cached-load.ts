@@ -4,9 +4,12 @@ import { createHash } from 'node:crypto';
 import type { PipelineSpec } from '../model/pipeline.ts';
 import type { LoadResult } from './load.ts';
 import type { NameResolver } from './resolve-names.ts';
+import type { SourceSpan } from '../model/source.ts';
 import { packSpec, unpackSpec } from './compact-spec.ts';
+import { Locator } from './locate.ts';
+import { parseLocatedYaml } from './yaml-source.ts';
 
-const FORMAT = 'v2';
+const FORMAT = 'v3';
 
 function cacheFile(root: string, text: string): string {
   const key = createHash('sha256').update(FORMAT).update('\0').update(text).digest('hex').slice(0, 40);
@@ -37,7 +40,9 @@ export async function loadPipelineCached(root: string, file: string, resolver: N
   }
   const cached = cacheFile(root, `${absolute}\0${text}`);
   try {
-    const spec = unpackSpec(JSON.parse(readFileSync(cached, 'utf8')) as Record<string, unknown>);
+    let locator: Locator | undefined;
+    const locate = (at: Array<string | number>): SourceSpan => (locator ??= new Locator(absolute, text, parseLocatedYaml(absolute, text))).span(at, 'key');
+    const spec = unpackSpec(JSON.parse(readFileSync(cached, 'utf8')) as Record<string, unknown>, locate);
     if (namesStillResolve(spec, resolver)) return { spec, diagnostics: [], text };
   } catch {
     /* not cached yet */

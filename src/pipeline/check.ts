@@ -117,16 +117,16 @@ function stageTemplates(stage: StageSpec, at: Path): Array<{ t: Template; at: Pa
   return list;
 }
 
-function checkOutputPath(t: Template, at: Path, locator: Locator, seen: Map<string, string>, owner: string): void {
+function checkOutputPath(t: Template, at: () => Path, locator: Locator, seen: Map<string, string>, owner: string): void {
   if (!isConstant(t)) return;
   const p = t.source;
   const normalized = path.posix.normalize(p);
   if (path.isAbsolute(p) || normalized === '..' || normalized.startsWith('../')) {
-    locator.error(at, `output '${p}' is outside the project; outputs must be paths inside the project root`);
+    locator.error(at(), `output '${p}' is outside the project; outputs must be paths inside the project root`);
   } else if (isReservedPath(normalized)) {
-    locator.error(at, `output '${p}' is inside a folder refinery manages itself (.refinery/state, cache, staging, rejected, runs)`);
+    locator.error(at(), `output '${p}' is inside a folder refinery manages itself (.refinery/state, cache, staging, rejected, runs)`);
   } else if (seen.has(normalized)) {
-    locator.error(at, `stages '${seen.get(normalized)}' and '${owner}' both write '${normalized}'; each output needs one writer`);
+    locator.error(at(), `stages '${seen.get(normalized)}' and '${owner}' both write '${normalized}'; each output needs one writer`);
   } else seen.set(normalized, owner);
 }
 
@@ -146,7 +146,8 @@ function checkStage(stage: StageSpec, loop: LoopSpec | undefined, ctx: RefContex
         notes: [`a schema is a file schemas/${o.schema}.schema.json in the project or in refinery`],
       });
     }
-    const pathAt = locator.has([...at, 'outputs', name, 'path']) ? [...at, 'outputs', name, 'path'] : [...at, 'outputs', name];
+    // Where the path is written ({ path: ... } or the plain form) is looked up only for a message.
+    const pathAt = (): Path => (locator.has([...at, 'outputs', name, 'path']) ? [...at, 'outputs', name, 'path'] : [...at, 'outputs', name]);
     checkOutputPath(o.path, pathAt, locator, ctx.outputs, stage.id);
   }
   if (stage.pool && !Object.hasOwn(ctx.spec.pools, stage.pool)) {

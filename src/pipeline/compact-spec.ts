@@ -1,5 +1,7 @@
 import type { Template } from '../model/expr.ts';
 import type { PipelineSpec, StageOrLoop, StageSpec } from '../model/pipeline.ts';
+import type { SourceSpan } from '../model/source.ts';
+import { setLazySpan } from './lazy-span.ts';
 
 /**
  * A smaller JSON form of a checked pipeline for the parse cache: constant templates become
@@ -7,6 +9,8 @@ import type { PipelineSpec, StageOrLoop, StageSpec } from '../model/pipeline.ts'
  * read back about three times faster.
  */
 type Compact = Record<string, unknown>;
+type StagePath = Array<string | number>;
+type Locate = (path: StagePath) => SourceSpan | undefined;
 
 function packTemplate(t: Template): Template | string {
   return t.parts.length === 1 && typeof t.parts[0] === 'string' ? t.source : t;
@@ -25,13 +29,11 @@ function packStage(stage: StageSpec): Compact {
   if (stage.as === 'item') delete out.as;
   if (stage.retry.attempts === 0 && stage.retry.backoffMs === 1000) delete out.retry;
   if (Object.keys(stage.env).length === 0) delete out.env;
-  if (stage.span) out.span = [stage.span.line, stage.span.column, stage.span.length];
   return out;
 }
 
-function unpackStage(c: Compact, file: string): StageSpec {
-  const s = c as unknown as StageSpec & { span?: unknown };
-  const span = Array.isArray(c.span) ? { file, line: c.span[0] as number, column: c.span[1] as number, length: c.span[2] as number } : undefined;
+function unpackStage(c: Compact, path: StagePath, locate: Locate): StageSpec {
+  const s = c as unknown as StageSpec;
   const stage = {
     ...s,
     inputs: (c.inputs as Array<Template | string>).map(unpackTemplate),
@@ -40,8 +42,8 @@ function unpackStage(c: Compact, file: string): StageSpec {
     as: (c.as as string | undefined) ?? 'item',
     retry: (c.retry as StageSpec['retry'] | undefined) ?? { attempts: 0, backoffMs: 1000 },
     env: (c.env as StageSpec['env'] | undefined) ?? {},
-    ...(span ? { span } : {}),
   } as StageSpec;
+  setLazySpan(stage, () => locate(path));
   if (stage.kind === 'run') {
     const run = c.run as { shell?: Template | string; argv?: Array<Template | string> };
     stage.run = run.shell !== undefined ? { shell: unpackTemplate(run.shell) } : { argv: (run.argv ?? []).map(unpackTemplate) };
@@ -54,8 +56,14 @@ export function packSpec(spec: PipelineSpec): Compact {
   return { ...spec, stages };
 }
 
-export function unpackSpec(c: Compact): PipelineSpec {
+/** `locate` answers where a stage is in the file, for the few stages a diagnostic names. */
+export function unpackSpec(c: Compact, locate: Locate): PipelineSpec {
   const spec = c as unknown as PipelineSpec;
-  const stages = (c.stages as Compact[]).map((s) => (s.kind === 'loop' ? ({ ...s, stages: (s.stages as Compact[]).map((t) => unpackStage(t, spec.file)) } as unknown as StageOrLoop) : unpackStage(s, spec.file)));
+  const stages = (c.stages as Compact[]).map((s) => {
+    const at: StagePath = ['stages', s.id as string];
+    if (s.kind !== 'loop') return unpackStage(s, at, locate);
+    const inner = (s.stages as Compact[]).map((t) => unpackStage(t, [...at, 'loop', 'stages', t.id as string], locate));
+    return setLazySpan({ ...s, stages: inner } as unknown as StageOrLoop, () => locate(at));
+  });
   return { ...spec, stages };
 }

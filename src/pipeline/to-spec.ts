@@ -2,7 +2,9 @@ import type { Expr, Template } from '../model/expr.ts';
 import type { ForeachSpec, LoopSpec, OutputSpec, ParamSpec, PipelineSpec, StageOrLoop, StageSpec } from '../model/pipeline.ts';
 import { parseCondition, parseTemplate } from '../expr/template.ts';
 import { ExprSyntaxError } from '../expr/tokenize.ts';
+import type { SourceSpan } from '../model/source.ts';
 import type { Locator } from './locate.ts';
+import { setLazySpan } from './lazy-span.ts';
 import { parseDurationMs, STAGE_ID, type RawPipeline, type RawStage } from './pipeline-schema.ts';
 
 type Path = Array<string | number>;
@@ -76,7 +78,6 @@ function stageSpec(id: string, raw: RawStage, path: Path, locator: Locator): Sta
     locator.error(path, message, { which: 'key' });
     return undefined;
   }
-  const span = locator.span(path, 'key');
   const needs = list(raw.needs);
   if (raw.loop) return loopSpec(id, raw, path, locator);
   if (raw.with !== undefined && raw.task === undefined) locator.error([...path, 'with'], '`with:` passes params to a task; a run: stage has none', { which: 'key' });
@@ -89,21 +90,21 @@ function stageSpec(id: string, raw: RawStage, path: Path, locator: Locator): Sta
     as: raw.as ?? 'item',
     retry: { attempts: raw.retries ?? 0, backoffMs: raw.retry_backoff !== undefined ? parseDurationMs(raw.retry_backoff) : 1000 },
     env: Object.fromEntries(Object.entries(raw.env ?? {}).map(([k, v]) => [k, template(String(v), [...path, 'env', k], locator)])),
-    span,
     ...(raw.foreach !== undefined ? { foreach: foreachSpec(raw.foreach, [...path, 'foreach'], locator) as ForeachSpec } : {}),
     ...(raw.when !== undefined ? { when: condition(raw.when, [...path, 'when'], locator) } : {}),
     ...(raw.stale_if !== undefined ? { staleIf: condition(raw.stale_if, [...path, 'stale_if'], locator) } : {}),
     ...(raw.pool ? { pool: raw.pool } : {}),
     ...(raw.timeout !== undefined ? { timeoutMs: parseDurationMs(raw.timeout) } : {}),
   };
+  const locate = (): SourceSpan => locator.span(path, 'key');
   if (raw.task !== undefined) {
-    return { ...base, kind: 'task', task: raw.task, with: withValues(raw.with ?? {}, [...path, 'with'], locator) as Record<string, unknown> };
+    return setLazySpan<StageSpec>({ ...base, kind: 'task', task: raw.task, with: withValues(raw.with ?? {}, [...path, 'with'], locator) as Record<string, unknown> }, locate);
   }
   const run = raw.run as string | string[];
   const runSpec = Array.isArray(run)
     ? { argv: run.map((a, i) => template(a, [...path, 'run', i], locator)) }
     : { shell: template(run, [...path, 'run'], locator) };
-  return { ...base, kind: 'run', run: runSpec } satisfies StageSpec;
+  return setLazySpan<StageSpec>({ ...base, kind: 'run', run: runSpec }, locate);
 }
 
 function loopSpec(id: string, raw: RawStage, path: Path, locator: Locator): LoopSpec {
@@ -121,7 +122,7 @@ function loopSpec(id: string, raw: RawStage, path: Path, locator: Locator): Loop
     const spec = stageSpec(innerId, inner, innerPath, locator);
     if (spec && spec.kind !== 'loop') stages.push(spec);
   }
-  return {
+  return setLazySpan<LoopSpec>({
     kind: 'loop',
     id,
     ...(raw.description ? { description: raw.description } : {}),
@@ -129,8 +130,7 @@ function loopSpec(id: string, raw: RawStage, path: Path, locator: Locator): Loop
     max: typeof loop.max === 'number' ? loop.max : template(loop.max, [...path, 'loop', 'max'], locator),
     ...(loop.until !== undefined ? { until: condition(loop.until, [...path, 'loop', 'until'], locator) } : {}),
     stages,
-    span: locator.span(path, 'key'),
-  };
+  }, () => locator.span(path, 'key'));
 }
 
 function paramSpecs(raw: RawPipeline['params']): Record<string, ParamSpec> {

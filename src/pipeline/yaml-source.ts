@@ -1,6 +1,8 @@
 // The yaml library enters the pipeline loader here.
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
 import type { Diagnostic, SourceSpan } from '../model/source.ts';
+import { locateYamlFast, parseYamlFast } from './fast-yaml.ts';
+import { escapeSegment } from './fast-yaml-locate.ts';
 
 /** Plain data from a YAML file, with the place of every value and key by JSON pointer. */
 export interface LocatedYaml {
@@ -8,11 +10,6 @@ export interface LocatedYaml {
   /** pointer -> span of the value; `pointer + '#key'` -> span of a mapping key. Computed on demand. */
   spans: { get(pointer: string): SourceSpan | undefined };
   diagnostics: Diagnostic[];
-}
-
-function escapeSegment(segment: string | number): string {
-  const text = String(segment);
-  return text.includes('~') || text.includes('/') ? text.replaceAll('~', '~0').replaceAll('/', '~1') : text;
 }
 
 export function pointerOf(path: ReadonlyArray<string | number>): string {
@@ -68,7 +65,33 @@ function convert(node: YamlNode | null | undefined, at: string, ctx: ConvertCont
   return null;
 }
 
+/**
+ * Parses a YAML file. The common subset takes a fast path (fast-yaml.ts) with no diagnostics; its
+ * spans are worked out when the first one is asked for, by the fast scanner again (or by the yaml
+ * library, for a text with CRLF line breaks or a key ending in `#key`).
+ */
 export function parseLocatedYaml(file: string, text: string): LocatedYaml {
+  const fast = parseYamlFast(text);
+  if (!fast) return parseLocatedYamlWithLibrary(file, text);
+  let find: ((pointer: string) => SourceSpan | undefined) | undefined;
+  const spans = { get: (pointer: string) => (find ??= fastSpanFinder(file, text))(pointer) };
+  return { value: fast.value, spans, diagnostics: [] };
+}
+
+function fastSpanFinder(file: string, text: string): (pointer: string) => SourceSpan | undefined {
+  const located = locateYamlFast(text);
+  if (!located) {
+    const full = parseLocatedYamlWithLibrary(file, text);
+    return (pointer) => full.spans.get(pointer);
+  }
+  const lines = new LineCounter();
+  lines.addNewLine(0);
+  for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', nl + 1)) lines.addNewLine(nl + 1);
+  return (pointer) => spanOf(file, lines, text, located.get(pointer));
+}
+
+/** The yaml library's parse: every value located, every error and warning reported. */
+export function parseLocatedYamlWithLibrary(file: string, text: string): LocatedYaml {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: false, prettyErrors: false });
   const diagnostics: Diagnostic[] = [...doc.errors, ...doc.warnings].map((error) => {

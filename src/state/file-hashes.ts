@@ -13,6 +13,11 @@ export function hashText(text: string): string {
   return digest(text);
 }
 
+/** The stamp of a file from its stat and its content, read together. */
+export function contentStamp(file: { size: number; mtimeMs: number; ino: number; data: Buffer }): FileStamp {
+  return [file.size, file.mtimeMs, file.ino, digest(file.data)];
+}
+
 /**
  * Content hashes behind a stat cache: a file whose size, mtime and inode are unchanged since
  * it was last hashed is not read again. Persisted in `.refinery/cache/file-hashes.json`.
@@ -83,7 +88,11 @@ export class FileHashes {
     return this.stamp(rel)?.[3];
   }
 
-  /** Forgets what was seen of the disk: a stage that ran may have written any file. */
+  /**
+   * Forgets what was seen of the disk. Called after a stage fails (it may have left anything);
+   * a stage that succeeds updates the stamps of the outputs it declares, and a file it wrote
+   * without declaring it is seen by the next run.
+   */
   invalidateAll(): void {
     this.checked.clear();
   }

@@ -74,14 +74,13 @@ export class StageState {
 
   private fd: number | undefined;
 
-  /** One open file for the whole run: a stage appends two lines, thousands of stages many. */
-  private append(entry: JournalLine): void {
+  /** One open file for the whole run: a stage appends up to two lines, thousands of stages many. */
+  private write(text: string): void {
     if (this.fd === undefined) {
       mkdirSync(path.dirname(this.file), { recursive: true });
       this.fd = openSync(this.file, 'a');
     }
-    writeSync(this.fd, `${JSON.stringify(entry)}\n`);
-    this.lines += 1;
+    writeSync(this.fd, text);
   }
 
   /** Closes the journal (it reopens on the next append). */
@@ -90,15 +89,19 @@ export class StageState {
     this.fd = undefined;
   }
 
+  /** Written at once, before the stage can replace its outputs: a crash after it leaves the stage stale. */
   drop(stage: string): void {
     if (!this.records.has(stage)) return;
     this.records.delete(stage);
-    this.append({ s: stage, f: null });
+    this.write(`${JSON.stringify({ s: stage, f: null } satisfies JournalLine)}\n`);
+    this.lines += 1;
   }
 
+  /** Records a stage as done; written at once, so a stage reported finished is never rerun after a crash. */
   commit(record: StageRecord): void {
     this.records.set(record.stage, record);
-    this.append({ s: record.stage, f: record.fingerprint, r: record });
+    this.write(`${JSON.stringify({ s: record.stage, f: record.fingerprint, r: record } satisfies JournalLine)}\n`);
+    this.lines += 1;
   }
 
   /** Rewrites the journal with one line per stage when it has grown well past that. */

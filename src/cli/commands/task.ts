@@ -108,6 +108,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   bus.emit({ type: 'run-end', status: status === 'succeeded' ? 'succeeded' : status === 'aborted' ? 'aborted' : 'failed', durationMs: Date.now() - started, counts: { succeeded: status === 'succeeded' ? 1 : 0, failed: status === 'failed' ? 1 : 0, fresh: 0, skipped: 0, blocked: 0, aborted: status === 'aborted' ? 1 : 0 } });
   jsonl.close();
   hashes.save();
+  state.close();
   return status === 'succeeded' ? 0 : status === 'aborted' ? 130 : 1;
 }
 
