@@ -24,6 +24,8 @@ function timeCommand(dir: string, tool: Tool): number {
 }
 
 let probes = 0;
+/** Project folders, removed only when everything has been timed. */
+const leftovers: string[] = [];
 
 /** Microseconds per file creation, by creating 200 small files (kept until the end: deleting is what slows creation). */
 function probeCreation(): number {
@@ -116,7 +118,7 @@ function measure(n: number, dag: Dag, tool: Tool, reps: number, fullReps: number
     appendFileSync(path.join(dir, dag.sources[0] as string), `edit ${r}\n`);
     touch.push(timeCommand(dir, tool));
   }
-  rmSync(dir, { recursive: true, force: true });
+  leftovers.push(dir);
   return { full: median(full), noop: median(noop), touch: median(touch) };
 }
 
@@ -130,6 +132,7 @@ function main(): void {
   });
   const sizes = values.sizes.split(',').map(Number).filter((n) => n > 0);
   const reps = Number(values.reps);
+  rmSync(WORK, { recursive: true, force: true });
   mkdirSync(WORK, { recursive: true });
   console.log(`bench/graph: ${reps} repetitions (median), -j2, ${process.platform} ${process.arch}, node ${process.version}`);
   for (const n of sizes) {
@@ -152,7 +155,7 @@ function main(): void {
   }
   const taskStages = Number(values['task-stages']);
   if (taskStages > 0) measureTasks(taskStages, reps);
-  rmSync(path.join(WORK, '.probe'), { recursive: true, force: true });
+  for (const dir of [...leftovers, path.join(WORK, '.probe')]) rmSync(dir, { recursive: true, force: true });
   const sorted = [...settledAt].sort((a, b) => a - b);
   console.log(`file creation just before the timed commands: ${sorted[0]?.toFixed(0)}–${sorted[sorted.length - 1]?.toFixed(0)} µs per file (each waited, up to 20 s, for < 60 µs)`);
 }
@@ -176,7 +179,7 @@ function measureTasks(n: number, reps: number): void {
   for (const { tool, dir } of runs) {
     times[tool].push(tool === 'naive' ? timeArgv(dir, tool, [process.execPath, [path.join(REPO, 'bench', 'graph', 'naive-tasks.mjs'), 'dag.json']]) : timeCommand(dir, 'refinery'));
   }
-  for (const { dir } of runs) rmSync(dir, { recursive: true, force: true });
+  leftovers.push(...runs.map((r) => r.dir));
   const [a, b] = [median(times.refinery), median(times.naive)];
   console.log(`${n} in-process task: stages (checksum of 1-3 files each), first run, median of ${reps}: refinery ${fmt(a)} (target ≤ 5 s), naive loop over the same task ${fmt(b)}, refinery/naive ${(a / b).toFixed(2)}×`);
   console.log(`  each run: refinery ${times.refinery.map(fmt).join(', ')}; naive ${times.naive.map(fmt).join(', ')}`);
