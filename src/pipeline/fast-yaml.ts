@@ -378,12 +378,7 @@ class Scanner {
       }
       break; // the line break
     }
-    let end = i;
-    while (end > start && s.charCodeAt(end - 1) === SPACE) end -= 1;
-    this.p = i;
-    this.tokenStart = start;
-    this.tokenEnd = end;
-    return s.slice(start, end);
+    return this.plainToken(start, i);
   }
 
   /** A plain scalar in a flow collection: a key (ending at `: `, p left at the colon) or a value (ending before `,[]{}`). */
@@ -413,12 +408,17 @@ class Scanner {
       } else if (key || c === NL) bail();
       break; // a flow indicator, or the `: ` after a key
     }
+    return this.plainToken(start, i);
+  }
+
+  /** Ends a plain scalar that runs from `start` to before `i`, trailing spaces left out; p moves to `i`. */
+  private plainToken(start: number, i: number): string {
     let end = i;
-    while (end > start && s.charCodeAt(end - 1) === SPACE) end -= 1;
+    while (end > start && this.s.charCodeAt(end - 1) === SPACE) end -= 1;
     this.p = i;
     this.tokenStart = start;
     this.tokenEnd = end;
-    return s.slice(start, end);
+    return this.s.slice(start, end);
   }
 
   private quoted(quote: number): string {
