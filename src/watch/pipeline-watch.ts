@@ -7,6 +7,7 @@ import type { SchemaRegistry } from '../artifacts/schema-registry.ts';
 import type { FileHashes } from '../state/file-hashes.ts';
 import { StageState } from '../state/stage-state.ts';
 import { execute, type ExecuteResult } from '../executor/executor.ts';
+import { stagesAskingToBeRedone } from '../executor/stale-check.ts';
 import { loadPipeline, reexpand, type LoadedPipeline } from './load-pipeline.ts';
 import { ChangeIndex, type Classification, type OwnWrite } from './change-index.ts';
 import { planGraph, selectionFor } from './selection.ts';
@@ -30,6 +31,8 @@ export interface WatchShared {
   retarget(): void;
   /** Told when a run ends, for the daemon's bookkeeping (tests, benchmarks). */
   runEnded(pipeline: string, result: ExecuteResult): void;
+  /** How long after a run to run again the stages whose `stale_if` holds; 0: never. */
+  recheckMs: number;
 }
 
 interface Running {
@@ -61,6 +64,7 @@ export class PipelineWatch {
   private loop: Promise<void> | undefined;
   private stopped = false;
   private idleWaiters: Array<() => void> = [];
+  private recheckTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly shared: WatchShared,
@@ -109,6 +113,7 @@ export class PipelineWatch {
   /** Stops taking changes; resolves when the current run (if any) ended. */
   async stop(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.recheckTimer);
     await this.loop;
   }
 
@@ -119,21 +124,47 @@ export class PipelineWatch {
 
   /** Resolves once no run is going and no change waits. */
   whenIdle(): Promise<void> {
-    if (!this.loop && (this.stopped || (this.pending.size === 0 && !this.fullPending))) return Promise.resolve();
+    if (!this.loop && (this.stopped || !this.hasWork())) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private hasWork(): boolean {
+    return this.pending.size > 0 || this.fullPending || this.carry !== undefined;
   }
 
   private wake(): void {
     if (this.loop || this.stopped) return;
     this.loop = this.drain().finally(() => {
       this.loop = undefined;
-      if (!this.stopped && (this.pending.size > 0 || this.fullPending)) this.wake();
+      if (!this.stopped && this.hasWork()) this.wake();
       else for (const resolve of this.idleWaiters.splice(0)) resolve();
     });
   }
 
+  /**
+   * Stages whose last result asks to be redone (`stale_if`) run again after `recheckMs`, with
+   * no file changing: a MassGen turn that went silent turns from in progress to incomplete.
+   */
+  private scheduleRecheck(): void {
+    clearTimeout(this.recheckTimer);
+    this.recheckTimer = undefined;
+    if (this.shared.recheckMs <= 0 || this.stopped) return;
+    const { plan } = this.pipeline.expansion;
+    const ids = stagesAskingToBeRedone({ root: this.shared.root, pipeline: this.name, params: plan.params, instances: plan.instances.filter((i) => this.state.get(i.id)) });
+    if (ids.length === 0) return;
+    this.recheckTimer = setTimeout(() => {
+      this.recheckTimer = undefined;
+      if (this.stopped) return;
+      const carried = this.carry === 'all' ? 'all' : new Set([...(this.carry ?? []), ...ids]);
+      this.carry = carried;
+      this.shared.notify({ kind: 'recheck', pipeline: this.name, stages: ids });
+      this.wake();
+    }, this.shared.recheckMs);
+    this.recheckTimer.unref();
+  }
+
   private async drain(): Promise<void> {
-    while (!this.stopped && (this.pending.size > 0 || this.fullPending)) {
+    while (!this.stopped && this.hasWork()) {
       try {
         const cycle = await this.prepare();
         if (cycle) await this.run(cycle);
@@ -270,6 +301,7 @@ export class PipelineWatch {
       this.running = undefined;
     }
     if (running.restart) this.carry = cycle.selection ?? 'all';
+    this.scheduleRecheck();
     this.shared.runEnded(this.name, result);
   }
 }

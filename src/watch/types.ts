@@ -19,6 +19,8 @@ export type WatchNotice =
   | { kind: 'stages-added'; pipeline: string; stages: string[] }
   | { kind: 'stages-retired'; pipeline: string; stages: string[] }
   | { kind: 'restarting'; pipeline: string; stages: string[] }
+  /** Stages whose last result asked to be redone, run again with no change (`stale_if`). */
+  | { kind: 'recheck'; pipeline: string; stages: string[] }
   | { kind: 'outside-root'; pipeline: string; path: string }
   | { kind: 'task-changed'; pipeline: string; file: string }
   | { kind: 'watch-error'; message: string }

@@ -15,6 +15,8 @@ export interface WatchOptions {
   /** `--param` overrides; each pipeline takes those it declares, on reload too. */
   overrides: Readonly<Record<string, string>>;
   debounceMs: number;
+  /** How long after a run to run again the stages whose `stale_if` holds; 0: never. */
+  recheckMs: number;
   onBusy: BusyPolicy;
   concurrency: number;
   keepGoing: boolean;
@@ -52,6 +54,7 @@ export class WatchDaemon {
       notify: options.notify,
       retarget: () => this.fs.setTargets(this.targets()),
       runEnded: (pipeline, result) => options.onRunEnd?.(pipeline, result),
+      recheckMs: options.recheckMs,
     };
     this.sessions = options.pipelines.map((p) => new PipelineWatch(shared, p));
     this.batcher = new ChangeBatcher(options.debounceMs, Math.max(1000, options.debounceMs * 10), (changes) => this.route(changes));

@@ -25,6 +25,9 @@ Options:
   -j, --concurrency N     stages at once (default: number of cores)
   -k, --keep-going        keep running stages that do not depend on a failure
       --debounce MS       wait for MS of quiet after a change before running (default 50)
+      --recheck MS        run again, MS after a run, the stages whose stale_if still holds
+                          (a MassGen turn in progress), with no file changing (default
+                          30000; 0: only when files change)
       --on-busy POLICY    a change during a run: queue (one follow-up run, the default) or
                           restart (abort the run's stages through their signal and run again)
       --broker URL        publish to this MQTT broker (default: MQTT_BROKER, else an embedded
@@ -42,6 +45,7 @@ interface WatchFlags {
   concurrency?: string;
   'keep-going': boolean;
   debounce: string;
+  recheck: string;
   'on-busy': string;
   broker?: string;
   'mqtt-port': string;
@@ -59,6 +63,7 @@ function parseFlags(argv: string[]): { flags: WatchFlags; positionals: string[] 
       concurrency: { type: 'string', short: 'j' },
       'keep-going': { type: 'boolean', short: 'k', default: false },
       debounce: { type: 'string', default: '50' },
+      recheck: { type: 'string', default: '30000' },
       'on-busy': { type: 'string', default: 'queue' },
       broker: { type: 'string' },
       'mqtt-port': { type: 'string', default: '1883' },
@@ -73,6 +78,7 @@ function parseFlags(argv: string[]): { flags: WatchFlags; positionals: string[] 
 interface Settings {
   concurrency: number;
   debounceMs: number;
+  recheckMs: number;
   onBusy: BusyPolicy;
   mqttPort: number;
   overrides: Record<string, string>;
@@ -83,12 +89,14 @@ function checkSettings(flags: WatchFlags): { settings?: Settings; error?: string
   if (!Number.isInteger(concurrency) || concurrency < 1) return { error: `-j ${flags.concurrency}: expected a whole number ≥ 1` };
   const debounceMs = Number(flags.debounce);
   if (!/^\d+$/.test(flags.debounce) || debounceMs > 60_000) return { error: `--debounce ${flags.debounce}: expected milliseconds, 0 to 60000` };
+  const recheckMs = Number(flags.recheck);
+  if (!/^\d+$/.test(flags.recheck) || recheckMs > 86_400_000) return { error: `--recheck ${flags.recheck}: expected milliseconds, 0 to 86400000` };
   if (flags['on-busy'] !== 'queue' && flags['on-busy'] !== 'restart') return { error: `--on-busy ${flags['on-busy']}: expected queue or restart` };
   const mqttPort = Number(flags['mqtt-port']);
   if (!/^\d+$/.test(flags['mqtt-port']) || mqttPort > 65535) return { error: `--mqtt-port ${flags['mqtt-port']}: expected a port number 0-65535` };
   const parsed = parseParamFlags(flags.param);
   if (parsed.error) return { error: parsed.error };
-  return { settings: { concurrency, debounceMs, onBusy: flags['on-busy'], mqttPort, overrides: parsed.params } };
+  return { settings: { concurrency, debounceMs, recheckMs, onBusy: flags['on-busy'], mqttPort, overrides: parsed.params } };
 }
 
 async function loadAll(io: CommandIo, args: string[], overrides: Record<string, string>): Promise<LoadedPipeline[] | undefined> {
@@ -141,6 +149,8 @@ function renderNotice(io: CommandIo, n: WatchNotice, verbose: boolean): void {
       return line(`${n.pipeline}: retired ${n.stages.join(', ')} (its files are gone)`);
     case 'restarting':
       return line(`${n.pipeline}: inputs of ${n.stages.join(', ')} changed during the run; aborting it to run again`);
+    case 'recheck':
+      return line(`${n.pipeline}: ${n.stages.join(', ')} asked to be redone (stale_if); running again`);
     case 'outside-root':
       return line(`${n.pipeline}: input ${n.path} is outside the project; it is not watched`);
     case 'task-changed':
@@ -241,6 +251,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       pipelines,
       overrides: settings.overrides,
       debounceMs: settings.debounceMs,
+      recheckMs: settings.recheckMs,
       onBusy: settings.onBusy,
       concurrency: settings.concurrency,
       keepGoing: flags['keep-going'],

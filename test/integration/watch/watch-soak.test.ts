@@ -59,6 +59,7 @@ stages:
       pipelines: [loaded.pipeline],
       overrides: {},
       debounceMs: 50,
+      recheckMs: 0,
       onBusy: 'queue',
       concurrency: 2,
       keepGoing: false,

@@ -190,6 +190,37 @@ stages:
     expect(stageEnds(after.stdout)).toEqual({ slow: 'fresh' });
   });
 
+  it('watch - a stage whose stale_if holds runs again with no file changing, until its result says it is done', async () => {
+    project = tempProject({
+      'pipelines/p.yaml': `pipeline: p
+stages:
+  turn:
+    task: age-state
+    with: { file: src/started.txt }
+    inputs: [src/started.txt]
+    outputs: { o: out/state.json }
+    stale_if: "self.o.state == 'in_progress'"
+`,
+      // In progress while its input is younger than 4 s, as analyze-turn judges a silent MassGen run.
+      'tasks/age-state.ts': `import { statSync, writeFileSync } from 'node:fs';
+import { defineTask, z } from 'refinery/task';
+export default defineTask({ name: 'age-state', params: z.object({ file: z.string() }), async run(ctx) {
+  const age = Date.now() - statSync(ctx.params.file).mtimeMs;
+  writeFileSync(ctx.outputs.o, JSON.stringify({ state: age < 4000 ? 'in_progress' : 'done' }));
+} });
+`,
+    });
+    project.write('src/started.txt', 'now\n');
+    const state = (): string => JSON.parse(readFileSync(project?.path('out/state.json') ?? '', 'utf8')).state as string;
+    watcher = new WatchProcess(['--recheck', '300'], project.root);
+    await watcher.nth(1, 'stage-end', 'turn', 'succeeded');
+    expect(state()).toBe('in_progress');
+    await watcher.until(() => state() === 'done', 'the turn to be done without a change', 30_000);
+    expect(watcher.count('stage-end', 'turn', 'succeeded')).toBeGreaterThanOrEqual(2);
+    expect(watcher.stderr).toContain('turn asked to be redone (stale_if); running again');
+    expect(watcher.stderr).not.toMatch(/changed: src\/started\.txt/);
+  });
+
   it('watch - a second SIGINT aborts the running stage; it is left stale, and the exit code is 0', async () => {
     project = tempProject({
       'pipelines/p.yaml': `pipeline: p
