@@ -83,6 +83,35 @@ describe('refinery jobs (CLI)', () => {
     }
   });
 
+  it('jobs wait - without --job follows every unfinished job and exits with the worst outcome', async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const submitters = ['first', 'second'].map((prompt) => {
+        const m = memoryIo(dir);
+        const shown = waitFor(m.io.stdout, /--job ([0-9a-f]{8}) --event started/);
+        const done = jobsCommand.run(['submit', '--agent', 'human', '--prompt', prompt, '--timeout', '30'], m.io);
+        return { shown, done };
+      });
+      const ids = await Promise.all(submitters.map(async (s) => ((await s.shown)[1] as string)));
+      const waiter = memoryIo(dir);
+      const subscribed = waitFor(waiter.io.stderr, /subscribed; waiting for 2 jobs/);
+      const waited = jobsCommand.run(['wait'], waiter.io);
+      await subscribed;
+      const [first, second] = ids as [string, string];
+      expect((await jobs(dir, 'publish', '--job', first, '--event', 'completed')).code).toBe(0);
+      expect((await jobs(dir, 'publish', '--job', second, '--event', 'error', '--detail', 'could not finish')).code).toBe(0);
+      expect(await waited).toBe(1);
+      expect(waiter.out()).toContain(`job=${first} outcome=completed`);
+      expect(waiter.out()).toContain(`job=${second} outcome=error`);
+      expect(await Promise.all(submitters.map((s) => s.done))).toEqual([0, 1]);
+      // Nothing is left unfinished: a second wait has nothing to follow.
+      const again = await jobs(dir, 'wait');
+      expect([again.code, again.err.trim()]).toEqual([0, `no pending or running jobs in ${path.join(dir, '.mam/jobs')}`]);
+    } finally {
+      cleanup();
+    }
+  });
+
   it('jobs verify - runs the script with JOB_ID and REGISTRY_DIR and returns its exit code', async () => {
     const { dir, cleanup } = tempDir();
     try {
