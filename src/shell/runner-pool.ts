@@ -242,7 +242,9 @@ export class RunnerPool {
     const changed = Object.entries(spec.env).filter(([k, v]) => v !== undefined && this.env[k] !== v) as [string, string][];
     if (runnerProgram()?.protocol === 'json') {
       const unset = Object.keys(this.env).filter((k) => spec.env[k] === undefined);
-      const direct = cd ? undefined : parseSimpleCommand(body);
+      // The runner looks programs up in its own PATH; a stage that changes PATH goes through sh.
+      const pathChanged = changed.some(([k]) => k === 'PATH') || unset.includes('PATH');
+      const direct = cd || pathChanged ? undefined : parseSimpleCommand(body);
       const job = {
         s: `${cd}${body}`,
         ...(direct ? { a: direct.argv, r: direct.redirects.map((r) => [r.fd, r.mode, r.path]) } : {}),

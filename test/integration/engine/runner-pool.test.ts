@@ -83,6 +83,17 @@ describe('RunnerPool', () => {
     expect(readFileSync(path.join(poolDir, 'env.txt'), 'utf8')).toBe('x y\n');
   });
 
+  it('RunnerPool - a command run with another PATH runs the program sh would find there', async () => {
+    seed(poolDir);
+    mkdirSync(path.join(poolDir, 'bin'));
+    // A cksum earlier in the stage's PATH than the system one.
+    writeFileSync(path.join(poolDir, 'bin', 'cksum'), '#!/bin/sh\necho shadowed\n', { mode: 0o755 });
+    const env = { ...process.env, PATH: `${path.join(poolDir, 'bin')}:${process.env.PATH ?? ''}` };
+    const outcome = await runInPool('cksum a.txt > sum.txt', env);
+    expect(outcome.exitCode).toBe(0);
+    expect(readFileSync(path.join(poolDir, 'sum.txt'), 'utf8')).toBe('shadowed\n');
+  });
+
   it('RunnerPool - output of a direct command reaches the caller line by line', async () => {
     const lines: string[] = [];
     const outcome = await pool.run({
