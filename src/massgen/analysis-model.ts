@@ -115,6 +115,26 @@ export interface PhaseRow {
   pctOfTotal: number;
 }
 
+/** One checklist round: seconds in each checklist-gated phase (null where the phase did not happen). */
+export interface ChecklistRoundRow {
+  agentId: string;
+  attempt: number;
+  round: number;
+  evaluationSeconds: number;
+  checklistToProposeSeconds: number | null;
+  implementationSeconds: number | null;
+  postChecklistSeconds: number | null;
+}
+
+export interface ChecklistPhases {
+  rounds: ChecklistRoundRow[];
+  evaluationSeconds: number;
+  implementationSeconds: number;
+  /** Of evaluation + implementation; null without checklist rounds. */
+  evaluationPct: number | null;
+  implementationPct: number | null;
+}
+
 export interface RoundRow {
   agentId: string;
   attempt: number;
@@ -241,7 +261,7 @@ export interface TurnAnalysis {
   ignoredVotes: IgnoredVote[];
   coordinationFlow: FlowEvent[];
   checklist: ChecklistItem[];
-  timing: { phases: PhaseRow[]; rounds: RoundRow[]; api: ApiSummary | null; bottlenecks: { what: string; seconds: number }[] };
+  timing: { phases: PhaseRow[]; rounds: RoundRow[]; checklist: ChecklistPhases; api: ApiSummary | null; bottlenecks: { what: string; seconds: number }[] };
   tools: ToolRow[];
   commands: CommandStats;
   duplication: Duplication;

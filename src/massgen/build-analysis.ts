@@ -5,6 +5,7 @@ import { costSummary, tokensByAgent } from './analysis-cost.ts';
 import { errorSummary } from './analysis-errors.ts';
 import { decideState, hasEndOfRunFiles } from './analysis-state.ts';
 import { apiSummary, phaseRows, roundRows, wallClock } from './analysis-timing.ts';
+import { checklistPhases } from './analysis-checklist.ts';
 import { answersOf, finishVotes, ignoredVotesOf, labelPrefix, restartsOf, votesOf } from './analysis-votes.ts';
 import { commandStats, duplication, toolRows } from './analysis-work.ts';
 import { buildClock, isoOfEpoch, relative, type Clock } from './clock.ts';
@@ -175,7 +176,7 @@ export function buildTurnAnalysis(input: TurnInput): TurnAnalysis {
     votes,
     ignoredVotes,
     coordinationFlow: flowOf(runs, clock, answers, votes, ignoredVotes),
-    timing: { phases: phaseRows(rounds), rounds, api: apiSummary(runs), bottlenecks: bottlenecks(rounds) },
+    timing: { phases: phaseRows(rounds), rounds, checklist: checklistPhases(runs), api: apiSummary(runs), bottlenecks: bottlenecks(rounds) },
     tools: toolRows(runs),
     commands: commandStats(runs),
     duplication: duplication(runs),

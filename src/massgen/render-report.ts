@@ -66,9 +66,15 @@ function correctness(a: TurnAnalysis): string {
   ].join('\n\n');
 }
 
+function checklistSection(c: TurnAnalysis['timing']['checklist']): string {
+  if (c.rounds.length === 0) return '_Not applicable: no round with a `submit_checklist` call in metrics_events.json._';
+  const rows = c.rounds.map((r) => [r.agentId, r.attempt, r.round, r.evaluationSeconds, r.checklistToProposeSeconds, r.implementationSeconds, r.postChecklistSeconds]);
+  const split = c.evaluationPct === null ? '' : `\n\nEvaluation ${c.evaluationSeconds} s (${c.evaluationPct}%) against implementation ${c.implementationSeconds} s (${c.implementationPct}%).`;
+  return `${table(['Agent', 'Attempt', 'Round', 'Evaluation (s)', 'Checklist→Propose (s)', 'Implementation (s)', 'Post-checklist (s)'], rows, '')}${split}`;
+}
+
 function efficiency(a: TurnAnalysis): string {
   const t = a.timing;
-  const checklistTools = a.tools.filter((x) => x.name.includes('submit_checklist') || x.name.includes('draft_approach'));
   return [
     '### Phase Duration Breakdown',
     table(['Phase', 'Count', 'Avg (s)', 'Max (s)', 'Total (s)', '% of Total'], t.phases.map((p) => [p.phase, p.count, p.avgSeconds, p.maxSeconds, p.totalSeconds, p.pctOfTotal]), 'no round_history in status.json or metrics_summary.json'),
@@ -76,9 +82,7 @@ function efficiency(a: TurnAnalysis): string {
     table(['Agent', 'Attempt', 'Round', 'Type', 'Outcome', 'Start (s)', 'End (s)', 'Total (s)', 'Tool (s)', 'Non-tool (s)', 'Tool calls'],
       t.rounds.map((r) => [r.agentId, r.attempt, r.round, r.type, r.outcome, r.startAt, r.endAt, r.seconds, r.toolSeconds, r.nonToolSeconds, r.toolCalls]), 'no round records'),
     '### Evaluation vs Implementation Timing (Checklist-Gated Phases)',
-    checklistTools.length
-      ? table(['Tool', 'Calls', 'Total (s)'], checklistTools.map((x) => [x.name, x.calls, x.totalSeconds]), '')
-      : '_Not applicable: no `submit_checklist` or `draft_approach` tool calls in this turn._',
+    checklistSection(t.checklist),
     '### Per-Round Evaluation vs Improvement Table',
     '_Tool time (implementation) and non-tool time (evaluation and reasoning) per round are the last columns of the per-round table above._',
     '### API Time',
