@@ -5,6 +5,7 @@ import type { TurnAnalysis } from './analysis-model.ts';
 import { DEFAULT_STALE_AFTER_SECONDS } from './analysis-state.ts';
 import { buildTurnAnalysis } from './build-analysis.ts';
 import type { LogWarning, RunData, TurnUnit } from './model.ts';
+import { listDir } from './fs-safe.ts';
 import { readRun } from './read-run.ts';
 import { subtractPreviousTurn } from './cumulative.ts';
 import { resolveTurnUnit } from './discover.ts';
@@ -37,6 +38,7 @@ export async function readTurnUnit(unit: TurnUnit, options: AnalyzeOptions = {})
   const baseDir = unit.turnDir ?? unit.logDir;
   const runs: RunData[] = [];
   for (const attempt of unit.attempts) runs.push(await readRun(attempt, warn, { baseDir, lines: options.lines }));
+  await adoptTurnFinal(unit, runs);
   const previous = await previousTurnRun(unit);
   if (previous && runs[0]) runs[0] = subtractPreviousTurn(runs[0], previous, warn, path.relative(baseDir, runs[0].dir) || '.');
   for (const run of runs) {
@@ -45,6 +47,18 @@ export async function readTurnUnit(unit: TurnUnit, options: AnalyzeOptions = {})
     if (!run.status && !run.coordination && !run.metrics) warn(rel, 'missing', 'no status.json, coordination_events.json or metrics_summary.json: figures come from snapshots, events and logs only');
   }
   return { runs, warnings };
+}
+
+/**
+ * `turn_N/final/<winner>/` is the CLI's copy of the last attempt's `final/`, made after the turn
+ * (massgen/cli.py). Its agents count as the last attempt's finals: the turn ended, and with whom,
+ * even where the attempt's own copy is missing.
+ */
+async function adoptTurnFinal(unit: TurnUnit, runs: RunData[]): Promise<void> {
+  const last = runs[runs.length - 1];
+  if (!unit.turnDir || !last || path.resolve(last.dir) === path.resolve(unit.turnDir)) return;
+  const agents = (await listDir(path.join(unit.turnDir, 'final'))).filter((e) => e.kind === 'dir').map((e) => e.name);
+  if (agents.length > 0) last.finalAgents = [...new Set([...last.finalAgents, ...agents])].sort();
 }
 
 /** The last attempt of turn_{N-1} of the same session, read without its streamed logs. */
