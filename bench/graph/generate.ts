@@ -1,17 +1,6 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-
-/** A small deterministic PRNG (mulberry32), so every tool builds the same DAG. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../../src/refine/seeded.ts';
 
 export interface Dag {
   /** For each stage i: the paths it reads (sources or earlier stages' outputs). */
@@ -21,7 +10,7 @@ export interface Dag {
 
 /** N stages; the first tenth read 1-3 source files, the rest 1-3 outputs of earlier stages. */
 export function makeDag(n: number, seed = 42): Dag {
-  const rand = prng(seed);
+  const rand = mulberry32(seed);
   const sourceCount = Math.max(1, Math.floor(n / 10));
   const sources = Array.from({ length: sourceCount }, (_, i) => `src/f${i}.txt`);
   const inputs: string[][] = [];

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 
-/** A deterministic PRNG (mulberry32) seeded from a string, so prompts (and cache keys) are stable across reruns. */
-export function seededRandom(seed: string): () => number {
-  let state = createHash('sha256').update(seed).digest().readUInt32LE(0);
+/** mulberry32: a small deterministic PRNG of floats in [0, 1). */
+export function mulberry32(seed: number): () => number {
+  let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
     let t = state;
@@ -10,6 +10,11 @@ export function seededRandom(seed: string): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** A deterministic PRNG seeded from a string, so prompts (and cache keys) are stable across reruns. */
+export function seededRandom(seed: string): () => number {
+  return mulberry32(createHash('sha256').update(seed).digest().readUInt32LE(0));
 }
 
 /** Fisher-Yates with a seeded PRNG; returns a new array. */

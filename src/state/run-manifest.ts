@@ -73,12 +73,19 @@ export interface ChangedFiles {
   previous: Observations;
 }
 
+/** What the last run recorded, compared with the disk now. */
+export type LastRunComparison =
+  /** Nothing it looked at changed: every stage is still up to date. */
+  | { unchanged: { pipeline: string; stages: string[] } }
+  /** Only these files changed: the stages they reach need checking. */
+  | { changed: ChangedFiles };
+
 /**
- * Which files changed since the last run recorded its stats, when that is all that changed:
- * undefined when there is no record for this pipeline text and params, or a folder listing or
+ * Compares the last run's record with the disk, reading it and stat'ing each file once.
+ * Undefined when there is no record for this pipeline text and params, or a folder listing or
  * an `exists()` answer changed (new stages may have appeared), so only a full check will do.
  */
-export function filesChangedSinceLastRun(root: string, pipelineFile: string, key: string): ChangedFiles | undefined {
+export function compareWithLastRun(root: string, pipelineFile: string, key: string): LastRunComparison | undefined {
   let manifest: Manifest;
   try {
     manifest = JSON.parse(readFileSync(manifestFile(root, pipelineFile), 'utf8')) as Manifest;
@@ -96,27 +103,8 @@ export function filesChangedSinceLastRun(root: string, pipelineFile: string, key
     if (same) previous.files.set(f, stamp);
     else files.push(f);
   }
+  if (files.length === 0) return { unchanged: { pipeline: manifest.pipeline, stages: manifest.stages } };
   for (const [d, mtime] of Object.entries(manifest.dirs)) previous.dirs.set(d, mtime);
   for (const [p, answer] of Object.entries(manifest.probes)) previous.probes.set(p, answer);
-  return { files, previous };
-}
-
-/** The stage ids of the last run when nothing it looked at changed since; undefined otherwise. */
-export function unchangedSinceLastRun(root: string, pipelineFile: string, key: string): { pipeline: string; stages: string[] } | undefined {
-  let manifest: Manifest;
-  try {
-    manifest = JSON.parse(readFileSync(manifestFile(root, pipelineFile), 'utf8')) as Manifest;
-  } catch {
-    return undefined;
-  }
-  if (manifest.key !== key) return undefined;
-  for (const [f, stamp] of Object.entries(manifest.files)) {
-    const now = fileStat(path.resolve(root, f));
-    if (now === null || stamp === null) {
-      if (now !== stamp) return undefined;
-    } else if (now[0] !== stamp[0] || now[1] !== stamp[1] || now[2] !== stamp[2]) return undefined;
-  }
-  for (const [d, mtime] of Object.entries(manifest.dirs)) if (dirStat(path.resolve(root, d)) !== mtime) return undefined;
-  for (const [p, answer] of Object.entries(manifest.probes)) if (existsSync(path.resolve(root, p)) !== answer) return undefined;
-  return { pipeline: manifest.pipeline, stages: manifest.stages };
+  return { changed: { files, previous } };
 }

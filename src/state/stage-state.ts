@@ -75,12 +75,13 @@ export class StageState {
   private fd: number | undefined;
 
   /** One open file for the whole run: a stage appends up to two lines, thousands of stages many. */
-  private write(text: string): void {
+  private append(entry: JournalLine): void {
     if (this.fd === undefined) {
       mkdirSync(path.dirname(this.file), { recursive: true });
       this.fd = openSync(this.file, 'a');
     }
-    writeSync(this.fd, text);
+    writeSync(this.fd, `${JSON.stringify(entry)}\n`);
+    this.lines += 1;
   }
 
   /** Closes the journal (it reopens on the next append). */
@@ -93,15 +94,13 @@ export class StageState {
   drop(stage: string): void {
     if (!this.records.has(stage)) return;
     this.records.delete(stage);
-    this.write(`${JSON.stringify({ s: stage, f: null } satisfies JournalLine)}\n`);
-    this.lines += 1;
+    this.append({ s: stage, f: null });
   }
 
   /** Records a stage as done; written at once, so a stage reported finished is never rerun after a crash. */
   commit(record: StageRecord): void {
     this.records.set(record.stage, record);
-    this.write(`${JSON.stringify({ s: record.stage, f: record.fingerprint, r: record } satisfies JournalLine)}\n`);
-    this.lines += 1;
+    this.append({ s: record.stage, f: record.fingerprint, r: record });
   }
 
   /** Rewrites the journal with one line per stage when it has grown well past that. */

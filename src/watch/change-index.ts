@@ -3,6 +3,7 @@ import type { StageInstance } from '../model/plan.ts';
 import { isGlob, matchGlob, staticPrefix } from '../paths/glob.ts';
 import type { LoadedPipeline } from './load-pipeline.ts';
 import type { FileChange } from './types.ts';
+import { ancestorDirs } from '../paths/ancestors.ts';
 
 /** Who writes an output path: the node that runs (a stage instance or a loop) and the record to check. */
 interface Producer {
@@ -27,17 +28,6 @@ export interface Classification {
   tasks: string[];
   /** Project schema files that changed (compiled validators must be dropped). */
   schemas: boolean;
-}
-
-function ancestors(rel: string): string[] {
-  const out: string[] = [];
-  let dir = path.posix.dirname(rel);
-  while (dir !== '.' && dir !== '/' && dir !== '') {
-    out.push(dir);
-    dir = path.posix.dirname(dir);
-  }
-  out.push('');
-  return out;
 }
 
 function inside(root: string, file: string): string | undefined {
@@ -119,7 +109,7 @@ export class ChangeIndex {
   /** The nodes whose inputs include `file` (exactly, as a directory's content, or by a glob). */
   readers(file: string): Set<string> {
     const found = new Set<string>();
-    const dirs = ancestors(file);
+    const dirs = [...ancestorDirs(file), ''];
     for (const key of [file, ...dirs]) for (const id of this.exact.get(key) ?? []) found.add(id);
     for (const dir of [file, ...dirs]) {
       for (const [pattern, ids] of this.globs.get(dir) ?? []) if (matchGlob(pattern, file)) for (const id of ids) found.add(id);

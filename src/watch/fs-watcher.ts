@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import type { ChangeKind, FileChange } from './types.ts';
+import { ancestorDirs } from '../paths/ancestors.ts';
 
 /** Directories never watched, wherever they sit: refinery's own state, dependencies, git. */
 const NEVER = new Set(['.refinery', 'node_modules', '.git']);
@@ -25,16 +26,6 @@ export interface FsWatcher {
   close(): Promise<void>;
 }
 
-function ancestors(rel: string): string[] {
-  const out: string[] = [];
-  let dir = path.posix.dirname(rel);
-  while (dir !== '.' && dir !== '/' && dir !== '') {
-    out.push(dir);
-    dir = path.posix.dirname(dir);
-  }
-  return out;
-}
-
 /**
  * Watches a set of targets under the project root. chokidar is pointed at the root, and an
  * `ignored` filter prunes everything that is neither a target, inside one, nor a directory on
@@ -45,12 +36,12 @@ export function startFsWatcher(options: FsWatcherOptions): FsWatcher {
   const root = path.resolve(options.root);
   const clean = (list: Iterable<string>): Set<string> => new Set([...list].filter((t) => t !== '..' && !t.startsWith('../') && !path.isAbsolute(t)));
   let targets = clean(options.targets);
-  let onTheWay = new Set([...targets].flatMap(ancestors));
+  let onTheWay = new Set([...targets].flatMap((t) => ancestorDirs(t)));
   const relevant = (rel: string): boolean => {
     if (rel === '') return true;
     if (rel.split('/').some((s) => NEVER.has(s))) return false;
     if (targets.has('') || onTheWay.has(rel) || targets.has(rel)) return true;
-    return ancestors(rel).some((a) => targets.has(a));
+    return ancestorDirs(rel).some((a) => targets.has(a));
   };
   const relOf = (abs: string): string | undefined => {
     const rel = path.relative(root, abs).split(path.sep).join('/');
@@ -80,9 +71,9 @@ export function startFsWatcher(options: FsWatcherOptions): FsWatcher {
     setTargets(next) {
       const previous = targets;
       targets = clean(next);
-      onTheWay = new Set([...targets].flatMap(ancestors));
+      onTheWay = new Set([...targets].flatMap((t) => ancestorDirs(t)));
       // Directories pruned before are not walked again by themselves: point chokidar at new targets.
-      const added = [...targets].filter((t) => !previous.has(t) && !ancestors(t).some((a) => previous.has(a)));
+      const added = [...targets].filter((t) => !previous.has(t) && !ancestorDirs(t).some((a) => previous.has(a)));
       const existing = added.map((t) => nearestExisting(root, t)).filter((t): t is string => t !== undefined);
       if (existing.length > 0) watcher.add([...new Set(existing)]);
     },

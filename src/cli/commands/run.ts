@@ -1,11 +1,10 @@
-import os from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
 import path from 'node:path';
 import { findPipelineFile, openPipeline, parseParamFlags, readSource, type OpenedPipeline } from '../session.ts';
 import type { PipelineSpec } from '../../model/pipeline.ts';
 import { Observations } from '../../state/observations.ts';
-import { filesChangedSinceLastRun, UNCHANGED_BY_STAT, manifestKey, unchangedSinceLastRun, writeManifest } from '../../state/run-manifest.ts';
+import { compareWithLastRun, UNCHANGED_BY_STAT, manifestKey, writeManifest } from '../../state/run-manifest.ts';
 import { affectedStages } from '../affected.ts';
 import { PACKAGE_ROOT } from '../../paths/package-root.ts';
 import { EventBus, newRunId } from '../../events/bus.ts';
@@ -13,6 +12,7 @@ import { consoleSink } from '../../events/console-sink.ts';
 import { jsonlSink } from '../../events/jsonl-sink.ts';
 import { junitSink } from '../../events/junit-sink.ts';
 import { acquireProjectLock } from '../../state/project-lock.ts';
+import { concurrencyFlag, parseOrReport } from '../flags.ts';
 
 const USAGE = `Usage: refinery run [PIPELINE] [options]
 
@@ -117,29 +117,23 @@ function recordNoop(root: string, opened: OpenedPipeline, key: string, observati
 }
 
 async function run(argv: string[], io: CommandIo): Promise<number> {
-  let parsed: ReturnType<typeof parseRunFlags>;
-  try {
-    parsed = parseRunFlags(argv);
-  } catch (error) {
-    io.stderr.write(`refinery run: ${(error as Error).message}\n${USAGE}\n`);
-    return 2;
-  }
+  const parsed = parseOrReport(io, 'run', USAGE, () => parseRunFlags(argv));
+  if (!parsed) return 2;
   const { flags, positionals } = parsed;
-  const concurrency = flags.concurrency === undefined ? os.availableParallelism() : Number(flags.concurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1) {
-    io.stderr.write(`refinery run: -j ${flags.concurrency}: expected a whole number ≥ 1\n`);
+  const jobs = concurrencyFlag(flags.concurrency);
+  if ('error' in jobs) {
+    io.stderr.write(`refinery run: ${jobs.error}\n`);
     return 2;
   }
+  const concurrency = jobs.value;
   const params = parseParamFlags(flags.param);
   const found = findPipelineFile(io.cwd, positionals[0]);
   const noopKey = found.file && !params.error ? manifestKey({ version: refineryVersion(), pipelineFile: found.file, pipelineText: readSource(found.file), params: params.params }) : undefined;
   const shortcut = found.file && noopKey && !flags.force && flags.only.length === 0;
-  if (found.file && noopKey && shortcut) {
-    const unchanged = unchangedSinceLastRun(io.cwd, found.file, noopKey);
-    if (unchanged) return reportNoop(io, flags, unchanged, concurrency);
-  }
+  const last = found.file && noopKey && shortcut ? compareWithLastRun(io.cwd, found.file, noopKey) : undefined;
+  if (last && 'unchanged' in last) return reportNoop(io, flags, last.unchanged, concurrency);
   // Some files changed, nothing else: only the stages they reach need checking.
-  const changed = found.file && noopKey && shortcut ? filesChangedSinceLastRun(io.cwd, found.file, noopKey) : undefined;
+  const changed = last && 'changed' in last ? last.changed : undefined;
   const budgetUsd = flags['budget-usd'] === undefined ? undefined : Number(flags['budget-usd']);
   if (budgetUsd !== undefined && !(budgetUsd >= 0)) {
     io.stderr.write(`refinery run: --budget-usd ${flags['budget-usd']}: expected a number of USD ≥ 0\n`);

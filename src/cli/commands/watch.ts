@@ -1,4 +1,3 @@
-import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
@@ -12,6 +11,7 @@ import { loadPipeline, type LoadedPipeline } from '../../watch/load-pipeline.ts'
 import { WatchDaemon } from '../../watch/watch-daemon.ts';
 import type { BusyPolicy, WatchNotice } from '../../watch/types.ts';
 import type { BrokerConfig } from '../../mqtt/broker-config.ts';
+import { concurrencyFlag, parseOrReport } from '../flags.ts';
 
 const USAGE = `Usage: refinery watch [PIPELINE...] [options]
 
@@ -85,8 +85,9 @@ interface Settings {
 }
 
 function checkSettings(flags: WatchFlags): { settings?: Settings; error?: string } {
-  const concurrency = flags.concurrency === undefined ? os.availableParallelism() : Number(flags.concurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1) return { error: `-j ${flags.concurrency}: expected a whole number ≥ 1` };
+  const jobs = concurrencyFlag(flags.concurrency);
+  if ('error' in jobs) return { error: jobs.error };
+  const concurrency = jobs.value;
   const debounceMs = Number(flags.debounce);
   if (!/^\d+$/.test(flags.debounce) || debounceMs > 60_000) return { error: `--debounce ${flags.debounce}: expected milliseconds, 0 to 60000` };
   const recheckMs = Number(flags.recheck);
@@ -219,13 +220,8 @@ function waitFor(signal: AbortSignal): Promise<void> {
 }
 
 async function run(argv: string[], io: CommandIo): Promise<number> {
-  let parsed: ReturnType<typeof parseFlags>;
-  try {
-    parsed = parseFlags(argv);
-  } catch (error) {
-    io.stderr.write(`refinery watch: ${(error as Error).message}\n${USAGE}\n`);
-    return 2;
-  }
+  const parsed = parseOrReport(io, 'watch', USAGE, () => parseFlags(argv));
+  if (!parsed) return 2;
   const { flags, positionals } = parsed;
   const { settings, error } = checkSettings(flags);
   if (!settings) {

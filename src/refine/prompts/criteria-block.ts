@@ -18,3 +18,8 @@ export function renderCriteria(criteria: readonly Criterion[]): string {
 export function taskAndCriteria(task: string | undefined, criteria: readonly Criterion[]): string[] {
   return [task ? `## Original task\n\n${task.trim()}\n` : '', '## Criteria', '', renderCriteria(criteria), ''];
 }
+
+/** The task, the criteria and the deliverable: what every judge of the deliverable reads first. */
+export function judgingBrief(task: string | undefined, criteria: readonly Criterion[], deliverable: string): string[] {
+  return [...taskAndCriteria(task, criteria), '## Deliverable', '', deliverable, ''];
+}

@@ -1,5 +1,5 @@
 import type { Criterion } from '../criteria.ts';
-import { taskAndCriteria } from './criteria-block.ts';
+import { judgingBrief } from './criteria-block.ts';
 
 export interface EvalPromptInput {
   task?: string;
@@ -10,13 +10,14 @@ export interface EvalPromptInput {
   history: readonly { round: number; text: string }[];
 }
 
-export const EVALUATION_OUTPUT_CONTRACT = (ids: string) => `## Required output
+/** The evaluation JSON a judge must reply with, under the given heading. */
+export const EVALUATION_OUTPUT_CONTRACT = (criteria: readonly Criterion[], heading = '## Required output') => `${heading}
 
 Reply with ONLY one JSON object (no prose around it, no code fence):
 
 {
   "verdict": "iterate" | "converged",
-  "scores": { ${ids} },            // one integer 1-10 per criterion, every criterion
+  "scores": { ${criteria.map((c) => `"${c.id}": n`).join(', ')} },            // one integer 1-10 per criterion, every criterion
   "critique": {
     "criteria_interpretation": "...",
     "criterion_findings": { "E1": "evidence-based finding", ... },
@@ -50,7 +51,6 @@ with "thesis_shift" at least one task has strategy_role "thesis_shift"; include 
 
 /** The round-evaluator prompt (MassGen's template, condensed), deliverable content included. */
 export function evalPrompt(input: EvalPromptInput): string {
-  const ids = input.criteria.map((c) => `"${c.id}": n`).join(', ');
   const history = input.history.length
     ? `## Prior evaluations (oldest first)\n\n${input.history.map((h) => `<prior_evaluation round="${h.round}">\n${h.text.trim()}\n</prior_evaluation>`).join('\n\n')}\n`
     : '';
@@ -60,13 +60,9 @@ export function evalPrompt(input: EvalPromptInput): string {
     '',
     `# Evaluation round ${input.round}`,
     '',
-    ...taskAndCriteria(input.task, input.criteria),
-    '## Deliverable',
-    '',
-    input.deliverable,
-    '',
+    ...judgingBrief(input.task, input.criteria, input.deliverable),
     history,
-    EVALUATION_OUTPUT_CONTRACT(ids),
+    EVALUATION_OUTPUT_CONTRACT(input.criteria),
   ]
     .filter((part) => part !== '')
     .join('\n');

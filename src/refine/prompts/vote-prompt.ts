@@ -1,5 +1,5 @@
 import type { Criterion } from '../criteria.ts';
-import { taskAndCriteria } from './criteria-block.ts';
+import { judgingBrief } from './criteria-block.ts';
 import { EVALUATION_OUTPUT_CONTRACT } from './eval-prompt.ts';
 
 export interface LabeledAnswer {
@@ -17,7 +17,6 @@ export function votePrompt(input: {
   answers: readonly LabeledAnswer[];
 }): string {
   const labels = input.answers.map((a) => a.label).join(', ');
-  const ids = input.criteria.map((c) => `"${c.id}": n`).join(', ');
   return [
     'You are one of several evaluators of the same deliverable. Below are the current evaluations, anonymized.',
     'Either VOTE for the evaluation that is most accurate, evidence-based and useful for the next round,',
@@ -25,11 +24,7 @@ export function votePrompt(input: {
     '',
     `# Consensus round ${input.round}`,
     '',
-    ...taskAndCriteria(input.task, input.criteria),
-    '## Deliverable',
-    '',
-    input.deliverable,
-    '',
+    ...judgingBrief(input.task, input.criteria, input.deliverable),
     '## Current evaluations',
     '',
     ...input.answers.map((a) => `<evaluation label="${a.label}">\n${a.body.trim()}\n</evaluation>\n`),
@@ -40,7 +35,7 @@ export function votePrompt(input: {
     'or a new evaluation:',
     '{"action": "new_answer", "evaluation": <the evaluation object described below>}',
     '',
-    EVALUATION_OUTPUT_CONTRACT(ids).replace('## Required output', '### Evaluation object'),
+    EVALUATION_OUTPUT_CONTRACT(input.criteria, '### Evaluation object'),
   ]
     .filter((part) => part !== '')
     .join('\n');

@@ -105,3 +105,22 @@ it('config errors - exit 2, located, and nothing runs', async () => {
   expect(result.stderr).toContain("pipelines/demo.yaml:14:16 error: needs unknown stage 'ghost'");
   expect(() => readdirSync(project!.path('out'))).toThrow();
 });
+
+it('expansion errors - located at the stage on a first run and from the parse cache alike', async () => {
+  project = tempProject({
+    'pipelines/p.yaml': `pipeline: p
+params:
+  dir: { type: string, default: out }
+stages:
+  a:
+    run: "echo x > \${outputs.o}"
+    outputs: { o: "\${params.dir}/a.txt" }
+`,
+  });
+  for (const pass of ['parsed', 'cached']) {
+    const result = await runCli(['run', 'p', '--param', 'dir=..'], { cwd: project.root });
+    expect(result.code, pass).toBe(2);
+    expect(result.stderr, pass).toContain("pipelines/p.yaml:5:3 error: stage 'a': output 'o' resolves to '../a.txt', outside the project");
+  }
+  expect(readdirSync(project.path('.refinery/cache/pipelines'))).toHaveLength(1);
+});

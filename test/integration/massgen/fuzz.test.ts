@@ -10,20 +10,10 @@ import { analyzeTurnUnit } from '../../../src/massgen/analyze.ts';
 import { listTurnUnits } from '../../../src/massgen/discover.ts';
 import type { TurnUnit } from '../../../src/massgen/model.ts';
 import { FIXTURES } from './fixture-truth.ts';
+import { mulberry32 } from '../../../src/refine/seeded.ts';
 
 const SEED = Number(process.env.MASSGEN_FUZZ_SEED ?? 20261130);
 const PER_FIXTURE = 90;
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const STRUCTURED = new Set(['status.json', 'metrics_summary.json', 'metrics_events.json', 'coordination_events.json', 'snapshot_mappings.json', 'execution_metadata.yaml', 'events.jsonl', 'massgen.log', 'vote.json']);
 const DELETABLE = new Set([...STRUCTURED, 'coordination_table.txt', 'answer.txt', 'context.txt', 'execution_trace.md']);

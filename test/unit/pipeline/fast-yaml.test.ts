@@ -3,7 +3,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseYamlFast } from '../../../src/pipeline/fast-yaml.ts';
 import { parseLocatedYaml, parseLocatedYamlWithLibrary, pointerOf } from '../../../src/pipeline/yaml-source.ts';
-import { makeDag, prng, refineryPipeline } from '../../../bench/graph/generate.ts';
+import { makeDag, refineryPipeline } from '../../../bench/graph/generate.ts';
+import { mulberry32 } from '../../../src/refine/seeded.ts';
 
 const root = path.resolve(import.meta.dirname, '../../..');
 
@@ -143,7 +144,7 @@ class DocumentGenerator {
   private readonly rand: () => number;
 
   constructor(seed: number) {
-    this.rand = prng(seed);
+    this.rand = mulberry32(seed);
   }
 
   chance(p: number): boolean {

@@ -1,0 +1,18 @@
+import os from 'node:os';
+import type { CommandIo } from './command.ts';
+
+/** Parses a command's argv; a bad flag is reported with the usage and gives undefined (exit 2). */
+export function parseOrReport<T>(io: CommandIo, command: string, usage: string, parse: () => T): T | undefined {
+  try {
+    return parse();
+  } catch (error) {
+    io.stderr.write(`refinery ${command}: ${(error as Error).message}\n${usage}\n`);
+    return undefined;
+  }
+}
+
+/** `-j N`: the number of cores when absent; an error message when not a whole number ≥ 1. */
+export function concurrencyFlag(raw: string | undefined): { value: number } | { error: string } {
+  const value = raw === undefined ? os.availableParallelism() : Number(raw);
+  return Number.isInteger(value) && value >= 1 ? { value } : { error: `-j ${raw}: expected a whole number ≥ 1` };
+}
