@@ -172,16 +172,9 @@ stages:
   });
 
   it('watch - SIGINT lets the running stage finish, leaves state consistent and exits 0', async () => {
-    project = tempProject({
-      'pipelines/p.yaml': `pipeline: p
-stages:
-  slow: { run: "cat src/in.txt > \${outputs.o}; while [ ! -e gate ]; do sleep 0.01; done", inputs: [src/in.txt], outputs: { o: out/slow.txt } }
-`,
-      'src/in.txt': 'v1\n',
-    });
+    project = gatedProject();
     watcher = new WatchProcess([], project.root);
-    await watcher.nth(1, 'stage-start', 'slow');
-    watcher.signal('SIGINT');
+    await signalWhileRunning(watcher);
     await watcher.until(() => watcher?.stderr.includes('stopping: waiting for p') ?? false, 'the stopping notice');
     project.write('gate', '');
     expect(await watcher.exited).toEqual({ code: 0, signal: null });
@@ -222,16 +215,9 @@ export default defineTask({ name: 'age-state', params: z.object({ file: z.string
   });
 
   it('watch - a second SIGINT aborts the running stage; it is left stale, and the exit code is 0', async () => {
-    project = tempProject({
-      'pipelines/p.yaml': `pipeline: p
-stages:
-  slow: { run: "cat src/in.txt > \${outputs.o}; while [ ! -e gate ]; do sleep 0.01; done", inputs: [src/in.txt], outputs: { o: out/slow.txt } }
-`,
-      'src/in.txt': 'v1\n',
-    });
+    project = gatedProject();
     watcher = new WatchProcess([], project.root);
-    await watcher.nth(1, 'stage-start', 'slow');
-    watcher.signal('SIGINT');
+    await signalWhileRunning(watcher);
     await watcher.until(() => watcher?.stderr.includes('stopping') ?? false, 'the stopping notice');
     watcher.signal('SIGINT');
     expect(await watcher.exited).toEqual({ code: 0, signal: null });
@@ -241,6 +227,23 @@ stages:
     expect(stageEnds(after.stdout)).toEqual({ slow: 'succeeded' });
   });
 });
+
+/** One stage that runs until a file named `gate` appears. */
+function gatedProject(): TempProject {
+  return tempProject({
+    'pipelines/p.yaml': `pipeline: p
+stages:
+  slow: { run: "cat src/in.txt > \${outputs.o}; while [ ! -e gate ]; do sleep 0.01; done", inputs: [src/in.txt], outputs: { o: out/slow.txt } }
+`,
+    'src/in.txt': 'v1\n',
+  });
+}
+
+/** Sends SIGINT once the gated stage is running. */
+async function signalWhileRunning(w: WatchProcess): Promise<void> {
+  await w.nth(1, 'stage-start', 'slow');
+  w.signal('SIGINT');
+}
 
 function rmGate(p: TempProject): void {
   rmSync(p.path('gate'));
