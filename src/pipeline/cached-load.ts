@@ -9,7 +9,7 @@ import { packSpec, unpackSpec } from './compact-spec.ts';
 import { Locator } from './locate.ts';
 import { parseLocatedYaml } from './yaml-source.ts';
 
-const FORMAT = 'v3';
+const FORMAT = 'v4';
 
 function cacheFile(root: string, text: string): string {
   const key = createHash('sha256').update(FORMAT).update('\0').update(text).digest('hex').slice(0, 40);
