@@ -144,6 +144,17 @@ describe('a job on the embedded broker', () => {
       cleanup();
     }
   });
+
+  it('jobs submit - refinery itself can still publish on the guarded topic: an agent that exits without reporting ends the job as error at once', async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const submitted = await jobs(dir, 'submit', '--prompt', 'do the work', '--agent-kind', 'command', '--exit-grace', '0.2', '--timeout', '30', '--', 'true');
+      expect(submitted.out).toMatch(/seq=1 error +agent exited \(code 0\) without reporting completed or error/);
+      expect(submitted.code).toBe(1);
+    } finally {
+      cleanup();
+    }
+  });
 });
 
 describe('a job on a broker without ACLs (mosquitto)', () => {
