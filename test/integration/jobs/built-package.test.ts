@@ -33,9 +33,9 @@ afterAll(() => {
 });
 
 /** `refinery jobs submit` in the consumer project with a command agent that runs its instructions' publish commands. */
-async function submit(env: NodeJS.ProcessEnv, jobId: string) {
+async function submit(env: NodeJS.ProcessEnv, jobId: string, start: string[] = [process.execPath, launcher]) {
   rmSync(path.join(consumer.dir, '.mam'), { recursive: true, force: true });
-  const argv = [process.execPath, launcher, 'jobs', 'submit', '--job', jobId, '--prompt', 'sort the problems', '--agent-kind', 'command', '--timeout', '30'];
+  const argv = [...start, 'jobs', 'submit', '--job', jobId, '--prompt', 'sort the problems', '--agent-kind', 'command', '--timeout', '30'];
   const result = await run([...argv, '--', 'env', 'AGENT_SCRIPT=started,completed:sorted', ...scriptedAgentArgv()], { cwd: consumer.dir, env });
   const instructions = readFileSync(path.join(consumer.dir, '.mam/delegate_job_logs', jobId, 'instructions.1.worker.md'), 'utf8');
   const publishLine = instructions.split('\n').find((line) => line.startsWith('On success run: ')) ?? '';
@@ -54,6 +54,13 @@ describe('refinery installed as a dependency', () => {
 
   it('jobs submit from the same package run from its sources - the publish command is the same launcher', async () => {
     const result = await submit({ REFINERY_FROM_SOURCE: '1', REFINERY_FROM_DIST: '' }, 'e2e2e2e2');
+    expect(result.launcherInInstructions).toBe(path.join(packageDir, 'bin', 'refinery.js'));
+    expect(result.stdout, result.stderr).toContain('outcome: completed (sorted)');
+    expect(result.code).toBe(0);
+  });
+
+  it('jobs submit through npx in the consumer project - the publish command is the installed launcher', async () => {
+    const result = await submit({ REFINERY_FROM_DIST: '1', REFINERY_FROM_SOURCE: '' }, 'f3f3f3f3', ['npx', '--no-install', 'refinery']);
     expect(result.launcherInInstructions).toBe(path.join(packageDir, 'bin', 'refinery.js'));
     expect(result.stdout, result.stderr).toContain('outcome: completed (sorted)');
     expect(result.code).toBe(0);
