@@ -79,6 +79,7 @@ export default defineTask({
       result = await delegateJob({
         paths,
         broker: broker.config,
+        ...(broker.guard ? { brokerGuard: broker.guard } : {}),
         env: process.env,
         prompt: p.prompt,
         worker,

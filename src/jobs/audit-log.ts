@@ -6,6 +6,9 @@ import { redactRecord } from './record-codec.ts';
 import { isoSeconds } from './registry.ts';
 import type { AuditLine, AuditStatus, JobExtras, JobRecord } from './types.ts';
 
+/** The prompt and the agent's reports are no one else's business: audit files are owner-only, as the record. */
+const AUDIT_FILE_MODE = 0o600;
+
 /** `.mam/delegate_job_logs/<id>/{meta.json,events.ndjson,status.json}`; never holds a token or password. */
 export class AuditLog {
   constructor(readonly paths: RegistryPaths) {}
@@ -17,7 +20,7 @@ export class AuditLog {
   async writeMeta(record: JobRecord, extras: JobExtras): Promise<void> {
     await mkdir(this.dir(record.job_id), { recursive: true });
     const meta = { ...redactRecord(record), refinery: { ...extras } };
-    await writeJsonAtomic(path.join(this.dir(record.job_id), 'meta.json'), meta);
+    await writeJsonAtomic(path.join(this.dir(record.job_id), 'meta.json'), meta, AUDIT_FILE_MODE);
   }
 
   /** Appends one line with a single O_APPEND write, so concurrent writers never interleave. */
@@ -25,6 +28,7 @@ export class AuditLog {
     await mkdir(this.dir(line.job_id), { recursive: true });
     await appendFile(path.join(this.dir(line.job_id), 'events.ndjson'), `${JSON.stringify(stripSecrets(line))}\n`, {
       flag: 'a',
+      mode: AUDIT_FILE_MODE,
     });
   }
 
@@ -34,7 +38,7 @@ export class AuditLog {
 
   async writeStatus(status: AuditStatus): Promise<void> {
     await mkdir(this.dir(status.job_id), { recursive: true });
-    await writeJsonAtomic(path.join(this.dir(status.job_id), 'status.json'), status);
+    await writeJsonAtomic(path.join(this.dir(status.job_id), 'status.json'), status, AUDIT_FILE_MODE);
   }
 
   async readStatus(id: string): Promise<AuditStatus | undefined> {

@@ -5,12 +5,15 @@ import {
   withEnvCredentials,
   type BrokerConfig,
 } from '../mqtt/broker-config.ts';
+import type { GuardTopics } from '../broker/topic-guard.ts';
 import type { JobExtras, JobRecord } from './types.ts';
 
 export interface BrokerChoice {
   config: BrokerConfig;
   /** 'embedded' when refinery started its own broker for this command. */
   origin: 'flag' | 'env' | 'embedded';
+  /** Only for the embedded broker: puts a job's topics behind the job's login. */
+  guard?: GuardTopics;
   release(): Promise<void>;
 }
 
@@ -34,7 +37,7 @@ export async function acquireBroker(request: BrokerRequest): Promise<BrokerChoic
   // Loaded on demand: publishers and waiters never need the broker code.
   const { startEmbeddedBroker } = await import('../broker/embedded-broker.ts');
   const broker = await startEmbeddedBroker({ host: '127.0.0.1', port: 0 });
-  return { config: { url: broker.url }, origin: 'embedded', release: () => broker.close() };
+  return { config: { url: broker.url }, origin: 'embedded', guard: broker.guard, release: () => broker.close() };
 }
 
 /** Where a job's events go: the URL refinery stored for it, else the record's broker block; secrets from the env. */

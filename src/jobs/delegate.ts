@@ -1,17 +1,19 @@
 import { writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import type { GuardTopics } from '../broker/topic-guard.ts';
 import type { BrokerConfig } from '../mqtt/broker-config.ts';
 import { recordBlockOf } from '../mqtt/broker-config.ts';
 import type { Agent, AgentHandle, AgentLaunch } from './agents/agent.ts';
 import { AuditLog } from './audit-log.ts';
 import { needsBrokerUrl } from './broker-resolve.ts';
+import { brokerCredential } from './event-auth.ts';
 import { buildInstructions, isApproval, reviewerPrompt, reworkPrompt } from './instructions.ts';
 import { JobWatch, type WatchDiagnostic, type WatchOutcome } from './job-watch.ts';
 import type { RegistryPaths } from './paths.ts';
 import { publishJobEvent } from './publisher.ts';
 import { redactRecord } from './record-codec.ts';
 import { JobRegistry } from './registry.ts';
-import { OUTCOME_EXIT_CODES, type JobEventPayload, type JobOutcomeKind, type JobRecord, type JobType } from './types.ts';
+import { OUTCOME_EXIT_CODES, type JobEventPayload, type JobExtras, type JobOutcomeKind, type JobRecord, type JobType } from './types.ts';
 import { runValidation, type ValidationResult } from './validate-hook.ts';
 
 export interface AgentSpec {
@@ -23,6 +25,8 @@ export interface AgentSpec {
 export interface DelegateOptions {
   paths: RegistryPaths;
   broker: BrokerConfig;
+  /** Given when `broker` is refinery's embedded one: the job's topics go behind the job's login. */
+  brokerGuard?: GuardTopics;
   env: NodeJS.ProcessEnv;
   prompt: string;
   worker: AgentSpec;
@@ -91,8 +95,19 @@ export async function delegateJob(options: DelegateOptions): Promise<DelegateRes
       reviewer_session: options.reviewer?.session ?? null,
       max_iterations: options.maxIterations,
       broker_url: needsBrokerUrl(options.broker) ? options.broker.url : null,
+      broker_guarded: options.brokerGuard !== undefined && !options.compat,
     },
   });
+  const login = extras.broker_guarded ? brokerCredential(record) : undefined;
+  const unguard = login && options.brokerGuard ? options.brokerGuard(record.topic_prefix, login) : () => {};
+  try {
+    return await runJob(options, registry, audit, record, extras);
+  } finally {
+    unguard();
+  }
+}
+
+async function runJob(options: DelegateOptions, registry: JobRegistry, audit: AuditLog, record: JobRecord, extras: JobExtras): Promise<DelegateResult> {
   await audit.writeMeta(record, extras);
   await audit.writeStatus({ job_id: record.job_id, status: 'pending', updated_at: record.created_at });
   await audit.local(record.job_id, 'registered', `${options.type} job for ${options.worker.agent.describe()}`);

@@ -1,13 +1,27 @@
-import { timingSafeEqual } from 'node:crypto';
+import { SIGNATURE_FIELD, signatureMatches, signEvent, unsignedData } from './event-auth.ts';
 import { JOB_EVENTS, type JobEventName, type JobEventPayload } from './types.ts';
 
 export type DecodeResult =
   | { ok: true; payload: JobEventPayload }
-  | { ok: false; reason: 'undecodable' | 'schema_version' | 'malformed' | 'foreign_job' | 'bad_token'; message: string; seq?: number; event?: string };
+  | {
+      ok: false;
+      reason: 'oversize' | 'undecodable' | 'schema_version' | 'malformed' | 'foreign_job' | 'bad_token';
+      message: string;
+      seq?: number;
+      event?: string;
+    };
 
-export const TOKEN_FIELD = 'auth_token';
+/**
+ * Bounds on what one event may carry, so no publisher (whatever it holds) can flood the subscriber's
+ * stdout and the audit log: a detail is a summary, and a reviewer's verdict fits well within it.
+ */
+export const MAX_DETAIL_CHARS = 32 * 1024;
+export const MAX_PAYLOAD_BYTES = 128 * 1024;
 
-/** The payload refinery's publisher sends: exactly the seed's fields, extras only inside `data`. */
+/**
+ * The payload refinery's publisher sends: exactly the seed's fields, extras only inside `data`; a job
+ * with a token gets `data.hmac_sig` (the token itself never leaves the record).
+ */
 export function buildPayload(input: {
   seq: number;
   jobId: string;
@@ -17,7 +31,17 @@ export function buildPayload(input: {
   data?: Record<string, unknown>;
   token: string | null;
 }): JobEventPayload {
-  const data = { ...(input.data ?? {}), ...(input.token !== null ? { [TOKEN_FIELD]: input.token } : {}) };
+  const extras = unsignedData(input.data);
+  const signature =
+    input.token === null
+      ? {}
+      : {
+          [SIGNATURE_FIELD]: signEvent(
+            { job_id: input.jobId, seq: input.seq, event: input.event, timestamp: input.timestamp, detail: input.detail, data: extras },
+            input.token,
+          ),
+        };
+  const data = { ...extras, ...signature };
   return {
     schema_version: 1,
     seq: input.seq,
@@ -30,10 +54,14 @@ export function buildPayload(input: {
 }
 
 /**
- * Checks a received payload as the seed's subscriber does (decode, schema_version, job_id), then
- * the job token unless the job is a compat job (expectedToken null).
+ * Checks a received payload as the seed's subscriber does (decode, schema_version, job_id), then its
+ * size, then its signature by the job token unless the job is a compat job (expectedToken null).
  */
 export function decodePayload(raw: Buffer | string, jobId: string, expectedToken: string | null): DecodeResult {
+  const bytes = typeof raw === 'string' ? Buffer.byteLength(raw) : raw.length;
+  if (bytes > MAX_PAYLOAD_BYTES) {
+    return { ok: false, reason: 'oversize', message: `payload is ${bytes} bytes; the limit is ${MAX_PAYLOAD_BYTES}` };
+  }
   let value: unknown;
   try {
     value = JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'));
@@ -61,29 +89,27 @@ export function decodePayload(raw: Buffer | string, jobId: string, expectedToken
   const data = p.data;
   if (data !== undefined && data !== null && (typeof data !== 'object' || Array.isArray(data))) problems.push('data must be an object');
   if (problems.length > 0) return { ok: false, reason: 'malformed', message: problems.join('; '), ...where };
-  const dataObject = (data ?? undefined) as Record<string, unknown> | undefined;
-  if (expectedToken !== null && !tokenMatches(dataObject?.[TOKEN_FIELD], expectedToken)) {
-    return { ok: false, reason: 'bad_token', message: `data.${TOKEN_FIELD} is missing or wrong`, ...where };
+  const detail = typeof p.detail === 'string' ? p.detail : '';
+  if (detail.length > MAX_DETAIL_CHARS) {
+    return { ok: false, reason: 'oversize', message: `detail is ${detail.length} characters; the limit is ${MAX_DETAIL_CHARS}`, ...where };
   }
-  return {
-    ok: true,
-    payload: {
-      schema_version: 1,
-      seq: seq as number,
-      job_id: jobId,
-      event: p.event as JobEventName,
-      timestamp: typeof p.timestamp === 'string' ? p.timestamp : '',
-      detail: typeof p.detail === 'string' ? p.detail : '',
-      ...(dataObject ? { data: dataObject } : {}),
-    },
+  const dataObject = (data ?? undefined) as Record<string, unknown> | undefined;
+  const payload: JobEventPayload = {
+    schema_version: 1,
+    seq: seq as number,
+    job_id: jobId,
+    event: p.event as JobEventName,
+    timestamp: typeof p.timestamp === 'string' ? p.timestamp : '',
+    detail,
+    ...(dataObject ? { data: dataObject } : {}),
   };
-}
-
-function tokenMatches(given: unknown, expected: string): boolean {
-  if (typeof given !== 'string') return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
+  if (expectedToken !== null) {
+    const fields = { job_id: jobId, seq: payload.seq, event: payload.event, timestamp: payload.timestamp, detail, data: unsignedData(dataObject) };
+    if (!signatureMatches(fields, dataObject?.[SIGNATURE_FIELD], expectedToken)) {
+      return { ok: false, reason: 'bad_token', message: `data.${SIGNATURE_FIELD} is missing or not signed with this job's token`, ...where };
+    }
+  }
+  return { ok: true, payload };
 }
 
 /** The seed subscriber's stdout line: `{timestamp} job={job_id} seq={seq} {event:<20} {detail}`. */

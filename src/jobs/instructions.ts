@@ -1,3 +1,4 @@
+import { MAX_DETAIL_CHARS } from './event-payload.ts';
 import type { JobType } from './types.ts';
 
 /** Quotes one argument for a POSIX shell, for text a person or an agent will copy. */
@@ -29,7 +30,7 @@ export function buildInstructions(input: InstructionInput): string {
     `On failure run: ${pub} --event error --detail '<one-line reason>'`,
     '',
     'The subscriber for this job_id is already running; your completed/error event ends the job.',
-    'Keep --detail short and general: no absolute paths, keys or tokens.',
+    `Keep --detail short and general (events with a --detail over ${MAX_DETAIL_CHARS} characters are refused): no absolute paths, keys or tokens.`,
   ];
   if (input.role === 'reviewer') {
     lines.push(

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { MqttConnection } from '../mqtt/client.ts';
 import type { BrokerConfig } from '../mqtt/broker-config.ts';
 import type { AuditLog } from './audit-log.ts';
+import { withJobLogin } from './event-auth.ts';
 import { decodePayload, type DecodeResult } from './event-payload.ts';
 import { eventsTopic } from './paths.ts';
 import { isTerminalStatus } from './record-codec.ts';
@@ -83,8 +84,9 @@ export class JobWatch {
   private async open(): Promise<void> {
     const { options } = this;
     this.record = await options.registry.get(options.jobId);
+    const extras = await options.registry.getExtras(options.jobId);
     const topic = eventsTopic(this.record.topic_prefix);
-    const connection = await MqttConnection.open(options.broker, {
+    const connection = await MqttConnection.open(withJobLogin(options.broker, this.record, extras), {
       clientId: `${clientPrefix(options.env)}-sub-${options.jobId}-${randomBytes(3).toString('hex')}`,
       clean: false,
       connectTimeoutMs: Math.min(options.timeoutMs, 15_000),

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { MqttConnection } from '../mqtt/client.ts';
 import type { BrokerConfig } from '../mqtt/broker-config.ts';
 import { brokerForJob } from './broker-resolve.ts';
-import { buildPayload } from './event-payload.ts';
+import { withJobLogin } from './event-auth.ts';
+import { buildPayload, MAX_DETAIL_CHARS, MAX_PAYLOAD_BYTES } from './event-payload.ts';
 import { eventsTopic } from './paths.ts';
 import { isoSeconds, type JobRegistry } from './registry.ts';
 import type { JobEventName, JobEventPayload } from './types.ts';
@@ -27,15 +28,19 @@ export interface PublishRequest {
 
 export class PublishError extends Error {}
 
+/** The event is over the size limits; nothing was sent and no seq was taken. */
+export class EventTooLargeError extends PublishError {}
+
 /**
  * The seed's publish_event: takes `last_seq + 1` under the registry lock (moving the status with it),
  * then publishes on `<topic_prefix>/events` with QoS 1, not retained, and waits for the PUBACK.
- * The job token travels in `data.auth_token`; compat jobs have none.
+ * Events of a job with a token are signed with it (`data.hmac_sig`); compat jobs have none.
  */
 export async function publishJobEvent(request: PublishRequest): Promise<JobEventPayload> {
+  assertWithinLimits(request);
   const record = await request.registry.get(request.jobId);
   const extras = await request.registry.getExtras(request.jobId);
-  const broker = brokerForJob(record, extras, request.env, request.broker);
+  const broker = withJobLogin(brokerForJob(record, extras, request.env, request.broker), record, extras);
   const timeoutMs = request.timeoutMs ?? 30_000;
   const connection =
     request.connection ??
@@ -65,6 +70,21 @@ export async function publishJobEvent(request: PublishRequest): Promise<JobEvent
     return payload;
   } finally {
     if (!request.connection) await connection.close(true);
+  }
+}
+
+/** Refuses, before a seq is taken, an event the subscriber would drop for its size. */
+function assertWithinLimits(request: PublishRequest): void {
+  const detail = request.detail ?? '';
+  if (detail.length > MAX_DETAIL_CHARS) {
+    throw new EventTooLargeError(
+      `--detail is ${detail.length} characters; the limit is ${MAX_DETAIL_CHARS}: send a summary and put the full text in a file`,
+    );
+  }
+  // Everything but the detail and data (ids, seq, timestamp, signature) is a few hundred bytes at most.
+  const bytes = Buffer.byteLength(JSON.stringify({ detail, data: request.data ?? {} })) + 1024;
+  if (bytes > MAX_PAYLOAD_BYTES) {
+    throw new EventTooLargeError(`the event would be about ${bytes} bytes; the limit is ${MAX_PAYLOAD_BYTES}: shorten --detail or --data`);
   }
 }
 

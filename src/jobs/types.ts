@@ -53,6 +53,11 @@ export interface JobExtras {
   iteration: number;
   /** The broker URL without credentials, when the record block cannot express it (ws, wss, a path). */
   broker_url: string | null;
+  /**
+   * True when the job's topics sit on refinery's embedded broker behind the job's login (see
+   * event-auth.ts brokerCredential); its clients must present it.
+   */
+  broker_guarded?: boolean;
   /** The latest reviewer verdict text for loop/discuss jobs. */
   feedback: string | null;
 }

@@ -81,7 +81,14 @@ export class MqttConnection extends EventEmitter<ConnectionEvents> {
 
   /** Resolves with the granted QoS per topic once the broker sent SUBACK; rejects when the broker refused one. */
   async subscribe(topics: string[], qos: 0 | 1): Promise<void> {
-    const granted = await this.client.subscribeAsync(topics, { qos });
+    let granted;
+    try {
+      granted = await this.client.subscribeAsync(topics, { qos });
+    } catch (error) {
+      // mqtt.js rejects a SUBACK with a failure code itself, naming no topic.
+      if (/^Subscribe error/.test((error as Error).message)) throw new Error(`broker refused subscription to ${topics.join(', ')}`);
+      throw error;
+    }
     const refused = granted.filter((grant) => grant.qos === 128);
     if (refused.length > 0) throw new Error(`broker refused subscription to ${refused.map((g) => g.topic).join(', ')}`);
   }

@@ -93,6 +93,7 @@ export async function submit(argv: string[], io: CommandIo): Promise<number> {
     const result = await delegateJob({
       paths,
       broker: broker.config,
+      ...(broker.guard ? { brokerGuard: broker.guard } : {}),
       env: io.env,
       prompt: values.prompt,
       worker,

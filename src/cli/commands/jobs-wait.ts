@@ -7,7 +7,7 @@ import { formatEventLine } from '../../jobs/event-payload.ts';
 import { JobWatch, type WatchOutcome } from '../../jobs/job-watch.ts';
 import { isTerminalStatus } from '../../jobs/record-codec.ts';
 import { JobRegistry } from '../../jobs/registry.ts';
-import { OUTCOME_EXIT_CODES } from '../../jobs/types.ts';
+import { OUTCOME_EXIT_CODES, type JobOutcomeKind, type JobRecord } from '../../jobs/types.ts';
 import { COMMON, diagnosticLine, explicitBroker, pathsOf, requireJob, seconds } from './jobs-options.ts';
 
 export async function wait(argv: string[], io: CommandIo): Promise<number> {
@@ -28,9 +28,13 @@ export async function wait(argv: string[], io: CommandIo): Promise<number> {
   }
   const started = Date.now();
   const override = explicitBroker(values);
+  const records = await Promise.all(ids.map((id) => registry.get(id)));
+  // A job that already ended needs no broker: its outcome is on disk (the broker that carried its
+  // events may well be gone, e.g. the embedded one of a finished submit).
+  const live = records.filter((record) => !isTerminalStatus(record.status));
   const watches = await Promise.all(
-    ids.map(async (id) => {
-      const record = await registry.get(id);
+    live.map(async (record) => {
+      const id = record.job_id;
       const extras = await registry.getExtras(id);
       const totalSec = seconds(values.timeout, '--timeout', record.timeout_sec);
       return JobWatch.start({
@@ -48,13 +52,17 @@ export async function wait(argv: string[], io: CommandIo): Promise<number> {
       });
     }),
   );
-  io.stderr.write(`subscribed; waiting for ${ids.length === 1 ? `job ${ids[0]}` : `${ids.length} jobs`}\n`);
-  const outcomes = await Promise.all(watches.map((w) => w.result));
+  if (watches.length > 0) io.stderr.write(`subscribed; waiting for ${live.length === 1 ? `job ${live[0]?.job_id}` : `${live.length} jobs`}\n`);
+  const liveOutcomes = await Promise.all(watches.map((w) => w.result));
   await Promise.all(watches.map((w) => w.close()));
-  for (const [index, outcome] of outcomes.entries()) {
-    const id = ids[index] as string;
+  const outcomes: WatchOutcome[] = [];
+  for (const record of records) {
+    const id = record.job_id;
+    const index = live.indexOf(record);
+    const outcome = index >= 0 ? (liveOutcomes[index] as WatchOutcome) : await recordedOutcome(audit, record);
+    outcomes.push(outcome);
     io.stdout.write(`job=${id} outcome=${outcome.kind} (${outcome.reason})\n`);
-    if (outcome.kind !== 'timeout') await noteTerminal(registry, audit, id, outcome);
+    if (index >= 0 && outcome.kind !== 'timeout') await noteTerminal(registry, audit, id, outcome);
   }
   return worstExit(outcomes);
 }
@@ -64,6 +72,18 @@ async function noteTerminal(registry: JobRegistry, audit: AuditLog, id: string, 
   const previous = await audit.readStatus(id);
   if (previous?.outcome) return;
   await audit.writeStatus({ job_id: id, status: record.status, updated_at: record.updated_at, outcome: outcome.kind, reason: outcome.reason });
+}
+
+/**
+ * The outcome a finished job left: its audit status when refinery wrote one (a failed validation
+ * counts as error, as submit's exit code), else its record's status.
+ */
+async function recordedOutcome(audit: AuditLog, record: JobRecord): Promise<WatchOutcome> {
+  const status = await audit.readStatus(record.job_id);
+  const recorded = (kind: JobOutcomeKind, reason: string): WatchOutcome => ({ kind, via: 'registry', reason: `recorded: ${reason}`, events: [] });
+  if (status?.validation === 'fail') return recorded('error', 'validation failed');
+  if (status?.outcome && Object.hasOwn(OUTCOME_EXIT_CODES, status.outcome)) return recorded(status.outcome, status.reason || record.status);
+  return recorded(record.status === 'completed' ? 'completed' : 'error', `the registry record says '${record.status}'`);
 }
 
 function worstExit(outcomes: WatchOutcome[]): number {

@@ -2,8 +2,9 @@ import { parseArgs } from 'node:util';
 import path from 'node:path';
 import type { Command, CommandIo } from '../command.ts';
 import { AuditLog } from '../../jobs/audit-log.ts';
+import { MAX_DETAIL_CHARS, MAX_PAYLOAD_BYTES } from '../../jobs/event-payload.ts';
 import { formatJobTable, formatTimeline } from '../../jobs/format.ts';
-import { publishJobEvent } from '../../jobs/publisher.ts';
+import { EventTooLargeError, publishJobEvent } from '../../jobs/publisher.ts';
 import { redactRecord } from '../../jobs/record-codec.ts';
 import { JobRegistry } from '../../jobs/registry.ts';
 import { JOB_EVENTS, type JobEventName } from '../../jobs/types.ts';
@@ -39,8 +40,23 @@ Common options:
                        else submit starts an embedded broker on 127.0.0.1 for its own duration)
   --broker-ca FILE --broker-cert FILE --broker-key FILE   TLS files (or MQTT_CA_CERTS, ...)
 
+Security:
+  A job's token stays in its record (.mam/jobs/<id>.json, mode 0600) and never goes over MQTT: the
+  publish command signs each event with it (data.hmac_sig, HMAC-SHA256), and the subscriber drops
+  events that are unsigned or signed with another key, so a client that reads the events cannot
+  forge them. Events over ${MAX_PAYLOAD_BYTES / 1024} KiB, or with a --detail over ${MAX_DETAIL_CHARS} characters,
+  are dropped and logged.
+  On the embedded broker only the job's own clients may subscribe to its topic or publish on it.
+  On an external broker (--broker, MQTT_BROKER) other clients can read a job's events (not its
+  token) unless the broker's ACLs and TLS keep them out.
+  --compat (the seed's tokenless protocol): events are not signed and not checked and the topic is
+  not guarded, so anyone who can reach the broker can read the job's events and end it with a
+  forged completed or error (a forged completed also runs --validate). Only the job_id, schema and
+  size checks still hold. Use it only on a broker whose every client you trust.
+
 Exit codes: 0 completed, 1 error (or validation failed), 2 timeout (publish: publish failure),
-64 bad usage, 3 other failures (unknown job, broker unreachable, registry lock).`;
+64 bad usage (publish: an event over the size limits), 3 other failures (unknown job, broker
+unreachable, registry lock).`;
 
 type Handler = (argv: string[], io: CommandIo) => Promise<number>;
 
@@ -179,6 +195,6 @@ async function publish(argv: string[], io: CommandIo): Promise<number> {
     return 0;
   } catch (error) {
     io.stderr.write(`refinery jobs publish: ${(error as Error).message}\n`);
-    return 2;
+    return error instanceof EventTooLargeError ? 64 : 2;
   }
 }

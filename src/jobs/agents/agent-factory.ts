@@ -29,11 +29,19 @@ export function makeAgent(choice: AgentChoice): Agent {
   const kind = resolveAgentKind(choice);
   if (kind === 'human') return new HumanAgent(choice.show);
   if (kind === 'tmux') return new TmuxAgent(choice.session.replace(/^tmux:/, ''), choice.tmuxServer);
-  const argv = choice.command && choice.command.length > 0 ? choice.command : AGENT_PRESETS[choice.name];
+  const argv = choice.command && choice.command.length > 0 ? choice.command : (AGENT_PRESETS[choice.name] ?? namedCommand(choice));
   if (!argv) {
     throw new AgentStartError(
       `no command for agent '${choice.name}': give one (after -- on the command line, or the command param), or use one of ${Object.keys(AGENT_PRESETS).join(', ')}`,
     );
   }
   return new CommandAgent(argv);
+}
+
+/**
+ * A command agent asked for by kind whose name is no preset is a program itself (`worker=/path/to/script`
+ * in the refine pipeline, `--agent ./my-agent --agent-kind command`): run it, without arguments.
+ */
+function namedCommand(choice: Pick<AgentChoice, 'name' | 'kind'>): string[] | undefined {
+  return choice.kind === 'command' && choice.name.trim() !== '' ? [choice.name] : undefined;
 }

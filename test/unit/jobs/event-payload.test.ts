@@ -1,19 +1,32 @@
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
-import { buildPayload, decodePayload, formatEventLine } from '../../../src/jobs/event-payload.ts';
+import { signEvent } from '../../../src/jobs/event-auth.ts';
+import { buildPayload, decodePayload, formatEventLine, MAX_DETAIL_CHARS, MAX_PAYLOAD_BYTES } from '../../../src/jobs/event-payload.ts';
 
 const base = { seq: 1, jobId: 'abc12345', event: 'completed' as const, timestamp: '2026-06-19T09:32:00Z', detail: 'done' };
 
 describe('event payloads', () => {
-  it('buildPayload - has exactly the seed fields, the token only inside data, and passes job-event.schema.json', () => {
+  it('buildPayload - has exactly the seed fields, only a signature inside data (never the token), and passes job-event.schema.json', () => {
     const payload = buildPayload({ ...base, data: { files: 2 }, token: 'tok' });
     expect(Object.keys(payload)).toEqual(['schema_version', 'seq', 'job_id', 'event', 'timestamp', 'detail', 'data']);
-    expect(payload.data).toEqual({ files: 2, auth_token: 'tok' });
+    expect(Object.keys(payload.data ?? {})).toEqual(['files', 'hmac_sig']);
+    expect(payload.data?.hmac_sig).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(payload)).not.toContain('tok"');
     expect(new SchemaRegistry().validate('job-event', payload)).toEqual({ ok: true });
   });
 
-  it('buildPayload - a compat job without data sends no data field', () => {
-    expect(buildPayload({ ...base, token: null })).not.toHaveProperty('data');
+  it('signEvent - is the HMAC a Python publisher computes with json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)', () => {
+    const fields = { job_id: 'abc12345', seq: 3, event: 'completed', timestamp: '2026-06-19T09:32:00Z', detail: 'fertig: "ok"\nnext ✓', data: { z: [1, { b: null, a: 'é' }], files: 2 } };
+    const python = [
+      'import hashlib, hmac, json, sys',
+      'f = json.loads(sys.argv[1])',
+      'body = {"schema_version": 1, **f}',
+      'print(hmac.new(sys.argv[2].encode(), json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(), hashlib.sha256).hexdigest())',
+    ].join('\n');
+    const result = spawnSync('/usr/bin/python3', ['-c', python, JSON.stringify(fields), 's3cr3t-tøken'], { encoding: 'utf8' });
+    expect(result.stderr).toBe('');
+    expect(signEvent(fields, 's3cr3t-tøken')).toBe(result.stdout.trim());
   });
 
   it('decodePayload - accepts the seed payload as Python json.dumps writes it (spaces, empty data)', () => {
@@ -23,8 +36,9 @@ describe('event payloads', () => {
   });
 
   it('decodePayload - names the reason for each kind of bad payload', () => {
-    const good = JSON.parse(JSON.stringify(buildPayload({ ...base, token: 'tok' }))) as Record<string, unknown>;
+    const good = JSON.parse(JSON.stringify(buildPayload({ ...base, token: 'tok' }))) as Record<string, unknown> & { data: Record<string, unknown> };
     const cases: [unknown, string][] = [
+      [good, 'ok'],
       ['not json', 'undecodable'],
       [[1], 'undecodable'],
       [{ ...good, schema_version: 2 }, 'schema_version'],
@@ -34,13 +48,23 @@ describe('event payloads', () => {
       [{ ...good, event: 'done' }, 'malformed'],
       [{ ...good, data: [] }, 'malformed'],
       [{ ...good, data: {} }, 'bad_token'],
-      [{ ...good, data: { auth_token: 'tok2' } }, 'bad_token'],
-      [{ ...good, data: { auth_token: 'to' } }, 'bad_token'],
+      [{ ...good, data: { auth_token: 'tok' } }, 'bad_token'],
+      [{ ...good, detail: 'changed after signing' }, 'bad_token'],
+      [{ ...good, seq: 2 }, 'bad_token'],
+      [{ ...good, data: { ...good.data, extra: 1 } }, 'bad_token'],
+      [buildPayload({ ...base, token: 'another job token' }), 'bad_token'],
+      [buildPayload({ ...base, detail: 'x'.repeat(MAX_DETAIL_CHARS + 1), token: 'tok' }), 'oversize'],
+      [buildPayload({ ...base, data: { blob: 'x'.repeat(MAX_PAYLOAD_BYTES) }, token: 'tok' }), 'oversize'],
     ];
     for (const [value, reason] of cases) {
       const decoded = decodePayload(typeof value === 'string' ? value : JSON.stringify(value), 'abc12345', 'tok');
-      expect(decoded.ok ? 'ok' : decoded.reason, JSON.stringify(value)).toBe(reason);
+      expect(decoded.ok ? 'ok' : decoded.reason, JSON.stringify(value).slice(0, 200)).toBe(reason);
     }
+  });
+
+  it('decodePayload - an oversize payload is refused by its size alone, before it is parsed', () => {
+    const decoded = decodePayload(Buffer.alloc(MAX_PAYLOAD_BYTES + 1, 0x7b), 'abc12345', null);
+    expect(decoded).toEqual({ ok: false, reason: 'oversize', message: `payload is ${MAX_PAYLOAD_BYTES + 1} bytes; the limit is ${MAX_PAYLOAD_BYTES}` });
   });
 
   it('decodePayload - a missing detail or timestamp decodes as empty text', () => {
