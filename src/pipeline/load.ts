@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
 import type { Diagnostic } from '../model/source.ts';
@@ -11,6 +10,7 @@ import { parseLocatedYaml } from './yaml-source.ts';
 import { toSpec } from './to-spec.ts';
 import { checkPipeline, type NameResolver } from './check.ts';
 import { salvage } from './salvage.ts';
+import { readPipelineText } from './read-text.ts';
 
 export interface LoadResult {
   spec?: PipelineSpec;
@@ -78,15 +78,7 @@ export function loadPipelineText(file: string, text: string, resolver: NameResol
 
 export function loadPipelineFile(file: string, resolver: NameResolver): LoadResult {
   const absolute = path.resolve(file);
-  let text: string;
-  try {
-    text = readFileSync(absolute, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return {
-      diagnostics: [{ severity: 'error', message: `cannot read pipeline file ${file}: ${code === 'ENOENT' ? 'no such file' : String(code)}` }],
-      text: '',
-    };
-  }
-  return loadPipelineText(absolute, text, resolver);
+  const read = readPipelineText(absolute, file);
+  if ('diagnostic' in read) return { diagnostics: [read.diagnostic], text: '' };
+  return loadPipelineText(absolute, read.text, resolver);
 }
