@@ -89,7 +89,8 @@ export async function openPipeline(io: CommandIo, arg: string | undefined, rawPa
     io.stderr.write(`refinery: ${flags.error}\n`);
     return undefined;
   }
-  const { params, diagnostics } = resolveParams(loaded.spec, flags.params);
+  const exists = (rel: string): boolean => existsSync(path.resolve(io.cwd, rel));
+  const { params, diagnostics } = resolveParams(loaded.spec, flags.params, { exists: (rel) => (observations ? observations.probe(rel, exists) : exists(rel)) });
   if (diagnostics.length) {
     printDiagnostics(io, diagnostics, sources);
     return undefined;

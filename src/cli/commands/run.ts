@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
 import path from 'node:path';
-import { findPipelineFile, openPipeline, parseParamFlags, readSource, type OpenedPipeline } from '../session.ts';
+import { findPipelineFile, openPipeline, parseParamFlags, printDiagnostics, readSource, type OpenedPipeline } from '../session.ts';
 import type { PipelineSpec } from '../../model/pipeline.ts';
 import { Observations } from '../../state/observations.ts';
 import { compareWithLastRun, UNCHANGED_BY_STAT, manifestKey, writeManifest } from '../../state/run-manifest.ts';
@@ -158,6 +158,18 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const opened = await openPipeline(io, positionals[0], flags.param, observations);
   if (!opened) return 2;
   const select = changed ? affectedStages(opened.expansion.plan, changed.files) : undefined;
+  // Before anything runs (and is paid for): every backend and tool the tasks will use.
+  const { preflightPlan } = await import('../../executor/preflight.ts');
+  const problems = await preflightPlan(opened.expansion.plan, {
+    root: io.cwd,
+    env: io.env,
+    taskFile: (n) => opened.resolver.taskFile(n),
+    expandIteration: (loop, i) => opened.expansion.expandIteration(loop, i),
+  });
+  if (problems.length > 0) {
+    printDiagnostics(io, problems, new Map());
+    return 2;
+  }
   const lock = acquireProjectLock(io.cwd);
   if (!lock.ok) {
     io.stderr.write(`refinery: another refinery process (pid ${lock.holder}) is running in ${io.cwd}; wait for it or stop it\n`);
