@@ -169,12 +169,35 @@ async function runTaskStage(inst: StageInstance, ctx: StageRunContext, staged: S
     },
   };
   try {
-    const result = (await task.run(taskCtx)) as TaskResult | undefined;
+    const result = (await untilAborted(task.run(taskCtx), signal)) as TaskResult | undefined;
     for (const w of result?.warnings ?? []) ctx.bus.emit({ type: 'stage-report', stage: inst.id, report: { kind: 'warning', message: w } });
     return { ok: true, ...(result?.summary ? { summary: result.summary } : {}) };
   } catch (error) {
     return { ok: false, reason: `task '${task.name}' threw: ${(error as Error).message ?? String(error)}` };
   }
+}
+
+/**
+ * The task's promise, or a rejection as soon as the stage is aborted (Ctrl-C, its timeout): a
+ * task that does not watch `ctx.signal` must not hold the run up. What it still does in the
+ * background writes only to staging files, which are discarded.
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new Error('aborted'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new Error('aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 export interface RunStageInput {
