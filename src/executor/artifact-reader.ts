@@ -31,8 +31,9 @@ export class ArtifactReader {
 
   /** A stage's own outputs as they are on disk now: `self.OUTPUT`. */
   own(inst: StageInstance): LazyRecord {
+    // hasOwn: `self.constructor` names no output, not Object.prototype's member.
     return lazyRecord((output) => {
-      const o = inst.outputs[output];
+      const o = Object.hasOwn(inst.outputs, output) ? inst.outputs[output] : undefined;
       return o ? this.read(o.path) : undefined;
     });
   }
@@ -43,10 +44,10 @@ export class ArtifactReader {
       let matching = instances.filter((i) => i.stageId === stageId);
       if (matching.length === 0) return undefined;
       // Inside a loop a stage sees its own iteration's instances, or else the latest iteration's.
-      const latest = Math.max(...matching.map((i) => i.loop?.iteration ?? 0));
+      const latest = matching.reduce((most, i) => Math.max(most, i.loop?.iteration ?? 0), 0);
       matching = matching.filter((i) => (i.loop?.iteration ?? 0) === latest);
       const records = matching.map((inst) => lazyRecord((output) => {
-        const o = inst.outputs[output];
+        const o = Object.hasOwn(inst.outputs, output) ? inst.outputs[output] : undefined;
         return o ? this.read(o.path) : undefined;
       }));
       return matching.length === 1 && !matching[0]?.spec.foreach ? records[0] : records;

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { FileHashes } from '../state/file-hashes.ts';
 import type { FingerprintParts, StageRecord, StageState } from '../state/stage-state.ts';
 import type { RunBudget, TaskContext, TaskResult } from '../task/define-task.ts';
-import type { Scope } from '../expr/evaluate.ts';
+import { ExprEvalError, type Scope } from '../expr/evaluate.ts';
 import { renderCommand, renderEnv, renderWith } from './render.ts';
 import { loadTask } from './task-loader.ts';
 import { runCommand } from '../shell/command.ts';
@@ -233,6 +233,10 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
       try {
         const result = inst.spec.kind === 'run' ? await runCommandStage(inst, ctx, staged, limit.signal) : await runTaskStage(inst, ctx, staged, limit.signal, input.inputs);
         return !result.ok && limit.timedOut() ? { ok: false, reason: `timed out after ${inst.spec.timeoutMs} ms` } : result;
+      } catch (error) {
+        // The command or params are rendered again here with the staging paths; a failing expression fails the stage.
+        if (error instanceof ExprEvalError) return { ok: false, reason: error.message };
+        throw error;
       } finally {
         limit.clear();
       }

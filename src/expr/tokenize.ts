@@ -35,6 +35,22 @@ function readString(text: string, start: number): { value: string; end: number }
   return { value, end: i + 1 };
 }
 
+const NUMBER = /[0-9]+(\.[0-9]+)?/y;
+const NAME_START = /[A-Za-z_$]/;
+const NAME_PART = /[A-Za-z0-9_$-]/;
+
+/** The end of the name starting at `start`; a trailing '-' belongs to a minus operator, not to the name. */
+function nameEnd(text: string, start: number): number {
+  let end = start + 1;
+  let lastNonDash = end;
+  while (end < text.length && NAME_PART.test(text[end] as string)) {
+    end += 1;
+    if (text[end - 1] !== '-') lastNonDash = end;
+  }
+  return lastNonDash;
+}
+
+/** Splits an expression into tokens in one pass (linear in the text: no re-slicing, no backtracking). */
 export function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
   let i = 0;
@@ -42,20 +58,19 @@ export function tokenize(text: string): Token[] {
     const c = text[i] as string;
     if (/\s/.test(c)) {
       i += 1;
-    } else if (/[0-9]/.test(c)) {
-      const m = /^[0-9]+(\.[0-9]+)?/.exec(text.slice(i)) as RegExpExecArray;
+    } else if (c >= '0' && c <= '9') {
+      NUMBER.lastIndex = i;
+      const m = NUMBER.exec(text) as RegExpExecArray;
       tokens.push({ k: 'num', v: Number(m[0]), at: i });
       i += m[0].length;
     } else if (c === '"' || c === "'") {
       const { value, end } = readString(text, i);
       tokens.push({ k: 'str', v: value, at: i });
       i = end;
-    } else if (/[A-Za-z_$]/.test(c)) {
-      const m = /^[A-Za-z_$][A-Za-z0-9_$-]*/.exec(text.slice(i)) as RegExpExecArray;
-      // A trailing '-' belongs to a minus operator, not to the name.
-      const word = m[0].replace(/-+$/, '');
-      tokens.push({ k: 'id', v: word, at: i });
-      i += word.length;
+    } else if (NAME_START.test(c)) {
+      const end = nameEnd(text, i);
+      tokens.push({ k: 'id', v: text.slice(i, end), at: i });
+      i = end;
     } else {
       const op = OPERATORS.find((o) => text.startsWith(o, i));
       if (!op) throw new ExprSyntaxError(`unexpected character '${c}'`, i);

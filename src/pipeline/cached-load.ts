@@ -10,7 +10,7 @@ import { Locator } from './locate.ts';
 import { parseLocatedYaml } from './yaml-source.ts';
 import { readPipelineText } from './read-text.ts';
 
-const FORMAT = 'v3';
+const FORMAT = 'v4';
 
 function cacheFile(root: string, text: string): string {
   const key = createHash('sha256').update(FORMAT).update('\0').update(text).digest('hex').slice(0, 40);

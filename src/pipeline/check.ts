@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Expr, Template } from '../model/expr.ts';
 import type { LoopSpec, ParamSpec, PipelineSpec, StageOrLoop, StageSpec } from '../model/pipeline.ts';
 import { collectRefs, isConstant } from '../expr/template.ts';
+import { constantErrors } from '../expr/constant.ts';
 import { didYouMean } from '../diagnostics/format.ts';
 import { buildGraph, findCycle, type GraphNode } from '../graph/graph.ts';
 import type { Locator } from './locate.ts';
@@ -63,6 +64,7 @@ function checkExpr(expr: Expr, at: Path, ctx: RefContext): string[] {
     }
   }
   checkParamRefs(expr, at, ctx);
+  for (const message of constantErrors(expr)) ctx.locator.error(at, `bad expression: ${message}`);
   for (const s of [...refs.artifactStages].sort()) {
     if (!ctx.stageIds.has(s)) {
       const hint = didYouMean(s, ctx.stageIds);

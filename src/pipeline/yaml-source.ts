@@ -1,5 +1,5 @@
 // The yaml library enters the pipeline loader here.
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Alias, type Node as YamlNode } from 'yaml';
 import type { Diagnostic, SourceSpan } from '../model/source.ts';
 import { locateYamlFast, parseYamlFast } from './fast-yaml.ts';
 import { escapeSegment } from './fast-yaml-locate.ts';
@@ -34,15 +34,24 @@ interface ConvertContext {
   diagnostics: Diagnostic[];
 }
 
+/** An alias is not expanded: it would otherwise become null here, and expanding it invites billion-laughs files. */
+function reportAlias(node: Alias, ctx: ConvertContext): null {
+  const span = spanOf(ctx.file, ctx.lines, ctx.text, node.range);
+  ctx.diagnostics.push({ severity: 'error', message: `YAML: alias *${node.source}: anchors/aliases are not supported in pipeline files; repeat the value`, ...(span ? { span } : {}) });
+  return null;
+}
+
 function convert(node: YamlNode | null | undefined, at: string, ctx: ConvertContext): unknown {
   if (!node) return null;
   if (node.range) ctx.ranges.set(at, node.range);
+  if (isAlias(node)) return reportAlias(node, ctx);
   if (isMap(node)) {
     const out: Record<string, unknown> = {};
     // Duplicate keys are found here with a set: yaml's own check is quadratic in the map's size.
     const seen = new Set<string>();
     for (const pair of node.items) {
       const keyNode = pair.key as YamlNode | null;
+      if (isAlias(keyNode)) reportAlias(keyNode, ctx);
       const key = isScalar(keyNode) ? String(keyNode.value) : String(keyNode);
       const child = `${at}/${escapeSegment(key)}`;
       if (keyNode?.range) ctx.ranges.set(`${child}#key`, keyNode.range);
