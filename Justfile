@@ -22,6 +22,14 @@ refine *args:
     #!/usr/bin/env bash
     set -euo pipefail
     argv=()
+    given=" $* "
+    # No deliverable given: the bundled offline example (recorded judges, no network, no key).
+    if [[ "$given" != *" deliverable="* ]]; then
+      argv+=(--param task_file=examples/refine/task.md
+             --param deliverable=examples/refine/deliverable/README.md,examples/refine/deliverable/slugify.mjs
+             --param previous=examples/refine/previous/README.md --param writer=example-writer
+             --param judges=example-judge-a,example-judge-b,example-judge-c --param guard=example-judge-b)
+    fi
     for a in "$@"; do
       case "$a" in
         backends=*) argv+=(--param "judges=${a#backends=}") ;;

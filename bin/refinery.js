@@ -37,3 +37,6 @@ if (distIsFresh()) {
   ({ main } = await import('../src/cli/main.ts'));
 }
 process.exitCode = await main(process.argv.slice(2));
+// An interrupted run is over once main returns: a task that ignored its abort signal (a timer, a
+// request) must not keep the process alive. Both streams are drained first.
+if (process.exitCode === 130) process.stdout.write('', () => process.stderr.write('', () => process.exit(130)));

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { defineTask } from '../src/task/define-task.ts';
+import { checkBackends } from '../src/backends/preflight.ts';
 import { readCriteriaParam } from '../src/refine/criteria-input.ts';
 import { readDeliverable, renderDeliverable } from '../src/refine/deliverable.ts';
 import { degradedFiles, type EvaluationFiles } from '../src/refine/evaluation-files.ts';
@@ -50,6 +51,7 @@ export default defineTask({
     next_tasks: { default: 'refine/next_tasks.json', schema: 'next-tasks' },
     usage: { schema: 'llm-usage', description: 'optional: the calls made and their cost' },
   },
+  preflight: (p, ctx) => checkBackends(ctx.root, [p.backend], ctx.env),
   async run(ctx) {
     const p = ctx.params;
     const criteria = readCriteriaParam(ctx.root, p.criteria);

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { defineTask } from '../src/task/define-task.ts';
+import { checkBackends } from '../src/backends/preflight.ts';
 import { askWithRepair } from '../src/refine/judge-call.ts';
 import { parseCriteriaResponse } from '../src/refine/criteria-parse.ts';
 import { DEFAULT_CRITERIA, type CriteriaDocument } from '../src/refine/criteria.ts';
@@ -43,6 +44,7 @@ export default defineTask({
     criteria: { default: 'refine/criteria.json', schema: 'eval-criteria', description: 'criteria.json' },
     usage: { schema: 'llm-usage', description: 'optional: the calls made and their cost' },
   },
+  preflight: (p, ctx) => p.criteria_file || !p.backend ? [] : checkBackends(ctx.root, [p.backend], ctx.env),
   async run(ctx) {
     const p = ctx.params;
     const file = outputPath(ctx, 'criteria');

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { defineTask } from '../src/task/define-task.ts';
+import { checkBackends } from '../src/backends/preflight.ts';
 import { sha256 } from '../src/backends/cache-key.ts';
 import { readCriteriaParam } from '../src/refine/criteria-input.ts';
 import { readDeliverable, renderDeliverable, type DeliverableFile } from '../src/refine/deliverable.ts';
@@ -45,6 +46,7 @@ export default defineTask({
     regression: { default: 'refine/regression.json', schema: 'regression' },
     usage: { schema: 'llm-usage', description: 'optional: the calls made and their cost' },
   },
+  preflight: (p, ctx) => checkBackends(ctx.root, [p.backend], ctx.env),
   async run(ctx) {
     const p = ctx.params;
     const file = outputPath(ctx, 'regression');

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parseCliOutput, kindFromText } from './cli-output.ts';
 import { BackendError } from './errors.ts';
 import { PRESETS, expandTemplate, type OutputFormat } from './presets.ts';
-import { runProcess } from './run-process.ts';
+import { runProcess } from '../shell/run-process.ts';
 import type { CommandBackendConfig } from './config-schema.ts';
 import type { Backend, CallOptions, LlmRequest, LlmResult } from './types.ts';
 

@@ -12,6 +12,11 @@ interface Recording {
   input_tokens?: number;
   output_tokens?: number;
   cost_usd?: number;
+  /**
+   * Words the prompt must contain for this recording to answer it (e.g. the deliverable's
+   * name): a recording made for one deliverable never silently answers another.
+   */
+  prompt_contains?: string[];
 }
 
 /**
@@ -61,6 +66,15 @@ export class ReplayBackend implements Backend {
 
   async complete(request: LlmRequest): Promise<LlmResult> {
     const recording = this.lookup(request.tag);
+    const prompt = promptText(request);
+    const missing = (recording.prompt_contains ?? []).filter((word) => !prompt.includes(word));
+    if (missing.length > 0) {
+      throw new BackendError(
+        this.name,
+        'config',
+        `the recording for '${request.tag}' in ${this.dir} was made for another prompt (it expects ${missing.map((w) => `'${w}'`).join(', ')} in it); record an answer for this one`,
+      );
+    }
     return {
       text: recording.text,
       model: recording.model ?? this.model,
@@ -69,4 +83,8 @@ export class ReplayBackend implements Backend {
       costUsd: recording.cost_usd,
     };
   }
+}
+
+function promptText(request: LlmRequest): string {
+  return [request.system ?? '', request.prompt].join('\n');
 }

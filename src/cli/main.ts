@@ -1,4 +1,6 @@
+import path from 'node:path';
 import { COMMANDS } from './commands.ts';
+import { directoryProblem, findProjectRoot } from './project-root.ts';
 import type { CommandIo } from './command.ts';
 
 const VERSION = '0.1.0';
@@ -26,11 +28,14 @@ function helpText(): string {
 function takeDirectory(argv: string[], cwd: string): { argv: string[]; cwd: string } {
   const rest = [...argv];
   let dir = cwd;
+  if (rest[0] !== '-C' && rest[0] !== '--directory' && !rest[0]?.startsWith('--directory=')) return { argv: rest, cwd: findProjectRoot(cwd) };
   while (rest[0] === '-C' || rest[0] === '--directory' || rest[0]?.startsWith('--directory=')) {
     const flag = rest.shift() as string;
     const value = flag.includes('=') ? flag.slice(flag.indexOf('=') + 1) : rest.shift();
     if (value === undefined) throw new Error('-C needs a directory');
-    dir = new URL(value, `file://${dir.endsWith('/') ? dir : `${dir}/`}`).pathname;
+    dir = path.resolve(dir, value);
+    const problem = directoryProblem(dir);
+    if (problem) throw new Error(`-C ${value}: ${problem}`);
   }
   return { argv: rest, cwd: dir.length > 1 && dir.endsWith('/') ? dir.slice(0, -1) : dir };
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { CommandIo } from './command.ts';
 import type { Diagnostic } from '../model/source.ts';
 import type { PipelineSpec } from '../model/pipeline.ts';
-import { formatDiagnostics } from '../diagnostics/format.ts';
+import { didYouMean, formatDiagnostics } from '../diagnostics/format.ts';
 import { loadPipelineCached } from '../pipeline/cached-load.ts';
 import { PACKAGE_ROOT, projectResolver, type NameResolver } from '../pipeline/resolve-names.ts';
 import { resolveParams } from '../pipeline/params.ts';
@@ -30,6 +30,8 @@ export function findPipelineFile(root: string, arg: string | undefined): { file?
   }
   const direct = path.resolve(root, arg);
   if (existsSync(direct) && !arg.match(/^[a-z0-9-]+$/i)) return { file: direct };
+  // A path (it has a slash or a YAML ending) is never looked up as a name.
+  if (arg.includes('/') || /\.ya?ml$/.test(arg)) return { error: `no pipeline file ${arg}: no such file` };
   for (const base of [root, PACKAGE_ROOT]) {
     for (const ext of ['.yaml', '.yml']) {
       const file = path.join(base, 'pipelines', `${arg}${ext}`);
@@ -37,7 +39,18 @@ export function findPipelineFile(root: string, arg: string | undefined): { file?
     }
   }
   if (existsSync(direct)) return { file: direct };
-  return { error: `no pipeline '${arg}': not a file, and no pipelines/${arg}.yaml in ${root} or in refinery` };
+  const hint = didYouMean(arg, pipelineNames(root));
+  return { error: `no pipeline '${arg}'${hint ? `; did you mean '${hint}'?` : ''} (pipelines/${arg}.yaml is neither in ${root} nor in refinery)` };
+}
+
+function pipelineNames(root: string): string[] {
+  const names = new Set<string>();
+  for (const base of [root, PACKAGE_ROOT]) {
+    const dir = path.join(base, 'pipelines');
+    if (!existsSync(dir)) continue;
+    for (const f of readdirSync(dir)) if (/\.ya?ml$/.test(f)) names.add(f.replace(/\.ya?ml$/, ''));
+  }
+  return [...names];
 }
 
 export function parseParamFlags(values: readonly string[]): { params: Record<string, string>; error?: string } {
@@ -76,7 +89,8 @@ export async function openPipeline(io: CommandIo, arg: string | undefined, rawPa
     io.stderr.write(`refinery: ${flags.error}\n`);
     return undefined;
   }
-  const { params, diagnostics } = resolveParams(loaded.spec, flags.params);
+  const exists = (rel: string): boolean => existsSync(path.resolve(io.cwd, rel));
+  const { params, diagnostics } = resolveParams(loaded.spec, flags.params, { exists: (rel) => (observations ? observations.probe(rel, exists) : exists(rel)) });
   if (diagnostics.length) {
     printDiagnostics(io, diagnostics, sources);
     return undefined;

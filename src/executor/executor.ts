@@ -41,6 +41,8 @@ export interface ExecuteOptions {
   select?: ReadonlySet<string>;
   /** Emit an up-to-date stage-end for every stage outside `select` (refinery run does; watch does not). */
   reportUnselected?: boolean;
+  /** Stages outside `select` that the last run skipped, with the reason: reported skipped again. */
+  previouslySkipped?: ReadonlyMap<string, string>;
   hashes: FileHashes;
   state: StageState;
   schemas: SchemaRegistry;
@@ -175,8 +177,12 @@ export class Executor {
     const stages = this.options.select && !this.options.reportUnselected ? this.plan.instances.filter((i) => this.nodes.get(i.id)?.status === undefined).length : this.plan.instances.length;
     this.bus.emit({ type: 'run-start', stages, params: this.plan.params, concurrency: this.options.concurrency });
     if (this.options.reportUnselected) {
-      for (const id of this.unselected) this.bus.emit({ type: 'stage-end', stage: id, status: 'fresh', durationMs: 0, attempts: 0, reason: UNCHANGED_BY_STAT });
-      this.counts.fresh += this.unselected.length;
+      for (const id of this.unselected) {
+        const skip = this.options.previouslySkipped?.get(id);
+        this.bus.emit({ type: 'stage-end', stage: id, status: skip === undefined ? 'fresh' : 'skipped', durationMs: 0, attempts: 0, reason: skip ?? UNCHANGED_BY_STAT });
+        if (skip === undefined) this.counts.fresh += 1;
+        else this.counts.skipped += 1;
+      }
     }
     const done = new Promise<void>((resolve) => {
       this.finish = resolve;

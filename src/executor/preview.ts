@@ -5,7 +5,8 @@ import { buildGraph, topologicalOrder } from '../graph/graph.ts';
 import { ArtifactReader } from './artifact-reader.ts';
 import { assessStage, stageCodeHash } from './assess.ts';
 
-export type PreviewDecision = 'run' | 'fresh' | 'skip' | 'fail' | 'loop';
+/** `maybe`: it runs only if its `when` holds over artifacts a stage that will run has yet to write. */
+export type PreviewDecision = 'run' | 'maybe' | 'fresh' | 'skip' | 'fail' | 'loop';
 
 export interface PreviewEntry {
   id: string;
@@ -51,9 +52,11 @@ export function previewPlan(plan: Plan, options: PreviewOptions): PreviewEntry[]
       entries.push({ id, decision: 'loop', reasons: ['a loop: its iterations are decided while it runs'], needs });
       continue;
     }
-    const pending = needs.filter((d) => decisions.get(d) === 'run' || decisions.get(d) === 'loop');
+    const pending = needs.filter((d) => ['run', 'maybe', 'loop'].includes(decisions.get(d) as string));
     let entry: PreviewEntry;
-    if (pending.length > 0) entry = { id, decision: 'run', reasons: [`upstream ${pending.join(', ')} will run`], needs };
+    if (pending.length > 0 && inst.spec.when) {
+      entry = { id, decision: 'maybe', reasons: [`when: decided once upstream ${pending.join(', ')} has run`], needs };
+    } else if (pending.length > 0) entry = { id, decision: 'run', reasons: [`upstream ${pending.join(', ')} will run`], needs };
     else {
       const deps = Object.fromEntries(needs.map((d) => [d, fingerprints.get(d) ?? 'none']));
       const verdict = assessStage(inst, deps, reader.view(needs.map((d) => byId.get(d)).filter((x): x is StageInstance => x !== undefined)), options.state.get(id), ctx);

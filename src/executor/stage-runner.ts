@@ -14,7 +14,7 @@ import { ExprEvalError, type Scope } from '../expr/evaluate.ts';
 import { renderCommand, renderEnv, renderWith } from './render.ts';
 import { loadTask } from './task-loader.ts';
 import { runCommand } from '../shell/command.ts';
-import { boundShell } from '../shell/zx.ts';
+import { boundShell, type BoundShell } from '../shell/zx.ts';
 import type { RunnerPool } from '../shell/runner-pool.ts';
 import type { Observations } from '../state/observations.ts';
 
@@ -139,7 +139,7 @@ async function runTaskStage(inst: StageInstance, ctx: StageRunContext, staged: S
     const problems = parsed.error.issues.map((i) => `${i.path.join('.') || 'with'}: ${i.message}`).join('; ');
     return { ok: false, reason: `invalid params for task '${task.name}': ${problems}` };
   }
-  let shell: TaskContext<unknown>['$'] | undefined;
+  let shell: BoundShell | undefined;
   const taskCtx: TaskContext<unknown> = {
     params: parsed.data,
     root: ctx.root,
@@ -150,8 +150,12 @@ async function runTaskStage(inst: StageInstance, ctx: StageRunContext, staged: S
     outputTargets: targets,
     // zx's $ is made on first use: most tasks never call it.
     get $() {
-      shell ??= boundShell({ cwd: ctx.root, signal });
-      return shell;
+      shell ??= boundShell({
+        cwd: ctx.root,
+        signal,
+        onLine: (stream, message) => ctx.bus.emit({ type: 'stage-log', stage: inst.id, stream, message }),
+      });
+      return shell.$;
     },
     signal,
     cacheDir: (name) => {
@@ -169,12 +173,36 @@ async function runTaskStage(inst: StageInstance, ctx: StageRunContext, staged: S
     },
   };
   try {
-    const result = (await task.run(taskCtx)) as TaskResult | undefined;
+    const result = (await untilAborted(task.run(taskCtx), signal)) as TaskResult | undefined;
     for (const w of result?.warnings ?? []) ctx.bus.emit({ type: 'stage-report', stage: inst.id, report: { kind: 'warning', message: w } });
     return { ok: true, ...(result?.summary ? { summary: result.summary } : {}) };
   } catch (error) {
-    return { ok: false, reason: `task '${task.name}' threw: ${(error as Error).message ?? String(error)}` };
+    const command = shell?.describeFailure(error);
+    return { ok: false, reason: command ?? `task '${task.name}' threw: ${(error as Error).message ?? String(error)}` };
   }
+}
+
+/**
+ * The task's promise, or a rejection as soon as the stage is aborted (Ctrl-C, its timeout): a
+ * task that does not watch `ctx.signal` must not hold the run up. What it still does in the
+ * background writes only to staging files, which are discarded.
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new Error('aborted'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new Error('aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 export interface RunStageInput {

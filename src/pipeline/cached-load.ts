@@ -8,6 +8,7 @@ import type { SourceSpan } from '../model/source.ts';
 import { packSpec, unpackSpec } from './compact-spec.ts';
 import { Locator } from './locate.ts';
 import { parseLocatedYaml } from './yaml-source.ts';
+import { readPipelineText } from './read-text.ts';
 
 const FORMAT = 'v4';
 
@@ -31,13 +32,9 @@ function namesStillResolve(spec: PipelineSpec, resolver: NameResolver): boolean 
  */
 export async function loadPipelineCached(root: string, file: string, resolver: NameResolver): Promise<LoadResult> {
   const absolute = path.resolve(root, file);
-  let text: string;
-  try {
-    text = readFileSync(absolute, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return { diagnostics: [{ severity: 'error', message: `cannot read pipeline file ${file}: ${code === 'ENOENT' ? 'no such file' : String(code)}` }], text: '' };
-  }
+  const read = readPipelineText(absolute, file);
+  if ('diagnostic' in read) return { diagnostics: [read.diagnostic], text: '' };
+  const { text } = read;
   const cached = cacheFile(root, `${absolute}\0${text}`);
   try {
     let locator: Locator | undefined;

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
 import type { Diagnostic } from '../model/source.ts';
@@ -10,6 +9,8 @@ import { allowedKeysAt, pipelineSchema, stageSchema, type RawPipeline, type RawS
 import { parseLocatedYaml } from './yaml-source.ts';
 import { toSpec } from './to-spec.ts';
 import { checkPipeline, type NameResolver } from './check.ts';
+import { salvage } from './salvage.ts';
+import { readPipelineText } from './read-text.ts';
 
 export interface LoadResult {
   spec?: PipelineSpec;
@@ -52,34 +53,32 @@ export function loadPipelineText(file: string, text: string, resolver: NameResol
     return { diagnostics: locator.diagnostics, text };
   }
   const parsed = pipelineSchema.safeParse(yaml.value);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) describeIssue(issue, locator, yaml.value);
-    return { diagnostics: locator.diagnostics, text };
-  }
+  if (!parsed.success) for (const issue of parsed.error.issues) describeIssue(issue, locator, yaml.value);
+  // What is left once the reported fields are dropped is still checked, so one pass reports all.
+  const top = parsed.success ? parsed.data : salvage(pipelineSchema, yaml.value);
+  if (!top) return { diagnostics: locator.diagnostics, text };
   // Each stage is checked on its own, so one bad stage does not hide the others' problems.
   const stages: Record<string, RawStage> = {};
-  for (const [id, rawStage] of Object.entries(parsed.data.stages)) {
+  for (const [id, rawStage] of Object.entries(top.stages)) {
     const stage = stageSchema.safeParse(rawStage);
-    if (stage.success) stages[id] = stage.data;
-    else for (const issue of stage.error.issues) describeIssue(issue, locator, yaml.value, ['stages', id]);
+    if (stage.success) {
+      stages[id] = stage.data;
+      continue;
+    }
+    for (const issue of stage.error.issues) describeIssue(issue, locator, yaml.value, ['stages', id]);
+    const partial = salvage(stageSchema, rawStage);
+    // A stage whose task/run/loop was dropped would only add a misleading "needs a task" error.
+    if (partial && (partial.task ?? partial.run ?? partial.loop) !== undefined) stages[id] = partial;
   }
-  const spec = toSpec({ ...parsed.data, stages } as RawPipeline, locator, hashText(text));
-  checkPipeline(spec, locator, resolver, Object.keys(parsed.data.stages));
+  const spec = toSpec({ ...top, stages } as RawPipeline, locator, hashText(text));
+  checkPipeline(spec, locator, resolver, Object.keys(top.stages));
   const errors = locator.diagnostics.some((d) => d.severity === 'error');
   return { ...(errors ? {} : { spec }), diagnostics: locator.diagnostics, text };
 }
 
 export function loadPipelineFile(file: string, resolver: NameResolver): LoadResult {
   const absolute = path.resolve(file);
-  let text: string;
-  try {
-    text = readFileSync(absolute, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return {
-      diagnostics: [{ severity: 'error', message: `cannot read pipeline file ${file}: ${code === 'ENOENT' ? 'no such file' : String(code)}` }],
-      text: '',
-    };
-  }
-  return loadPipelineText(absolute, text, resolver);
+  const read = readPipelineText(absolute, file);
+  if ('diagnostic' in read) return { diagnostics: [read.diagnostic], text: '' };
+  return loadPipelineText(absolute, read.text, resolver);
 }

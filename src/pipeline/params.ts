@@ -1,6 +1,30 @@
 import type { ParamSpec, PipelineSpec } from '../model/pipeline.ts';
 import type { Diagnostic } from '../model/source.ts';
 import { didYouMean } from '../diagnostics/format.ts';
+import { collectRefs, parseTemplate } from '../expr/template.ts';
+import { renderText } from '../expr/evaluate.ts';
+
+/** What a default may ask of the project: `exists(path)`, relative to the project root. */
+export interface ParamEffects {
+  exists(rel: string): boolean;
+}
+
+/**
+ * A string default with `${...}` is worked out when the run starts, from the project alone
+ * (`exists()`; no names): `analyze` takes `.massgen/massgen_logs` where a project has one.
+ */
+function defaultValue(name: string, p: ParamSpec, effects: ParamEffects | undefined): { value?: unknown; error?: string } {
+  if (typeof p.default !== 'string' || !p.default.includes('${')) return { value: p.default };
+  try {
+    const template = parseTemplate(p.default);
+    const refs = { roots: new Set<string>(), artifactStages: new Set<string>() };
+    for (const part of template.parts) if (typeof part !== 'string') collectRefs(part, refs);
+    if (refs.roots.size > 0) return { error: `default of param '${name}' may use functions such as exists(), not names (${[...refs.roots].join(', ')})` };
+    return { value: renderText(template, { vars: {}, effects: { exists: (rel) => effects?.exists(rel) ?? false } }) };
+  } catch (error) {
+    return { error: `default of param '${name}': ${(error as Error).message}` };
+  }
+}
 
 function coerce(name: string, p: ParamSpec, raw: string): { value?: unknown; error?: string } {
   switch (p.type) {
@@ -30,10 +54,19 @@ function coerce(name: string, p: ParamSpec, raw: string): { value?: unknown; err
 }
 
 /** Params from defaults and `--param key=value` overrides, coerced to their declared types. */
-export function resolveParams(spec: PipelineSpec, overrides: Readonly<Record<string, string>>): { params: Record<string, unknown>; diagnostics: Diagnostic[] } {
+export function resolveParams(
+  spec: PipelineSpec,
+  overrides: Readonly<Record<string, string>>,
+  effects?: ParamEffects,
+): { params: Record<string, unknown>; diagnostics: Diagnostic[] } {
   const params: Record<string, unknown> = {};
   const diagnostics: Diagnostic[] = [];
-  for (const [name, p] of Object.entries(spec.params)) if (p.default !== undefined) params[name] = p.default;
+  for (const [name, p] of Object.entries(spec.params)) {
+    if (p.default === undefined || Object.hasOwn(overrides, name)) continue;
+    const { value, error } = defaultValue(name, p, effects);
+    if (error) diagnostics.push({ severity: 'error', message: error });
+    else params[name] = value;
+  }
   for (const [name, raw] of Object.entries(overrides).sort(([a], [b]) => (a < b ? -1 : 1))) {
     const p = spec.params[name];
     if (!p) {
@@ -47,8 +80,14 @@ export function resolveParams(spec: PipelineSpec, overrides: Readonly<Record<str
       diagnostics.push({ severity: 'error', message: `--param ${name}=${raw}: expected one of ${p.enum.map((e) => JSON.stringify(e)).join(', ')}` });
     } else params[name] = value;
   }
-  for (const [name, p] of Object.entries(spec.params)) {
-    if (!(name in params)) diagnostics.push({ severity: 'error', message: `param '${name}' (${p.type}) has no default; pass --param ${name}=VALUE` });
+  const missing = Object.entries(spec.params).filter(([name, p]) => !(name in params) && p.default === undefined);
+  if (missing.length > 0) {
+    const list = missing.map(([name, p]) => `${name} (${p.type}${p.description ? `: ${p.description}` : ''})`);
+    const flags = missing.map(([name]) => `--param ${name}=VALUE`).join(' ');
+    diagnostics.push({
+      severity: 'error',
+      message: `pipeline '${spec.name}' needs ${missing.length === 1 ? 'a param' : `${missing.length} params`} with no default: ${list.join('; ')}. Pass ${flags}`,
+    });
   }
   return { params, diagnostics };
 }

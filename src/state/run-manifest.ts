@@ -14,6 +14,8 @@ interface Manifest {
   key: string;
   pipeline: string;
   stages: string[];
+  /** Stages the run skipped (a false `when`), with the reason: a no-op reports them skipped again. */
+  skipped?: Record<string, string>;
   files: Record<string, [number, number, number] | null>;
   dirs: Record<string, number | null>;
   probes: Record<string, boolean>;
@@ -51,11 +53,19 @@ export function dropManifest(root: string, pipelineFile: string): void {
   rmSync(manifestFile(root, pipelineFile), { force: true });
 }
 
-export function writeManifest(root: string, pipelineFile: string, pipeline: string, key: string, stages: readonly string[], seen: Observations): void {
+export function writeManifest(
+  root: string,
+  pipelineFile: string,
+  pipeline: string,
+  key: string,
+  stages: readonly string[],
+  seen: Observations,
+  skipped: ReadonlyMap<string, string> = new Map(),
+): void {
   // The stats recorded when each thing was read, never fresh ones: see Observations.
   const files: Manifest['files'] = Object.fromEntries([...seen.files].sort(([a], [b]) => (a < b ? -1 : 1)));
   const dirs: Manifest['dirs'] = Object.fromEntries([...seen.dirs].sort(([a], [b]) => (a < b ? -1 : 1)));
-  const manifest: Manifest = { key, pipeline, stages: [...stages], files, dirs, probes: Object.fromEntries([...seen.probes].sort()) };
+  const manifest: Manifest = { key, pipeline, stages: [...stages], skipped: Object.fromEntries(skipped), files, dirs, probes: Object.fromEntries([...seen.probes].sort()) };
   const file = manifestFile(root, pipelineFile);
   mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
@@ -69,6 +79,8 @@ export const UNCHANGED_BY_STAT = 'up to date: nothing it read changed since the 
 export interface ChangedFiles {
   /** Files (as recorded) whose stat differs from the last run's. */
   files: string[];
+  /** The stages the last run skipped, with the reason. */
+  skipped: Map<string, string>;
   /** The last run's record, to carry over what this run does not look at again. */
   previous: Observations;
 }
@@ -76,7 +88,7 @@ export interface ChangedFiles {
 /** What the last run recorded, compared with the disk now. */
 export type LastRunComparison =
   /** Nothing it looked at changed: every stage is still up to date. */
-  | { unchanged: { pipeline: string; stages: string[] } }
+  | { unchanged: { pipeline: string; stages: string[]; skipped: Map<string, string> } }
   /** Only these files changed: the stages they reach need checking. */
   | { changed: ChangedFiles };
 
@@ -103,8 +115,9 @@ export function compareWithLastRun(root: string, pipelineFile: string, key: stri
     if (same) previous.files.set(f, stamp);
     else files.push(f);
   }
-  if (files.length === 0) return { unchanged: { pipeline: manifest.pipeline, stages: manifest.stages } };
+  const skipped = new Map(Object.entries(manifest.skipped ?? {}));
+  if (files.length === 0) return { unchanged: { pipeline: manifest.pipeline, stages: manifest.stages, skipped } };
   for (const [d, mtime] of Object.entries(manifest.dirs)) previous.dirs.set(d, mtime);
   for (const [p, answer] of Object.entries(manifest.probes)) previous.probes.set(p, answer);
-  return { changed: { files, previous } };
+  return { changed: { files, previous, skipped } };
 }

@@ -65,6 +65,12 @@ export interface TaskDefinition<S extends zod.ZodType = zod.ZodType> {
   /** Output names the task writes, with the default path used when it runs alone. */
   outputs?: Record<string, { default?: string; schema?: string; description?: string }>;
   run(ctx: TaskContext<zod.output<S>>): Promise<TaskResult | void>;
+  /**
+   * What would stop this task, found before any stage of the run starts (an unknown backend,
+   * a key variable that is not set, a program that is not installed): the run does not start
+   * and every problem is reported at once, so nothing is paid for a run that cannot finish.
+   */
+  preflight?(params: zod.output<S>, ctx: { root: string; env: NodeJS.ProcessEnv }): string[] | Promise<string[]>;
 }
 
 export function defineTask<S extends zod.ZodType>(definition: TaskDefinition<S>): TaskDefinition<S> {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Diagnostic } from '../model/source.ts';
 import type { PipelineSpec, StageSpec } from '../model/pipeline.ts';
@@ -33,7 +34,7 @@ export async function loadPipeline(root: string, file: string, overrides: Readon
   const resolver = projectResolver(root);
   const loaded = await loadPipelineCached(root, file, resolver);
   if (!loaded.spec) return { ok: false, file, diagnostics: loaded.diagnostics, source: loaded.text };
-  const { params, diagnostics } = resolveParams(loaded.spec, overridesFor(loaded.spec, overrides));
+  const { params, diagnostics } = resolveParams(loaded.spec, overridesFor(loaded.spec, overrides), { exists: (rel) => existsSync(path.resolve(root, rel)) });
   if (diagnostics.length > 0) return { ok: false, file, diagnostics, source: loaded.text };
   const expanded = expand(root, loaded.spec, params);
   if (!expanded.ok) return { ok: false, file, diagnostics: expanded.diagnostics, source: loaded.text };

@@ -13,7 +13,7 @@ const WHY_USAGE = `Usage: refinery why PIPELINE STAGE [-p KEY=VALUE]... [--json]
 
 Explains one stage: whether it is up to date, and which input, param, command or upstream changed.`;
 
-const MARK: Record<PreviewEntry['decision'], string> = { run: 'run  ', fresh: 'fresh', skip: 'skip ', fail: 'fail ', loop: 'loop ' };
+const MARK: Record<PreviewEntry['decision'], string> = { run: 'run  ', maybe: 'run? ', fresh: 'fresh', skip: 'skip ', fail: 'fail ', loop: 'loop ' };
 
 async function preview(argv: string[], io: CommandIo): Promise<{ entries: PreviewEntry[]; json: boolean; positionals: string[] } | number> {
   let parsed;
@@ -50,7 +50,8 @@ async function plan(argv: string[], io: CommandIo): Promise<number> {
   }
   for (const e of result.entries) io.stdout.write(`${MARK[e.decision]}  ${e.id}${e.decision === 'fresh' ? '' : `  (${e.reasons.join('; ')})`}\n`);
   const toRun = result.entries.filter((e) => e.decision === 'run').length;
-  io.stdout.write(`\n${toRun} of ${result.entries.length} stages would run.\n`);
+  const maybe = result.entries.filter((e) => e.decision === 'maybe').length;
+  io.stdout.write(`\n${toRun} of ${result.entries.length} stages would run${maybe ? `; ${maybe} more if ${maybe === 1 ? 'its' : 'their'} when holds` : ''}.\n`);
   return 0;
 }
 
@@ -70,7 +71,7 @@ async function why(argv: string[], io: CommandIo): Promise<number> {
   if (result.json) io.stdout.write(`${JSON.stringify(matches, null, 2)}\n`);
   else {
     for (const e of matches) {
-      const verdict = e.decision === 'fresh' ? 'is up to date' : e.decision === 'run' ? 'would run' : e.decision === 'skip' ? 'would be skipped' : e.decision === 'loop' ? 'is a loop' : 'would fail';
+      const verdict = e.decision === 'fresh' ? 'is up to date' : e.decision === 'run' ? 'would run' : e.decision === 'maybe' ? 'would run if its when holds' : e.decision === 'skip' ? 'would be skipped' : e.decision === 'loop' ? 'is a loop' : 'would fail';
       io.stdout.write(`${e.id} ${verdict}${e.decision === 'fresh' ? '' : ':'}\n`);
       if (e.decision !== 'fresh') for (const r of e.reasons) io.stdout.write(`  - ${r}\n`);
       if (e.needs.length) io.stdout.write(`  needs: ${e.needs.join(', ')}\n`);

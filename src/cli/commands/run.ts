@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
 import path from 'node:path';
-import { findPipelineFile, openPipeline, parseParamFlags, readSource, type OpenedPipeline } from '../session.ts';
+import { findPipelineFile, openPipeline, parseParamFlags, printDiagnostics, readSource, type OpenedPipeline } from '../session.ts';
 import type { PipelineSpec } from '../../model/pipeline.ts';
 import { Observations } from '../../state/observations.ts';
 import { compareWithLastRun, UNCHANGED_BY_STAT, manifestKey, writeManifest } from '../../state/run-manifest.ts';
@@ -81,19 +81,34 @@ function runBus(io: CommandIo, flags: RunFlags, runId: string, pipeline: string)
 }
 
 /** Nothing the last run looked at changed: every stage is reported up to date without loading the pipeline. */
-function reportNoop(io: CommandIo, flags: RunFlags, unchanged: { pipeline: string; stages: string[] }, concurrency: number): number {
+function reportNoop(io: CommandIo, flags: RunFlags, unchanged: { pipeline: string; stages: string[]; skipped: ReadonlyMap<string, string> }, concurrency: number): number {
   const started = Date.now();
   const { bus, close } = runBus(io, flags, newRunId(), unchanged.pipeline);
   bus.emit({ type: 'run-start', stages: unchanged.stages.length, params: {}, concurrency });
   // One event per stage only where someone reads them stage by stage: a no-op of 10,000
   // stages would spend more time on events than on checking.
   if (flags.json || flags.verbose || flags.junit) {
-    for (const stage of unchanged.stages) bus.emit({ type: 'stage-end', stage, status: 'fresh', durationMs: 0, attempts: 0, reason: UNCHANGED_BY_STAT });
+    for (const stage of unchanged.stages) {
+      const skip = unchanged.skipped.get(stage);
+      bus.emit({ type: 'stage-end', stage, status: skip === undefined ? 'fresh' : 'skipped', durationMs: 0, attempts: 0, reason: skip ?? UNCHANGED_BY_STAT });
+    }
   }
-  const counts = { succeeded: 0, failed: 0, fresh: unchanged.stages.length, skipped: 0, blocked: 0, aborted: 0 };
+  const skipped = unchanged.stages.filter((s) => unchanged.skipped.has(s)).length;
+  const counts = { succeeded: 0, failed: 0, fresh: unchanged.stages.length - skipped, skipped, blocked: 0, aborted: 0 };
   bus.emit({ type: 'run-end', status: 'succeeded', durationMs: Date.now() - started, counts });
   close();
   return 0;
+}
+
+/** The stages this run reports skipped (a stage it did not look at again keeps its last status). */
+function skippedStages(bus: EventBus, previous: ReadonlyMap<string, string> | undefined): Map<string, string> {
+  const skipped = new Map(previous);
+  bus.subscribe((event) => {
+    if (event.type !== 'stage-end') return;
+    if (event.status === 'skipped') skipped.set(event.stage, event.reason ?? 'skipped');
+    else skipped.delete(event.stage);
+  });
+  return skipped;
 }
 
 /** A stage with `stale_if` may need a rerun with nothing changed on disk, so such pipelines always check fully. */
@@ -110,10 +125,10 @@ function merged(previous: Observations, current: Observations): Observations {
   return out;
 }
 
-function recordNoop(root: string, opened: OpenedPipeline, key: string, observations: Observations): void {
+function recordNoop(root: string, opened: OpenedPipeline, key: string, observations: Observations, skipped: ReadonlyMap<string, string>): void {
   // Loops expand while running: their instances are in the state, named by the loop.
   if (opened.expansion.plan.loops.length > 0) return;
-  writeManifest(root, opened.spec.file, opened.spec.name, key, opened.expansion.plan.instances.map((i) => i.id), observations);
+  writeManifest(root, opened.spec.file, opened.spec.name, key, opened.expansion.plan.instances.map((i) => i.id), observations, skipped);
 }
 
 async function run(argv: string[], io: CommandIo): Promise<number> {
@@ -143,6 +158,18 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const opened = await openPipeline(io, positionals[0], flags.param, observations);
   if (!opened) return 2;
   const select = changed ? affectedStages(opened.expansion.plan, changed.files) : undefined;
+  // Before anything runs (and is paid for): every backend and tool the tasks will use.
+  const { preflightPlan } = await import('../../executor/preflight.ts');
+  const problems = await preflightPlan(opened.expansion.plan, {
+    root: io.cwd,
+    env: io.env,
+    taskFile: (n) => opened.resolver.taskFile(n),
+    expandIteration: (loop, i) => opened.expansion.expandIteration(loop, i),
+  });
+  if (problems.length > 0) {
+    printDiagnostics(io, problems, new Map());
+    return 2;
+  }
   const lock = acquireProjectLock(io.cwd);
   if (!lock.ok) {
     io.stderr.write(`refinery: another refinery process (pid ${lock.holder}) is running in ${io.cwd}; wait for it or stop it\n`);
@@ -151,6 +178,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   try {
     const runId = newRunId();
     const { bus, close } = runBus(io, flags, runId, opened.spec.name);
+    const skipped = skippedStages(bus, changed?.skipped);
     // Loaded only when something may run: the no-op path above needs none of them.
     const [{ execute }, { FileHashes }, { StageState }, { SchemaRegistry }] = await Promise.all([
       import('../../executor/executor.ts'),
@@ -175,11 +203,11 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       expandIteration: (loop, i) => opened.expansion.expandIteration(loop, i),
       observations,
       ...(budgetUsd !== undefined ? { budgetUsd } : {}),
-      ...(select ? { select, reportUnselected: true } : {}),
+      ...(select ? { select, reportUnselected: true, previouslySkipped: changed?.skipped } : {}),
     });
     close();
     if (result.status === 'succeeded' && noopKey && flags.only.length === 0 && canSkipByStat(opened.spec)) {
-      recordNoop(io.cwd, opened, noopKey, select && changed ? merged(changed.previous, observations) : observations);
+      recordNoop(io.cwd, opened, noopKey, select && changed ? merged(changed.previous, observations) : observations, skipped);
     }
     for (const d of result.diagnostics) io.stderr.write(`error: ${d.message}\n`);
     if (result.status === 'aborted') return 130;

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
+import { startInGroup } from '../../shell/process-group.ts';
 import { AgentStartError, type Agent, type AgentExit, type AgentHandle, type AgentLaunch } from './agent.ts';
 
 /** Presets for the agent CLIs in non-interactive mode; the instructions go to stdin. */
@@ -28,49 +28,20 @@ export class CommandAgent implements Agent {
   async start(launch: AgentLaunch): Promise<AgentHandle> {
     const out = openSync(launch.outputFile, 'a', 0o600);
     const [file, ...args] = this.argv as [string, ...string[]];
-    const child = spawn(file, args, {
-      cwd: launch.workdir,
-      env: launch.env,
-      stdio: ['pipe', out, out],
-      detached: true,
-    });
-    closeSync(out);
-    await new Promise<void>((resolve, reject) => {
-      child.once('spawn', () => resolve());
-      child.once('error', (error: NodeJS.ErrnoException) =>
-        reject(
-          new AgentStartError(
-            error.code === 'ENOENT' ? `agent command '${file}' was not found on PATH` : `cannot start agent command '${file}': ${error.message}`,
-          ),
-        ),
-      );
-    });
-    child.stdin?.on('error', () => undefined);
-    child.stdin?.end(launch.instructions);
-    const exited = new Promise<AgentExit>((resolve) => {
-      child.once('exit', (code, signal) => resolve({ code, signal }));
-    });
-    let running = true;
-    void exited.then(() => {
-      running = false;
-    });
-    const killGroup = (signal: NodeJS.Signals): void => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, signal);
-      } catch {
-        // already gone
-      }
-    };
+    let proc;
+    try {
+      proc = await startInGroup({ executable: file, args, cwd: launch.workdir, env: launch.env, outputFd: out });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new AgentStartError(code === 'ENOENT' ? `agent command '${file}' was not found on PATH` : `cannot start agent command '${file}': ${(error as Error).message}`);
+    } finally {
+      closeSync(out);
+    }
+    proc.child.stdin?.end(launch.instructions);
     return {
       ownsProcess: true,
-      exited,
-      stop: async () => {
-        if (!running) return;
-        killGroup('SIGTERM');
-        const timer = setTimeout(() => killGroup('SIGKILL'), this.killGraceMs);
-        await exited;
-        clearTimeout(timer);
-      },
+      exited: proc.exited,
+      stop: () => proc.stop(this.killGraceMs),
     };
   }
 }

@@ -127,3 +127,35 @@ stages:
   expect(rerun.stdout).toContain('run    slow  (it has never run (or its last run did not finish))');
   expect(rerun.stdout).not.toContain('run    done');
 });
+
+it('interrupt - SIGINT aborts an in-process task that ignores its signal at once, exit 130', async () => {
+  project = tempProject({
+    'tasks/stubborn.ts': `import { defineTask, z } from 'refinery/task';
+export default defineTask({ name: 'stubborn', params: z.object({}), async run(ctx) {
+  ctx.log('working');
+  await new Promise((resolve) => setTimeout(resolve, 60_000));
+} });
+`,
+    'pipelines/p.yaml': `pipeline: p
+stages:
+  slow: { task: stubborn, outputs: { o: out/slow } }
+`,
+  });
+  const child = startCli(['run', 'p', '--json'], { cwd: project.root });
+  let out = '';
+  let interruptedAt = 0;
+  const code = await new Promise<number | null>((resolve) => {
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (!interruptedAt && events(out).some((e) => e.type === 'stage-log' && e.stage === 'slow')) {
+        interruptedAt = Date.now();
+        child.kill('SIGINT');
+      }
+    });
+    child.on('close', (c) => resolve(c));
+  });
+  expect(code).toBe(130);
+  expect(stageEnds(out)).toEqual({ slow: 'aborted' });
+  // Far below the task's 60 s: the run did not wait for it.
+  expect(Date.now() - interruptedAt).toBeLessThan(20_000);
+});

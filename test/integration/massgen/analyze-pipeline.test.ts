@@ -8,7 +8,7 @@ let project: TempProject | undefined;
 afterEach(() => project?.cleanup());
 
 function turnDirs(root: string): string[] {
-  const logs = path.join(root, 'examples/massgen_logs');
+  const logs = path.join(root, '.massgen/massgen_logs');
   return readdirSync(logs)
     .filter((d) => d.startsWith('log_'))
     .flatMap((d) => readdirSync(path.join(logs, d)).filter((t) => /^turn_\d+$/.test(t)).map((t) => path.join(logs, d, t)))
@@ -16,9 +16,9 @@ function turnDirs(root: string): string[] {
     .sort();
 }
 
-it('analyze pipeline - the bundled example gets a valid analysis and report for every turn, and a second run does no work', async () => {
+it('analyze pipeline - with no params, a project\'s .massgen/massgen_logs gets a valid analysis and report for every turn, and a second run does no work', async () => {
   project = tempProject();
-  cpSync(path.join(REPO_ROOT, 'examples/massgen_logs'), project.path('examples/massgen_logs'), { recursive: true, verbatimSymlinks: true });
+  cpSync(path.join(REPO_ROOT, 'examples/massgen_logs'), project.path('.massgen/massgen_logs'), { recursive: true, verbatimSymlinks: true });
   cpSync(path.join(REPO_ROOT, 'pipelines/analyze.yaml'), project.path('pipelines/analyze.yaml'));
   const first = await runCli(['run', 'analyze', '--json'], { cwd: project.root });
   expect(first.code, first.stderr).toBe(0);

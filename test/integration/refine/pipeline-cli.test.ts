@@ -11,6 +11,16 @@ import { judgeResponder } from './helpers/judge-responder.ts';
 
 const registry = new SchemaRegistry(REPO_ROOT);
 
+/** The bundled offline example's params (what `just refine` passes in refinery's clone). */
+const EXAMPLE = [
+  ['task_file', 'examples/refine/task.md'],
+  ['deliverable', 'examples/refine/deliverable/README.md,examples/refine/deliverable/slugify.mjs'],
+  ['previous', 'examples/refine/previous/README.md'],
+  ['writer', 'example-writer'],
+  ['judges', 'example-judge-a,example-judge-b,example-judge-c'],
+  ['guard', 'example-judge-b'],
+].flatMap(([k, v]) => ['--param', `${k}=${v}`]);
+
 /** A fresh clone's files the refine example needs, in a temp project. */
 function exampleProject(): TempProject {
   const project = tempProject();
@@ -62,7 +72,7 @@ describe('refine pipeline through the CLI', () => {
   it('refine - the bundled example runs offline: session layout, summary with charts, next tasks printed; a cached rerun costs $0', async () => {
     const project = exampleProject();
     try {
-      const first = await runCli(['run', 'refine', '--json'], { cwd: project.root });
+      const first = await runCli(['run', 'refine', ...EXAMPLE, '--json'], { cwd: project.root });
       expect(first.code, first.stderr).toBe(0);
       const session = project.path('.refinery/sessions/example');
       const expected = [
@@ -92,7 +102,7 @@ describe('refine pipeline through the CLI', () => {
       expect(summaryOf(first.stdout, 'summary')).toMatch(/^ITERATE after 1 round \(no worker\); next: T1 .*; T2 .*; T3 /);
       expect(summaryOf(first.stdout, 'rounds#1.consensus')).toMatch(/winner example-judge-b; iterate; next: T1 /);
 
-      const again = await runCli(['run', 'refine', '--json', '--param', 'session=second'], { cwd: project.root });
+      const again = await runCli(['run', 'refine', ...EXAMPLE, '--json', '--param', 'session=second'], { cwd: project.root });
       expect(again.code, again.stderr).toBe(0);
       const cached = readJson(project.path('.refinery/sessions/second/summary.json'));
       expect(cached.usage.this_run).toMatchObject({ calls: 8, cached_calls: 8, cost_usd: 0 });
@@ -118,7 +128,7 @@ describe('refine pipeline through the CLI', () => {
       }
       cpSync(path.join(REPO_ROOT, 'test/helpers/scripted-worker.mjs'), project.path('scripted-worker.mjs'));
       const before = readFileSync(project.path('examples/refine/deliverable/README.md'), 'utf8');
-      const run = await runCli(['run', 'refine', '--json', '--param', 'session=w', '--param', 'worker=node scripted-worker.mjs'], { cwd: project.root });
+      const run = await runCli(['run', 'refine', ...EXAMPLE, '--json', '--param', 'session=w', '--param', 'worker=node scripted-worker.mjs'], { cwd: project.root });
       expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
       const statuses = stageEnds(run.stdout);
       expect(statuses).toMatchObject({ 'rounds#1.work': 'skipped', 'rounds#2.work': 'succeeded', 'rounds#2.consensus': 'succeeded', summary: 'succeeded' });
@@ -156,7 +166,7 @@ describe('refine pipeline through the CLI', () => {
     try {
       cpSync(path.join(REPO_ROOT, 'test/helpers/scripted-worker.mjs'), project.path('scripted-worker.mjs'));
       const before = readFileSync(project.path('examples/refine/deliverable/README.md'), 'utf8');
-      const args = ['run', 'refine', '--json', '--param', 'session=f', '--param', 'worker=node scripted-worker.mjs'];
+      const args = ['run', 'refine', ...EXAMPLE, '--json', '--param', 'session=f', '--param', 'worker=node scripted-worker.mjs'];
       const run = await runCli(args, { cwd: project.root, env: { FAKE_WORKER_FAIL: '1' } });
       expect(run.code).toBe(1);
       const work = events(run.stdout).find((e) => e.type === 'stage-end' && e.stage === 'rounds#2.work');

@@ -51,8 +51,30 @@ describe('pipeline diagnostics', () => {
       "pipelines/x.yaml:5:27 error: output '../escape.json' is outside the project; outputs must be paths inside the project root",
       "pipelines/x.yaml:5:51 error: unknown schema 'demo-reprot'; did you mean 'demo-report'?",
       "pipelines/x.yaml:6:13 error: needs unknown stage 'bb'; did you mean 'b'?",
+      "pipelines/x.yaml:8:10 error: unknown param 'nope'; declare it under params:",
       'pipelines/x.yaml:9:14 error: stages.b.timeout: expected a duration such as 500ms, 30s, 5m or 1h',
       'pipelines/x.yaml:11:21 error: bad expression: unexpected end of expression',
+    ]);
+  });
+
+  it('diagnostics - a stage with a key typo is still checked for its task, needs and params', () => {
+    const text = [
+      'pipeline: x',
+      'params: { count: { type: string } }',
+      'stages:',
+      '  a:',
+      '    task: word-cuont',
+      '    outptus: { a: out/a.txt }',
+      '    with: { x: "${params.shuot}" }',
+      '    needs: [cuont]',
+      '',
+    ].join('\n');
+    const lines = report(text).split('\n').filter((l) => /^pipelines\//.test(l));
+    expect(lines).toEqual([
+      "pipelines/x.yaml:5:11 error: unknown task 'word-cuont'",
+      "pipelines/x.yaml:6:5 error: unknown key 'outptus'; did you mean 'outputs'?",
+      "pipelines/x.yaml:7:16 error: unknown param 'shuot'; declare it under params:",
+      "pipelines/x.yaml:8:13 error: needs unknown stage 'cuont'",
     ]);
   });
 

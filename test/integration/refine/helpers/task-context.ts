@@ -59,7 +59,7 @@ export async function runTask<S extends z.ZodType>(task: TaskDefinition<S>, rawP
     inputs: [...(options.inputs ?? [])].sort(),
     outputs,
     outputTargets: options.outputs,
-    $: boundShell({ cwd: options.root, signal }),
+    $: boundShell({ cwd: options.root, signal }).$,
     signal,
     cacheDir: (name) => {
       const dir = path.join(options.root, '.refinery', 'cache', name);
