@@ -8,18 +8,11 @@ import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../../helpers/fake-openai-server.ts';
 import { events, REPO_ROOT, runCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
 import { judgeResponder } from './helpers/judge-responder.ts';
+import { EXAMPLE_REFINE_PARAMS } from '../../helpers/refine-example.ts';
 
 const registry = new SchemaRegistry(REPO_ROOT);
 
-/** The bundled offline example's params (what `just refine` passes in refinery's clone). */
-const EXAMPLE = [
-  ['task_file', 'examples/refine/task.md'],
-  ['deliverable', 'examples/refine/deliverable/README.md,examples/refine/deliverable/slugify.mjs'],
-  ['previous', 'examples/refine/previous/README.md'],
-  ['writer', 'example-writer'],
-  ['judges', 'example-judge-a,example-judge-b,example-judge-c'],
-  ['guard', 'example-judge-b'],
-].flatMap(([k, v]) => ['--param', `${k}=${v}`]);
+const EXAMPLE = EXAMPLE_REFINE_PARAMS;
 
 /** A fresh clone's files the refine example needs, in a temp project. */
 function exampleProject(): TempProject {

@@ -4,6 +4,7 @@ import { chmodSync, cpSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, runCli, stageEnds, tempProject } from '../../helpers/project.ts';
+import { EXAMPLE_REFINE_PARAMS } from '../../helpers/refine-example.ts';
 
 describe('refine pipeline worker param', () => {
   it('refine - worker=/path/to/script runs that program as the worker and the round after it evaluates its changes', async () => {
@@ -13,7 +14,7 @@ describe('refine pipeline worker param', () => {
       const worker = project.path('bin/refine-worker.mjs');
       cpSync(path.join(REPO_ROOT, 'test/helpers/scripted-worker.mjs'), worker);
       chmodSync(worker, 0o755);
-      const run = await runCli(['run', 'refine', '--json', '--param', 'session=p', '--param', 'max_rounds=2', '--param', `worker=${worker}`], { cwd: project.root });
+      const run = await runCli(['run', 'refine', ...EXAMPLE_REFINE_PARAMS, '--json', '--param', 'session=p', '--param', 'max_rounds=2', '--param', `worker=${worker}`], { cwd: project.root });
       expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
       expect(stageEnds(run.stdout)).toMatchObject({ 'rounds#2.work': 'succeeded', 'rounds#2.consensus': 'succeeded', summary: 'succeeded' });
       const record = JSON.parse(readFileSync(project.path('.refinery/sessions/p/round_001/worker.json'), 'utf8'));
