@@ -6,7 +6,7 @@ import type { WarningSink } from './model.ts';
  * Largest end-of-run JSON file read whole. JSON.parse needs several times the file's size
  * (a 100 MB status.json took 718 MB): a bigger file is skipped with a warning, not read.
  */
-export const JSON_FILE_CAP = 32 * 1024 * 1024;
+export const JSON_FILE_CAP = 16 * 1024 * 1024;
 
 /** Parsed JSON, or undefined when the file is missing (no warning), too large or unreadable (warning). */
 export async function readJsonFile(file: string, rel: string, warn: WarningSink, maxBytes = JSON_FILE_CAP): Promise<unknown> {

@@ -40,16 +40,16 @@ function analysisOf(p: TempProject): Analysis {
 const tooLarge = (a: Analysis, file: string) => a.warnings.filter((w) => w.file === file && w.code === 'too-large');
 
 describe('analyze - big JSON files', () => {
-  it('analyze pipeline - a status.json over the default 32 MiB limit is skipped with a warning in analysis.json, and the turn is still analyzed', async () => {
+  it('analyze pipeline - a status.json over the default 16 MiB limit is skipped with a warning in analysis.json, and the turn is still analyzed', async () => {
     project = analyzeProject();
-    pad(project.path(`${TURN}/attempt_1/status.json`), 40 * MiB);
+    pad(project.path(`${TURN}/attempt_1/status.json`), 20 * MiB);
     const result = await runCli(['run', 'analyze', '--json', '--param', 'logs=logs'], { cwd: project.root });
     expect(result.code, result.stderr).toBe(0);
     expect(Object.values(stageEnds(result.stdout))).toEqual(['succeeded', 'succeeded']);
     const analysis = analysisOf(project);
     const warnings = tooLarge(analysis, 'attempt_1/status.json');
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]?.message).toMatch(/over the 33554432-byte limit .*skipped .*max_json_mb/);
+    expect(warnings[0]?.message).toMatch(/over the 16777216-byte limit .*skipped .*max_json_mb/);
     // What the other files say is still there.
     expect(analysis.winner.agentId).toBe('writer');
   });
