@@ -95,8 +95,8 @@ async function readTableTotals(table: string, lines: LineOptions | undefined): P
     table,
     (buf, start, end) => {
       if (totals !== null) return;
-      const at = buf.indexOf(marker, start);
-      if (at !== -1 && at < end) totals = parseCoordinationTable(buf.toString('utf8', start, end));
+      const line = buf.subarray(start, end);
+      if (line.includes(marker)) totals = parseCoordinationTable(line.toString('utf8'));
     },
     { ...(lines?.signal ? { signal: lines.signal } : {}) },
   );
