@@ -5,11 +5,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { LogWarning } from '../../../src/massgen/model.ts';
 import { readRun } from '../../../src/massgen/read-run.ts';
 
-let dir = '';
-afterEach(() => dir && rmSync(dir, { recursive: true, force: true }));
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
 
 async function read(files: Record<string, string>, maxJsonBytes?: number) {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'refinery-run-limits-'));
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'refinery-run-limits-'));
+  dirs.push(dir);
   for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
   const warnings: LogWarning[] = [];
   const run = await readRun({ dir, attempt: 1, subagents: [] }, (file, code, message) => warnings.push({ file, code, message }), {
