@@ -81,10 +81,13 @@ stages:
     const size = OVER_2_GIB;
     truncateSync(big, size);
     utimesSync(big, OLD, OLD);
-    const first = await runCli(['run', 'p', '--json'], { cwd: project.root });
+    const running = runCli(['run', 'p', '--json'], { cwd: project.root });
+    // Worked out while the run hashes the file in its own process.
+    const expected = zerosHash(size);
+    const first = await running;
     expect(first.code, first.stderr).toBe(0);
     expect(stageEnds(first.stdout)).toEqual({ s: 'succeeded' });
-    expect(recordedInputs(project, 'p', 's')).toEqual({ 'data/big.bin': zerosHash(size) });
+    expect(recordedInputs(project, 'p', 's')).toEqual({ 'data/big.bin': expected });
 
     appendFileSync(big, 'x');
     utimesSync(big, OLD + 10, OLD + 10);
