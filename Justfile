@@ -53,7 +53,7 @@ check:
     npm test
 
 # All benchmarks.
-bench: bench-graph bench-analyze bench-refine bench-jobs
+bench: bench-graph bench-analyze bench-analyze-run bench-refine bench-jobs
 
 # Three judges at 300 ms against one judge alone; a cached rerun costs nothing.
 bench-refine:
@@ -70,6 +70,10 @@ bench-graph *args:
 # analyze-turn on a 1 GB events.jsonl against a naive JSON.parse pass.
 bench-analyze gb="1":
     npx tsx bench/analyze/run.ts --gb {{gb}}
+
+# `refinery run analyze` on a 1 GB events.jsonl: peak RSS of the whole process tree must stay <= 256 MB.
+bench-analyze-run gb="1" limit_mb="256":
+    npx tsx bench/analyze/run-pipeline.ts --gb {{gb}} --limit-mb {{limit_mb}}
 
 # Regenerate the bundled MassGen example logs.
 gen-example:

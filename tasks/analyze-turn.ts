@@ -5,7 +5,10 @@ import { z } from 'zod';
 import { analyzeTurnUnit } from '../src/massgen/analyze.ts';
 import { DEFAULT_STALE_AFTER_SECONDS } from '../src/massgen/analysis-state.ts';
 import { resolveTurnUnit } from '../src/massgen/discover.ts';
+import { JSON_FILE_CAP } from '../src/massgen/json-file.ts';
 import { defineTask } from '../src/task/define-task.ts';
+
+const MiB = 1024 * 1024;
 
 /** An absolute path is used as given; a relative one must stay inside the project root. */
 export function resolveTurnPath(root: string, turn: string): string {
@@ -25,6 +28,11 @@ export default defineTask({
   params: z.object({
     turn: z.string().min(1).describe('Path of the turn dir (turn_N) or legacy log dir, relative to the root or absolute'),
     staleAfterSeconds: z.number().min(0).default(DEFAULT_STALE_AFTER_SECONDS).describe('An unfinished run whose heartbeat is older than this is "incomplete", else "in_progress"'),
+    maxJsonMb: z
+      .number()
+      .positive()
+      .default(JSON_FILE_CAP / MiB)
+      .describe('End-of-run JSON files (status.json, coordination_events.json, metrics_*.json, snapshot_mappings.json) over this many MiB are skipped with a warning in analysis.json, to keep memory bounded'),
   }),
   outputs: {
     analysis: { schema: 'turn-analysis', description: 'analysis.json next to the report' },
@@ -35,7 +43,11 @@ export default defineTask({
     const resolved = await resolveTurnUnit(target);
     if (!resolved.ok) throw new Error(`analyze-turn: ${resolved.reason}`);
     ctx.progress(0.1, `reading ${resolved.unit.attempts.length} attempt(s)`);
-    const { analysis, report } = await analyzeTurnUnit(resolved.unit, { staleAfterSeconds: ctx.params.staleAfterSeconds, lines: { signal: ctx.signal } });
+    const { analysis, report } = await analyzeTurnUnit(resolved.unit, {
+      staleAfterSeconds: ctx.params.staleAfterSeconds,
+      maxJsonBytes: Math.floor(ctx.params.maxJsonMb * MiB),
+      lines: { signal: ctx.signal },
+    });
     const analysisPath = ctx.outputs.analysis;
     const reportPath = ctx.outputs.report;
     if (!analysisPath || !reportPath) throw new Error('analyze-turn: the stage must declare the outputs "analysis" and "report"');

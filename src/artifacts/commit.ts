@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { ResolvedOutput } from '../model/plan.ts';
 import type { ArtifactIssue } from '../model/events.ts';
 import type { SchemaRegistry } from './schema-registry.ts';
+import { digest, hashOpenFile } from '../state/hash-file.ts';
 
 export interface StagedOutput {
   name: string;
@@ -10,24 +11,33 @@ export interface StagedOutput {
   target: ResolvedOutput;
 }
 
-/** A staged file as read once: its stat and content, for validation and for its stamp. */
+/**
+ * A staged file as read once: its stat and hash, and its content when a schema must check it.
+ * Outputs without a schema are hashed in bounded memory, whatever their size.
+ */
 export interface StagedFile {
   size: number;
   mtimeMs: number;
   ino: number;
-  data: Buffer;
+  hash: string;
+  data?: Buffer;
 }
 
-function readStaged(file: string): StagedFile | undefined {
+type StagedRead = { ok: true; file: StagedFile } | { ok: false; missing: boolean; reason: string };
+
+function readStaged(file: string, keepData: boolean): StagedRead {
   let fd: number | undefined;
   try {
     fd = openSync(file, 'r');
     const st = fstatSync(fd);
-    if (!st.isFile()) return undefined;
+    if (!st.isFile()) return { ok: false, missing: true, reason: 'not a regular file' };
+    const stat = { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino };
+    if (!keepData) return { ok: true, file: { ...stat, hash: hashOpenFile(fd, st.size) } };
     const data = readFileSync(fd);
-    return { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, data };
-  } catch {
-    return undefined;
+    return { ok: true, file: { ...stat, hash: digest(data), data } };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return { ok: false, missing: code === 'ENOENT' || code === 'ENOTDIR', reason: (error as Error).message };
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
@@ -41,13 +51,15 @@ export function checkStagedOutputs(outputs: readonly StagedOutput[], schemas: Sc
   const issues: ArtifactIssue[] = [];
   const files = new Map<string, StagedFile>();
   for (const o of outputs) {
-    const file = readStaged(o.staging);
-    if (!file) {
-      issues.push({ output: o.name, path: o.target.path, pointer: '', message: `was not written; the stage must write it to its staging path (\${outputs.${o.name}} or ctx.outputs.${o.name})` });
+    const read = readStaged(o.staging, Boolean(o.target.schema));
+    if (!read.ok) {
+      const message = read.missing ? `was not written; the stage must write it to its staging path (\${outputs.${o.name}} or ctx.outputs.${o.name})` : `could not be read back from its staging path: ${read.reason}`;
+      issues.push({ output: o.name, path: o.target.path, pointer: '', message });
       continue;
     }
+    const file = read.file;
     files.set(o.name, file);
-    if (!o.target.schema) continue;
+    if (!o.target.schema || !file.data) continue;
     let data: unknown;
     try {
       data = JSON.parse(file.data.toString('utf8'));

@@ -5,7 +5,7 @@ import type { LazyRecord } from '../expr/evaluate.ts';
 import { evaluateCondition, ExprEvalError } from '../expr/evaluate.ts';
 import type { FileHashes } from '../state/file-hashes.ts';
 import type { Observations } from '../state/observations.ts';
-import { hashText } from '../state/file-hashes.ts';
+import { FileReadError, hashText } from '../state/file-hashes.ts';
 import type { FingerprintParts, StageRecord } from '../state/stage-state.ts';
 import { explainChange } from './explain.ts';
 import { fingerprintOf, fingerprintParts, resolveInputs, stableJson } from './fingerprint.ts';
@@ -66,10 +66,16 @@ function schemaHashes(inst: StageInstance, ctx: AssessContext): Record<string, s
  * its fingerprint against the last record, and its outputs on disk.
  */
 export function assessStage(inst: StageInstance, deps: Record<string, string>, artifacts: LazyRecord, record: StageRecord | undefined, ctx: AssessContext): Assessment {
-  const assessment = assessInputs(inst, deps, artifacts, record, ctx);
-  // A stage that runs records its outputs when it publishes them; the others' are recorded as seen now.
-  if (ctx.observations && assessment.kind !== 'run') for (const o of Object.values(inst.outputs)) ctx.observations.file(o.path, ctx.hashes.stamp(o.path));
-  return assessment;
+  try {
+    const assessment = assessInputs(inst, deps, artifacts, record, ctx);
+    // A stage that runs records its outputs when it publishes them; the others' are recorded as seen now.
+    if (ctx.observations && assessment.kind !== 'run') for (const o of Object.values(inst.outputs)) ctx.observations.file(o.path, ctx.hashes.stamp(o.path));
+    return assessment;
+  } catch (error) {
+    // Unreadable is not missing: a fingerprint cannot be made, so the stage cannot be judged up to date.
+    if (error instanceof FileReadError) return { kind: 'fail', reason: `${error.message} (make it readable, or take it out of the stage's inputs)` };
+    throw error;
+  }
 }
 
 function assessInputs(inst: StageInstance, deps: Record<string, string>, artifacts: LazyRecord, record: StageRecord | undefined, ctx: AssessContext): Assessment {

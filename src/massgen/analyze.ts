@@ -17,6 +17,8 @@ export interface AnalyzeOptions {
   nowMs?: number;
   staleAfterSeconds?: number;
   lines?: LineOptions;
+  /** End-of-run JSON files larger than this are skipped with a warning (default JSON_FILE_CAP). */
+  maxJsonBytes?: number;
 }
 
 export interface AnalyzeResult {
@@ -37,9 +39,10 @@ export async function readTurnUnit(unit: TurnUnit, options: AnalyzeOptions = {})
   };
   const baseDir = unit.turnDir ?? unit.logDir;
   const runs: RunData[] = [];
-  for (const attempt of unit.attempts) runs.push(await readRun(attempt, warn, { baseDir, lines: options.lines }));
+  const limits = options.maxJsonBytes === undefined ? {} : { maxJsonBytes: options.maxJsonBytes };
+  for (const attempt of unit.attempts) runs.push(await readRun(attempt, warn, { baseDir, lines: options.lines, ...limits }));
   await adoptTurnFinal(unit, runs);
-  const previous = await previousTurnRun(unit);
+  const previous = await previousTurnRun(unit, limits);
   if (previous && runs[0]) runs[0] = subtractPreviousTurn(runs[0], previous, warn, path.relative(baseDir, runs[0].dir) || '.');
   for (const run of runs) {
     const rel = path.relative(baseDir, run.dir) || '.';
@@ -62,13 +65,13 @@ async function adoptTurnFinal(unit: TurnUnit, runs: RunData[]): Promise<void> {
 }
 
 /** The last attempt of turn_{N-1} of the same session, read without its streamed logs. */
-async function previousTurnRun(unit: TurnUnit): Promise<RunData | null> {
+async function previousTurnRun(unit: TurnUnit, limits: { maxJsonBytes?: number }): Promise<RunData | null> {
   if (!unit.turnDir || unit.turn < 2) return null;
   const prevDir = path.join(unit.logDir, `turn_${unit.turn - 1}`);
   const resolved = await resolveTurnUnit(prevDir);
   const last = resolved.ok ? resolved.unit.attempts.at(-1) : undefined;
   if (!last) return null;
-  return readRun(last, () => {}, { baseDir: prevDir, skipStreams: true, subagents: false });
+  return readRun(last, () => {}, { baseDir: prevDir, skipStreams: true, subagents: false, ...limits });
 }
 
 export async function analyzeTurnUnit(unit: TurnUnit, options: AnalyzeOptions = {}): Promise<AnalyzeResult> {

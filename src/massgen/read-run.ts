@@ -14,7 +14,7 @@ import { parseTextLog } from './parse-text-log.ts';
 import { readSnapshots } from './read-snapshots.ts';
 import { checkShape } from './shape-check.ts';
 import { checkExpectedFiles } from './expected-files.ts';
-import type { LineOptions } from './read-lines.ts';
+import { forEachLine, type LineOptions } from './read-lines.ts';
 
 export interface ReadRunOptions {
   /** Paths in warnings and file lists are relative to this dir (the turn dir or legacy log root). */
@@ -24,7 +24,12 @@ export interface ReadRunOptions {
   subagents?: boolean;
   /** Skip the streamed logs (events.jsonl, massgen.log, streaming_debug.log): for quick listings. */
   skipStreams?: boolean;
+  /** End-of-run JSON files larger than this are skipped with a warning (default JSON_FILE_CAP). */
+  maxJsonBytes?: number;
 }
+
+/** execution_metadata.yaml is a config dump (kilobytes); the yaml library needs ~50x a file's size. */
+const METADATA_CAP = 2 * 1024 * 1024;
 
 export async function readRun(run: RunDir, warn: WarningSink, options: ReadRunOptions): Promise<RunData> {
   const rel = (p: string): string => path.relative(options.baseDir, p) || '.';
@@ -33,7 +38,7 @@ export async function readRun(run: RunDir, warn: WarningSink, options: ReadRunOp
   const file = (name: string): string | null => (byName.get(name)?.kind === 'file' ? path.join(run.dir, name) : null);
   const json = async (name: string): Promise<unknown> => {
     const f = file(name);
-    const value = f ? await readJsonFile(f, rel(f), warn) : undefined;
+    const value = f ? await readJsonFile(f, rel(f), warn, options.maxJsonBytes) : undefined;
     if (f) checkShape(value, name, rel(f), warn);
     return value;
   };
@@ -62,10 +67,7 @@ export async function readRun(run: RunDir, warn: WarningSink, options: ReadRunOp
     subagents: [],
   };
   const table = file('coordination_table.txt');
-  if (table) {
-    const read = await readCapped(table, 64 * 1024 * 1024);
-    data.table = read.ok ? parseCoordinationTable(read.text) : null;
-  }
+  if (table) data.table = await readTableTotals(table, options.lines);
   const events = options.skipStreams ? null : file('events.jsonl');
   if (events) data.events = await parseEventsFile(events, rel(events), warn, options.lines);
   const log = options.skipStreams ? null : (file('massgen.log') ?? file('massgen_debug.log'));
@@ -74,14 +76,31 @@ export async function readRun(run: RunDir, warn: WarningSink, options: ReadRunOp
   if (streaming) data.streamingLog = await parseTextLog(streaming, rel(streaming), warn, 'streaming', options.lines);
   const meta = file('execution_metadata.yaml');
   if (meta) {
-    const read = await readCapped(meta, 16 * 1024 * 1024);
-    if (read.ok) data.metadata = parseMetadata(read.text, rel(meta), warn);
-    else warn(rel(meta), 'unreadable', `cannot read: ${read.reason}`);
+    const read = await readCapped(meta, METADATA_CAP);
+    if (!read.ok) warn(rel(meta), 'unreadable', `cannot read: ${read.reason}`);
+    else if (read.truncated) warn(rel(meta), 'too-large', `file is ${read.bytes} bytes, over the ${METADATA_CAP}-byte limit for YAML; skipped to keep memory bounded`);
+    else data.metadata = parseMetadata(read.text, rel(meta), warn);
   }
   if (byName.get('status.json.tmp')) warn(relOf('status.json.tmp'), 'stray-tmp', 'leftover status.json.tmp (a crash during a status write); ignored');
   checkExpectedFiles(data, entries, warn, rel(run.dir));
   if (options.subagents !== false) data.subagents = await readSubagents(run, warn, options);
   return data;
+}
+
+/** The table's TOTALS row, found line by line: the table itself is never held whole. */
+async function readTableTotals(table: string, lines: LineOptions | undefined): Promise<RunData['table']> {
+  let totals: RunData['table'] = null;
+  const marker = Buffer.from('TOTALS');
+  await forEachLine(
+    table,
+    (buf, start, end) => {
+      if (totals !== null) return;
+      const line = buf.subarray(start, end);
+      if (line.includes(marker)) totals = parseCoordinationTable(line.toString('utf8'));
+    },
+    { ...(lines?.signal ? { signal: lines.signal } : {}) },
+  );
+  return totals;
 }
 
 async function readSubagents(run: RunDir, warn: WarningSink, options: ReadRunOptions): Promise<SubagentData[]> {

@@ -1,21 +1,37 @@
-import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import path from 'node:path';
+import { digest, hashFile, type HashFileOptions } from './hash-file.ts';
 
 /** [size, mtimeMs, ino, sha256 base64url] */
 export type FileStamp = [number, number, number, string];
 
-function digest(data: Buffer | string): string {
-  return createHash('sha256').update(data).digest('base64url');
+/**
+ * A file that exists but could not be read. Never taken for a missing file: a fingerprint
+ * that said "missing" would stay the same however the file changed.
+ */
+export class FileReadError extends Error {
+  constructor(
+    readonly file: string,
+    cause: unknown,
+  ) {
+    super(`cannot read ${file} to fingerprint it: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'FileReadError';
+  }
+}
+
+/** Errors that mean the path is not there (a file removed between stat and read included). */
+function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
 export function hashText(text: string): string {
   return digest(text);
 }
 
-/** The stamp of a file from its stat and its content, read together. */
-export function contentStamp(file: { size: number; mtimeMs: number; ino: number; data: Buffer }): FileStamp {
-  return [file.size, file.mtimeMs, file.ino, digest(file.data)];
+/** The stamp of a file from its stat and its content's hash, taken together. */
+export function contentStamp(file: { size: number; mtimeMs: number; ino: number; hash: string }): FileStamp {
+  return [file.size, file.mtimeMs, file.ino, file.hash];
 }
 
 /**
@@ -29,7 +45,10 @@ export class FileHashes {
   private dirty = false;
   private readonly file: string;
 
-  constructor(private readonly root: string) {
+  constructor(
+    private readonly root: string,
+    private readonly hashing: HashFileOptions = {},
+  ) {
     this.file = path.join(root, '.refinery', 'cache', 'file-hashes.json');
     this.entries = new Map(this.load());
   }
@@ -47,7 +66,10 @@ export class FileHashes {
     return stamp !== undefined && stamp[0] === st.size && stamp[1] === st.mtimeMs && stamp[2] === st.ino;
   }
 
-  /** The file's stamp, or undefined when it does not exist or is not a regular file. */
+  /**
+   * The file's stamp, or undefined when it does not exist or is not a regular file. Throws
+   * FileReadError when it exists but cannot be stat'ed or read.
+   */
   stamp(rel: string): FileStamp | undefined {
     const known = this.checked.get(rel);
     if (known !== undefined) return known ?? undefined;
@@ -62,7 +84,8 @@ export class FileHashes {
     let st: Stats | undefined;
     try {
       st = statSync(abs, { throwIfNoEntry: false });
-    } catch {
+    } catch (error) {
+      if (!isMissing(error)) throw new FileReadError(rel, error);
       st = undefined;
     }
     if (!st) {
@@ -72,13 +95,15 @@ export class FileHashes {
     if (!st.isFile()) return undefined;
     const cached = this.entries.get(rel);
     if (FileHashes.matches(cached, st)) return cached;
-    let data: Buffer;
+    let hash: string;
     try {
-      data = readFileSync(abs);
-    } catch {
+      hash = hashFile(abs, st.size, this.hashing);
+    } catch (error) {
+      if (!isMissing(error)) throw new FileReadError(rel, error);
+      this.forget(rel);
       return undefined;
     }
-    const stamp: FileStamp = [st.size, st.mtimeMs, st.ino, digest(data)];
+    const stamp: FileStamp = [st.size, st.mtimeMs, st.ino, hash];
     // A file modified within the clock's resolution could change again unseen: don't trust its stat.
     if (Date.now() - st.mtimeMs > 2000) this.remember(rel, stamp);
     return stamp;
