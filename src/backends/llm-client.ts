@@ -7,7 +7,7 @@ import { costOf } from './pricing.ts';
 import { ResponseCache } from './response-cache.ts';
 import { withRetry } from './retry.ts';
 import { poolFor } from './semaphore.ts';
-import { rememberSecretsOf } from '../security/known-secrets.ts';
+import { redactSecrets, rememberSecretsOf } from '../security/known-secrets.ts';
 import type { BackendConfig, BackendsConfig } from './config-schema.ts';
 import type { Backend, LlmRequest, LlmResponse } from './types.ts';
 
@@ -109,12 +109,14 @@ export class LlmClient {
       this.budget.assertAvailable();
       assertGateOpen(this.options.gate);
       const started = performance.now();
-      const { value, attempts } = await withRetry(
+      const { value: raw, attempts } = await withRetry(
         config.retry,
         signal,
         () => backend.complete(request, { signal }),
         (error, delay, n) => this.options.log?.(`${name}: ${error.kind} (${error.message}); retry ${n} in ${delay} ms`),
       );
+      // A proxy or an agent CLI can echo credentials into an answer; it goes to the cache and artifacts.
+      const value = { ...raw, text: redactSecrets(raw.text) };
       const latencyMs = Math.round(performance.now() - started);
       const costUsd = costOf(value, config.price);
       this.budget.charge(costUsd);

@@ -1,6 +1,9 @@
 // Issue #10, item 5: backend error texts (server bodies, process output) are cleaned of keys before
 // they become an error message, a retry log line or anything built from them; a key cut in half by
 // the error's length limit leaves no piece behind either.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseBackendsConfig } from '../../../src/backends/config-file.ts';
 import { BackendError } from '../../../src/backends/errors.ts';
@@ -37,6 +40,24 @@ describe('backend errors are redacted', () => {
     expect(message).toMatch(/HTTP 500: \.{486}Bearer \[redact/);
     expect(logs).toHaveLength(1);
     expect(piecesOf(key, [message, ...logs].join('\n'))).toEqual([]);
+  });
+
+  it('LlmClient - an answer that echoes the key is cleaned before it is cached or returned', async () => {
+    const key = 'answerkey5Value4With3No2Shape1';
+    server.setResponder((req) => ({ kind: 'content', content: `{"echo": "${String(req.headers.authorization)}"}` }));
+    const yaml = `backends:\n  judge: { kind: openai, base_url: "${server.url}", model: m, api_key_env: ANSWER_KEY }\n`;
+    const cacheDir = mkdtempSync(path.join(tmpdir(), 'refinery-cache-'));
+    try {
+      const client = new LlmClient({ config: parseBackendsConfig(yaml, 'test.yaml'), root: process.cwd(), cacheDir, env: { ANSWER_KEY: key } });
+      const answer = await client.call('judge', { tag: 't', prompt: 'echo' }, signal);
+      expect(server.requests.at(-1)?.headers.authorization).toBe(`Bearer ${key}`);
+      expect(answer.text).toBe('{"echo": "Bearer [redacted:secret_value]"}');
+      const cached = readdirSync(cacheDir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+      expect(cached.length).toBeGreaterThan(0);
+      for (const file of cached) expect(readFileSync(path.join(file.parentPath, file.name), 'utf8')).not.toContain(key);
+    } finally {
+      rmSync(cacheDir, { recursive: true, force: true });
+    }
   });
 
   it('CommandBackend - a program that prints its token and fails: no piece of the token in the error, even where the output is cut', async () => {
