@@ -96,6 +96,12 @@ export function mayHoldCredential(text: string, secrets: readonly string[]): boo
   return false;
 }
 
+/** A given home folder, as a whole folder name only: /home/al is not the start of /home/alice. */
+function homePattern(home: string): RegExp {
+  const literal = home.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`${literal}(?=$|[/\\\\\\s"'\`:;,)\\]}<>])`, 'g');
+}
+
 /** Replaces the chosen kinds of secrets and personal details in `text`; counts what it replaced. */
 export function redact(text: string, options: RedactOptions = {}): Redaction {
   const kinds = new Set(options.kinds ?? KEY_KINDS);
@@ -109,11 +115,12 @@ export function redact(text: string, options: RedactOptions = {}): Redaction {
     }
   }
   if (kinds.has('home_path')) {
-    const homes = [...new Set(options.homeDirs ?? [])].filter((h) => h.length > 1).sort((a, b) => b.length - a.length);
+    const homes = [...new Set(options.homeDirs ?? [])].map((h) => h.replace(/[/\\]+$/, '')).filter((h) => h.length > 1).sort((a, b) => b.length - a.length);
     for (const home of homes) {
-      const step = replaceAll(out, home, '~');
-      out = step.text;
-      counts.home_path += step.count;
+      out = out.replace(homePattern(home), () => {
+        counts.home_path += 1;
+        return '~';
+      });
     }
   }
   for (const rule of SHAPE_RULES) {

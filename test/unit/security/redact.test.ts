@@ -52,6 +52,12 @@ describe('redact', () => {
     expect(mayHoldCredential('stage copied 3 lines to out/a.txt', ['plainvalue1234'])).toBe(false);
   });
 
+  it('redact - a given home folder is matched as a whole folder name, with or without a trailing slash', () => {
+    const out = redact('/srv/me/a /srv/me2/b "/srv/me" /srv/me', { kinds: ['home_path'], homeDirs: ['/srv/me/'] });
+    expect(out.text).toBe('~/a /srv/me2/b "~" ~');
+    expect(out.counts.home_path).toBe(3);
+  });
+
   it('redactDeep - strings inside objects and arrays; the same object back when nothing changed', () => {
     const clean = { a: 'x', b: [1, 'y', { c: null }] };
     const strip = (s: string) => redact(s).text;
