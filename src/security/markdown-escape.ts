@@ -11,27 +11,33 @@ function oneLine(value: string): string {
   return value.replace(LINE_BREAKS, ' ').replace(CONTROLS, '').replace(/\t/g, ' ');
 }
 
-/** Markdown running text (a paragraph, a list item, bold text): literal, on one line. */
-export function mdText(value: string | number | boolean): string {
+/** Inline Markdown, literal: no HTML, entity, emphasis, code, link, image, strikethrough, pipe or heading. */
+function inline(value: string): string {
   return (
-    oneLine(String(value))
+    oneLine(value)
       .replace(/&/g, '&amp;')
       .replace(/</g, '&lt;')
       .replace(/>/g, '&gt;')
-      // Inline syntax: emphasis, code, links and images, strikethrough, table pipes, headings.
       .replace(/[\\`*[\]|~#]/g, '\\$&')
       // Underscores inside words never make emphasis; at a word's edge they can.
       .replace(/(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])/g, '\\_')
-      // Block syntax that only counts at the start of a line: list items, setext underlines, ordered lists.
-      .replace(/^(\s*)([-+=])/, '$1\\$2')
-      .replace(/^(\s*\d+)([.)])/, '$1\\$2')
   );
 }
 
-/** A GitHub table cell: running text, never empty (`-`), pipes escaped so the row keeps its columns. */
+/**
+ * Markdown running text (a paragraph, a list item, bold text): literal, on one line. A list item's
+ * text may start a block of its own (`- - x`, `- 1. x`), so a leading marker is escaped too.
+ */
+export function mdText(value: string | number | boolean): string {
+  return inline(String(value))
+    .replace(/^(\s*)([-+=])/, '$1\\$2')
+    .replace(/^(\s*\d+)([.)])/, '$1\\$2');
+}
+
+/** A GitHub table cell (inline content only): never empty (`-`), pipes escaped so the row keeps its columns. */
 export function mdCell(value: string | number | boolean | null | undefined): string {
   if (value === null || value === undefined || value === '') return '-';
-  return mdText(value);
+  return typeof value === 'string' ? inline(value) : String(value);
 }
 
 /** The backticks that wrap `text` as a code span: one more than its longest backtick run. */

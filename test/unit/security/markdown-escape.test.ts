@@ -18,6 +18,9 @@ describe('markdown escaping', () => {
     expect(mdCell('')).toBe('-');
     expect(mdCell(null)).toBe('-');
     expect(mdCell(3)).toBe('3');
+    // Cells hold inline content only: a leading number or dash starts no list there.
+    expect(mdCell('-0.005')).toBe('-0.005');
+    expect(mdCell('10.783 s')).toBe('10.783 s');
   });
 
   it('mdCode - a fence longer than any backtick run inside, padded when the text starts or ends with one', () => {
