@@ -117,7 +117,7 @@ export class OpenAiBackend implements Backend {
     try {
       data = JSON.parse(raw) as typeof data;
     } catch {
-      throw new BackendError(this.name, 'bad_response', `response is not JSON: ${raw.slice(0, 120)}`);
+      throw new BackendError(this.name, 'bad_response', `response is not JSON: ${redactSecrets(raw).slice(0, 120)}`);
     }
     const content = data.choices?.[0]?.message?.content;
     if (typeof content !== 'string') throw new BackendError(this.name, 'bad_response', 'response has no choices[0].message.content');
@@ -134,7 +134,7 @@ export class OpenAiBackend implements Backend {
       try {
         chunk = JSON.parse(data) as typeof chunk;
       } catch {
-        throw new BackendError(this.name, 'bad_response', `stream event is not JSON: ${data.slice(0, 120)}`);
+        throw new BackendError(this.name, 'bad_response', `stream event is not JSON: ${redactSecrets(data).slice(0, 120)}`);
       }
       const delta = chunk.choices?.[0]?.delta?.content;
       if (typeof delta === 'string') text += delta;
