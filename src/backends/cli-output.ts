@@ -1,3 +1,4 @@
+import { redactSecrets } from '../security/known-secrets.ts';
 import { BackendError, type BackendErrorKind } from './errors.ts';
 import type { OutputFormat } from './presets.ts';
 import type { LlmResult } from './types.ts';
@@ -38,7 +39,7 @@ function lastJsonObject(stdout: string): Json | undefined {
 
 function parseClaude(backend: string, model: string, stdout: string): LlmResult {
   const data = lastJsonObject(stdout);
-  if (!data) throw new BackendError(backend, 'bad_response', `claude printed no JSON result: ${stdout.slice(0, 120)}`);
+  if (!data) throw new BackendError(backend, 'bad_response', `claude printed no JSON result: ${redactSecrets(stdout).slice(0, 120)}`);
   if (data.is_error === true || (typeof data.subtype === 'string' && data.subtype !== 'success')) {
     const detail = `${String(data.subtype ?? 'error')}: ${String(data.result ?? '')}`;
     throw new BackendError(backend, kindFromText(detail), `claude reported ${detail}`);
@@ -86,7 +87,7 @@ function parseCodex(backend: string, model: string, stdout: string): LlmResult {
 
 function parseGemini(backend: string, model: string, stdout: string): LlmResult {
   const data = lastJsonObject(stdout);
-  if (!data) throw new BackendError(backend, 'bad_response', `gemini printed no JSON: ${stdout.slice(0, 120)}`);
+  if (!data) throw new BackendError(backend, 'bad_response', `gemini printed no JSON: ${redactSecrets(stdout).slice(0, 120)}`);
   if (data.error) {
     const message = JSON.stringify(data.error);
     throw new BackendError(backend, kindFromText(message), `gemini reported ${message}`);

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseCliOutput, kindFromText } from './cli-output.ts';
+import { rememberSecretsOf, redactSecrets } from '../security/known-secrets.ts';
 import { BackendError } from './errors.ts';
 import { PRESETS, expandTemplate, type OutputFormat } from './presets.ts';
 import { runProcess } from '../shell/run-process.ts';
@@ -65,6 +66,7 @@ export class CommandBackend implements Backend {
     const names = [...BASE_ENV, ...(PRESET_ENV[this.config.preset ?? ''] ?? []), ...this.config.env];
     const env: NodeJS.ProcessEnv = { NO_COLOR: '1' };
     for (const key of names) if (this.env[key] !== undefined) env[key] = this.env[key];
+    rememberSecretsOf(env);
     return env;
   }
 
@@ -99,7 +101,7 @@ export class CommandBackend implements Backend {
         } catch (error) {
           if (error instanceof BackendError && error.kind !== 'bad_response') throw error;
         }
-        const tail = `${result.stderr}\n${result.stdout}`.trim().slice(-400);
+        const tail = redactSecrets(`${result.stderr}\n${result.stdout}`).trim().slice(-400);
         throw new BackendError(this.name, kindFromText(tail) === 'other' ? 'process' : kindFromText(tail), `exit ${result.exitCode ?? result.signal}: ${tail}`);
       }
       return parseCliOutput(this.resolved.output, this.name, this.model, result.stdout);

@@ -1,3 +1,5 @@
+import { redactSecrets } from '../security/known-secrets.ts';
+
 export type BackendErrorKind =
   | 'rate_limit'
   | 'server'
@@ -21,7 +23,8 @@ export class BackendError extends Error {
   readonly status: number | undefined;
 
   constructor(backend: string, kind: BackendErrorKind, message: string, extra: { status?: number; retryAfterMs?: number } = {}) {
-    super(`backend '${backend}': ${message}`);
+    // Error texts carry server bodies and process output, which may echo credentials.
+    super(redactSecrets(`backend '${backend}': ${message}`));
     this.name = 'BackendError';
     this.backend = backend;
     this.kind = kind;

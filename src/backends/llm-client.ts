@@ -7,6 +7,7 @@ import { costOf } from './pricing.ts';
 import { ResponseCache } from './response-cache.ts';
 import { withRetry } from './retry.ts';
 import { poolFor } from './semaphore.ts';
+import { redactSecrets, rememberSecretsOf } from '../security/known-secrets.ts';
 import type { BackendConfig, BackendsConfig } from './config-schema.ts';
 import type { Backend, LlmRequest, LlmResponse } from './types.ts';
 
@@ -39,6 +40,10 @@ export interface LlmClientOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+function apiKeyEnvNames(config: BackendsConfig): string[] {
+  return Object.values(config.backends).flatMap((entry) => (entry.kind === 'openai' && entry.api_key_env ? [entry.api_key_env] : []));
+}
+
 /** Calls backends by name with cache, per-backend pool, retries with backoff, budget and call records. */
 export class LlmClient {
   readonly budget: Budget;
@@ -48,6 +53,8 @@ export class LlmClient {
   constructor(private readonly options: LlmClientOptions) {
     this.budget = options.budget ?? new Budget();
     this.cache = options.cacheDir ? new ResponseCache(options.cacheDir) : undefined;
+    // Known before any call, so an error from any backend is cleaned of every configured key.
+    rememberSecretsOf(options.env ?? process.env, apiKeyEnvNames(options.config));
   }
 
   /** True once either the client's budget or the gate (the run's budget) allows no new paid call. */
@@ -102,12 +109,14 @@ export class LlmClient {
       this.budget.assertAvailable();
       assertGateOpen(this.options.gate);
       const started = performance.now();
-      const { value, attempts } = await withRetry(
+      const { value: raw, attempts } = await withRetry(
         config.retry,
         signal,
         () => backend.complete(request, { signal }),
         (error, delay, n) => this.options.log?.(`${name}: ${error.kind} (${error.message}); retry ${n} in ${delay} ms`),
       );
+      // A proxy or an agent CLI can echo credentials into an answer; it goes to the cache and artifacts.
+      const value = { ...raw, text: redactSecrets(raw.text) };
       const latencyMs = Math.round(performance.now() - started);
       const costUsd = costOf(value, config.price);
       this.budget.charge(costUsd);

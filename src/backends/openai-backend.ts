@@ -1,3 +1,4 @@
+import { rememberSecret, redactSecrets } from '../security/known-secrets.ts';
 import { BackendError } from './errors.ts';
 import { parseRetryAfter } from './retry.ts';
 import { sseData } from './sse.ts';
@@ -37,6 +38,7 @@ export class OpenAiBackend implements Backend {
     if (keyName) {
       const key = this.env[keyName];
       if (!key) throw new BackendError(this.name, 'auth', `environment variable ${keyName} (api_key_env) is not set`);
+      rememberSecret(key);
       headers.authorization = `Bearer ${key}`;
     }
     return headers;
@@ -97,7 +99,8 @@ export class OpenAiBackend implements Backend {
   }
 
   private async httpError(response: Response): Promise<BackendError> {
-    const text = (await response.text().catch(() => '')).slice(0, 500);
+    // Redacted before truncation: a cut could leave a key's prefix that no longer matches it.
+    const text = redactSecrets(await response.text().catch(() => '')).slice(0, 500);
     const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
     const status = response.status;
     const message = `HTTP ${status}: ${text.replace(/\s+/g, ' ').trim()}`;
@@ -114,7 +117,7 @@ export class OpenAiBackend implements Backend {
     try {
       data = JSON.parse(raw) as typeof data;
     } catch {
-      throw new BackendError(this.name, 'bad_response', `response is not JSON: ${raw.slice(0, 120)}`);
+      throw new BackendError(this.name, 'bad_response', `response is not JSON: ${redactSecrets(raw).slice(0, 120)}`);
     }
     const content = data.choices?.[0]?.message?.content;
     if (typeof content !== 'string') throw new BackendError(this.name, 'bad_response', 'response has no choices[0].message.content');
@@ -131,7 +134,7 @@ export class OpenAiBackend implements Backend {
       try {
         chunk = JSON.parse(data) as typeof chunk;
       } catch {
-        throw new BackendError(this.name, 'bad_response', `stream event is not JSON: ${data.slice(0, 120)}`);
+        throw new BackendError(this.name, 'bad_response', `stream event is not JSON: ${redactSecrets(data).slice(0, 120)}`);
       }
       const delta = chunk.choices?.[0]?.delta?.content;
       if (typeof delta === 'string') text += delta;

@@ -1,8 +1,12 @@
 import type { RunEvent, RunEventInput } from '../model/events.ts';
+import { redactSecretsDeep } from '../security/known-secrets.ts';
 
 export type EventSink = (event: RunEvent) => void;
 
-/** Fans typed run events out to sinks; a sink that throws is dropped, the run goes on. */
+/**
+ * Fans typed run events out to sinks; a sink that throws is dropped, the run goes on. Every event is
+ * cleaned of secrets here, the one door to the console, events.jsonl, JUnit and MQTT.
+ */
 export class EventBus {
   private readonly sinks = new Set<EventSink>();
 
@@ -17,7 +21,7 @@ export class EventBus {
   }
 
   emit(input: RunEventInput): RunEvent {
-    const event = { ...input, runId: this.runId, pipeline: this.pipeline, time: new Date().toISOString() } as RunEvent;
+    const event = redactSecretsDeep({ ...input, runId: this.runId, pipeline: this.pipeline, time: new Date().toISOString() } as RunEvent);
     for (const sink of this.sinks) {
       try {
         sink(event);

@@ -3,7 +3,7 @@ import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { buildLogDir } from './build-session.ts';
 import { buildManifest } from './manifest.ts';
-import type { AttemptRecord, LogDirRecord } from './model.ts';
+import type { AttemptRecord, LogDirRecord, ScenarioScript } from './model.ts';
 import { createRng } from './prng.ts';
 import { renderCoordinationEvents, renderSnapshotMappings } from './render-coordination.ts';
 import { renderMetadata } from './render-metadata.ts';
@@ -22,6 +22,8 @@ export interface GenerateOptions {
   scenarios?: string[];
   /** pad every events.jsonl written to about this many bytes */
   eventsBytes?: number | null;
+  /** scripts of one's own instead of the bundled scenarios (tests: hostile ids and texts) */
+  scripts?: readonly ScenarioScript[];
 }
 
 export interface GenerateResult {
@@ -69,7 +71,7 @@ export function buildAll(seed: number, names?: string[]): LogDirRecord[] {
 }
 
 export function generateLogs(opts: GenerateOptions): GenerateResult {
-  const dirs = buildAll(opts.seed, opts.scenarios);
+  const dirs = opts.scripts ? opts.scripts.map((script, index) => buildLogDir(script, index, opts.seed)) : buildAll(opts.seed, opts.scenarios);
   mkdirSync(opts.outDir, { recursive: true });
   let count = 0;
   let eventsBytes = 0;

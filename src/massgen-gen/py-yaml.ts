@@ -10,9 +10,12 @@ function scalar(value: null | boolean | number | string): string {
   if (value === null) return 'null';
   if (typeof value === 'boolean') return value ? 'true' : 'false';
   if (typeof value === 'number') return String(value);
+  // PyYAML folds a multi-line string into indented quoted lines; a JSON string is the same value
+  // in valid YAML, and one line (the generator's hostile-value tests need line breaks to survive).
+  if (/[\n\r]/.test(value)) return JSON.stringify(value);
   const needsQuotes =
     value === '' || RESERVED.test(value) || NUMBERISH.test(value) || /^[\s\-?:,[\]{}#&*!|>'"%@`]/.test(value) ||
-    /\s$/.test(value) || value.includes(': ') || value.includes(' #') || value.includes('\n');
+    /\s$/.test(value) || value.includes(': ') || value.includes(' #');
   return needsQuotes ? `'${value.replaceAll("'", "''")}'` : value;
 }
 

@@ -1,12 +1,21 @@
 // ANALYSIS_REPORT.md, following the log-analyzer template (spec §4.3), filled only from the analysis.
+// Every value that came from a log (ids, the question, error texts, commands) is escaped for the
+// place it lands (src/security/markdown-escape.ts): a log cannot add headings, HTML, fences or columns.
 import type { Recommendation, TurnAnalysis } from './analysis-model.ts';
 import { timelineDiagram, voteGraph } from './render-mermaid.ts';
+import { mdCell, mdCode, mdCodeCell, mdText } from '../security/markdown-escape.ts';
 
-type Cell = string | number | boolean | null | undefined;
+/** Markdown this file wrote itself (bold, code spans of escaped values), put into a cell as is. */
+interface Md {
+  md: string;
+}
+type Cell = string | number | boolean | null | undefined | Md;
+
+const md = (text: string): Md => ({ md: text });
+const code = (value: string): Md => md(mdCodeCell(value));
 
 function cell(value: Cell): string {
-  if (value === null || value === undefined || value === '') return '-';
-  return String(value).replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+  return typeof value === 'object' && value !== null ? value.md : mdCell(value);
 }
 
 function table(head: string[], rows: Cell[][], empty: string): string {
@@ -21,20 +30,20 @@ const mermaid = (body: string | null, empty: string): string => (body ? `\`\`\`m
 function stateBanner(a: TurnAnalysis): string | null {
   const s = a.state;
   if (s.value === 'in_progress') return `> **In progress:** this turn is still running (heartbeat ${s.ageSeconds} s old, threshold ${s.staleAfterSeconds} s). Figures are a snapshot; analyze again when it finishes.`;
-  if (s.value === 'incomplete') return `> **Incomplete:** the run stopped without its end-of-run files (last heartbeat ${s.ageSeconds} s ago, threshold ${s.staleAfterSeconds} s; ${s.finishReasonDetails ?? 'phase unknown'}). It was killed or crashed.`;
-  if (s.value === 'error' || s.value === 'timeout') return `> **Finished with ${s.value}:** ${s.finishReasonDetails ?? ''}`;
+  if (s.value === 'incomplete') return `> **Incomplete:** the run stopped without its end-of-run files (last heartbeat ${s.ageSeconds} s ago, threshold ${s.staleAfterSeconds} s; ${mdText(s.finishReasonDetails ?? 'phase unknown')}). It was killed or crashed.`;
+  if (s.value === 'error' || s.value === 'timeout') return `> **Finished with ${s.value}:** ${mdText(s.finishReasonDetails ?? '')}`;
   return null;
 }
 
 function executiveSummary(a: TurnAnalysis): string {
   const o = a.overview;
   const parts = [
-    `Turn ${a.source.turn} of \`${a.source.session}\` is **${a.state.value}**.`,
+    `Turn ${a.source.turn} of ${mdCode(a.source.session)} is **${a.state.value}**.`,
     `${o.agents} agent(s) produced ${o.answers} answer(s) and ${o.votes} vote(s) (${o.ignoredVotes} ignored by restarts) in ${secs(o.wallClockSeconds)} of wall-clock time.`,
-    a.winner.agentId ? `Winner: **${a.winner.agentId}**${a.winner.finalPresented ? ', who presented the final answer' : ''}.` : 'No winner was recorded.',
+    a.winner.agentId ? `Winner: **${mdText(a.winner.agentId)}**${a.winner.finalPresented ? ', who presented the final answer' : ''}.` : 'No winner was recorded.',
     `Total cost ${usd(o.totalCostUsd)}; ${a.errors.enforcement.length} enforcement retr(y/ies), ${a.errors.apiErrors.length} API error(s), ${a.recommendations.length} recommendation(s).`,
   ];
-  if (a.question) parts.push(`\n\n**Question:** ${a.question.replace(/\s+/g, ' ').slice(0, 300)}`);
+  if (a.question) parts.push(`\n\n**Question:** ${mdText(a.question.replace(/\s+/g, ' ').slice(0, 300))}`);
   return parts.join(' ');
 }
 
@@ -57,8 +66,8 @@ function overview(a: TurnAnalysis): string {
 function correctness(a: TurnAnalysis): string {
   const flow = table(['At (s)', 'Attempt', 'Event', 'Agent', 'Details'], a.coordinationFlow.slice(0, 60).map((e) => [e.at, e.attempt, e.type, e.agentId, e.text]), 'no coordination events recorded');
   const more = a.coordinationFlow.length > 60 ? `\n\n_${a.coordinationFlow.length} events in analysis.json; the first 60 are shown._` : '';
-  const checklist = a.checklist.map((c) => `- [${c.ok ? 'x' : ' '}] ${c.item} (${c.evidence})`).join('\n');
-  const issues = a.checklist.filter((c) => c.ok !== true).map((c) => `- ${c.item}: ${c.evidence}`);
+  const checklist = a.checklist.map((c) => `- [${c.ok ? 'x' : ' '}] ${mdText(c.item)} (${mdText(c.evidence)})`).join('\n');
+  const issues = a.checklist.filter((c) => c.ok !== true).map((c) => `- ${mdText(c.item)}: ${mdText(c.evidence)}`);
   return [
     '### Coordination Flow', mermaid(timelineDiagram(a), 'no timestamps for answers or votes'), flow + more,
     '### Status checklist', checklist,
@@ -96,15 +105,15 @@ function efficiency(a: TurnAnalysis): string {
 
 function commands(a: TurnAnalysis): string {
   const c = a.commands;
-  const source = c.total > 0 ? `${c.total} command(s) from ${c.sources.join(', ')}.` : '_No shell commands recorded (no tool_start with a `command` argument in events.jsonl, execution traces or streaming_debug.log)._';
+  const source = c.total > 0 ? `${c.total} command(s) from ${mdText(c.sources.join(', '))}.` : '_No shell commands recorded (no tool_start with a `command` argument in events.jsonl, execution traces or streaming_debug.log)._';
   return [
     source,
     '### Frequently Repeated Commands',
-    table(['Command', 'Count', 'Agents'], c.repeated.map((r) => [`\`${r.command}\``, r.count, r.agents.join(', ')]), 'no command ran more than once'),
+    table(['Command', 'Count', 'Agents'], c.repeated.map((r) => [code(r.command), r.count, r.agents.join(', ')]), 'no command ran more than once'),
     '### Commands with Excessive Output',
-    table(['Command', 'Agent', 'Output chars'], c.excessiveOutput.map((r) => [`\`${r.command}\``, r.agentId, r.outputChars]), 'no command printed 10000 characters or more'),
+    table(['Command', 'Agent', 'Output chars'], c.excessiveOutput.map((r) => [code(r.command), r.agentId, r.outputChars]), 'no command printed 10000 characters or more'),
     '### Slowest Command Patterns',
-    table(['Command', 'Agent', 'Seconds'], c.slowest.map((r) => [`\`${r.command}\``, r.agentId, r.seconds]), 'no command timings recorded'),
+    table(['Command', 'Agent', 'Seconds'], c.slowest.map((r) => [code(r.command), r.agentId, r.seconds]), 'no command timings recorded'),
   ].join('\n\n');
 }
 
@@ -115,10 +124,10 @@ function duplication(a: TurnAnalysis): string {
     '### Duplicated Work Found',
     `${d.repeatedToolCalls.length} repeated tool call pattern(s), ${d.duplicateAnswers.length} group(s) of identical answers.`,
     '### Specific Examples',
-    table(['Tool', 'Arguments', 'Count', 'Agents'], d.repeatedToolCalls.map((r) => [r.tool, `\`${r.args}\``, r.count, r.agents.join(', ')]), 'no identical tool calls'),
+    table(['Tool', 'Arguments', 'Count', 'Agents'], d.repeatedToolCalls.map((r) => [r.tool, code(r.args), r.count, r.agents.join(', ')]), 'no identical tool calls'),
     table(['Identical answers', 'Agents', 'Chars'], d.duplicateAnswers.map((r) => [r.labels.join(', '), r.agents.join(', '), r.chars]), 'no identical answers'),
     '### Recommendations',
-    recs.length ? recs.map((r) => `- ${r.title} (see section 8)`).join('\n') : '_No duplication worth caching._',
+    recs.length ? recs.map((r) => `- ${mdText(r.title)} (see section 8)`).join('\n') : '_No duplication worth caching._',
   ].join('\n\n');
 }
 
@@ -148,8 +157,8 @@ function cost(a: TurnAnalysis): string {
     '### Cost Breakdown',
     table(['Agent', 'Model', 'Input Tokens', 'Output Tokens', 'Reasoning', 'Cached input', 'Cost'],
       [...a.agents.map((g) => [g.id, g.model, g.inputTokens, g.outputTokens, g.reasoningTokens, g.cachedInputTokens, usd(g.costUsd)]),
-        ['**Total**', '', c.inputTokens, c.outputTokens, c.reasoningTokens, c.cachedInputTokens, usd(c.totalUsd)]], 'no token usage'),
-    `Cost source: ${c.source}.${c.subagentUsd !== null ? ` Subagent cost: ${usd(c.subagentUsd)}.` : ''}`,
+        [md('**Total**'), '', c.inputTokens, c.outputTokens, c.reasoningTokens, c.cachedInputTokens, usd(c.totalUsd)]], 'no token usage'),
+    `Cost source: ${mdText(c.source)}.${c.subagentUsd !== null ? ` Subagent cost: ${usd(c.subagentUsd)}.` : ''}`,
     '### Cache Efficiency',
     c.cacheHitRate === null ? '_No input tokens recorded._' : `Cache hit rate (cached input / input tokens): ${c.cacheHitRate} (${c.cachedInputTokens} of ${c.inputTokens}).`,
     '### Tool Cost Impact',
@@ -171,7 +180,7 @@ function errors(a: TurnAnalysis): string {
     '### Timeouts',
     table(['Agent', 'Source', 'Message'], e.timeouts.map((x) => [x.agentId, x.source, x.message]), 'no timeouts'),
     '### Enforcement & Workflow Reliability',
-    table(['Reason code', 'Count', 'Agents'], e.enforcementByReason.map((r) => [`\`${r.reason}\``, r.count, r.agents.join(', ')]), 'no enforcement retries (reliability is null for every agent)'),
+    table(['Reason code', 'Count', 'Agents'], e.enforcementByReason.map((r) => [code(r.reason), r.count, r.agents.join(', ')]), 'no enforcement retries (reliability is null for every agent)'),
     table(['Agent', 'Attempt', 'Round', 'Retry', 'Reason', 'Tool calls', 'Buffer chars lost', 'Message'],
       e.enforcement.map((r) => [r.agentId, r.attempt, r.round, r.retry, r.reason, r.toolCalls.join(', '), r.bufferChars, r.message]), 'no enforcement attempts'),
     `Buffer characters lost: ${e.bufferCharsLost}. Most retries in one round by one agent: ${e.maxRetriesInOneRound}.`,
@@ -180,7 +189,7 @@ function errors(a: TurnAnalysis): string {
 
 function recommendationList(list: Recommendation[]): string {
   if (list.length === 0) return '_None._';
-  return list.map((r) => `- **${r.title}** (\`${r.id}\`): ${r.detail} Evidence: ${r.evidence.map((p) => `\`${p}\``).join(', ')}`).join('\n');
+  return list.map((r) => `- **${mdText(r.title)}** (${mdCode(r.id)}): ${mdText(r.detail)} Evidence: ${r.evidence.map(mdCode).join(', ')}`).join('\n');
 }
 
 function recommendations(a: TurnAnalysis): string {
@@ -207,7 +216,7 @@ function appendix(a: TurnAnalysis): string {
     '### Warnings',
     table(['File', 'Code', 'Message'], a.warnings.map((w) => [w.file, w.code, w.message]), 'no problems reading the logs'),
     '### Run State Rule',
-    `${a.state.rule}. Heartbeat source: ${a.state.heartbeatSource}${a.state.lastActivity ? ` (${a.state.lastActivity})` : ''}.`,
+    `${mdText(a.state.rule)}. Heartbeat source: ${mdText(a.state.heartbeatSource)}${a.state.lastActivity ? ` (${mdText(a.state.lastActivity)})` : ''}.`,
   ].join('\n\n');
 }
 
@@ -216,7 +225,7 @@ export function renderReport(a: TurnAnalysis): string {
   const banner = stateBanner(a);
   const sections = [
     '# MassGen Log Analysis Report',
-    `**Session:** ${a.source.session} ${turn} **Trace ID:** n/a (local logs) **Generated:** ${a.analyzedAt} by refinery analyze-turn **Logfire Link:** n/a`,
+    `**Session:** ${mdText(a.source.session)} ${mdText(turn)} **Trace ID:** n/a (local logs) **Generated:** ${a.analyzedAt} by refinery analyze-turn **Logfire Link:** n/a`,
     ...(banner ? [banner] : []),
     '## Executive Summary', executiveSummary(a),
     '## Session Overview', overview(a),

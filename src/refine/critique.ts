@@ -1,5 +1,6 @@
 import { isRecord } from './json-extract.ts';
 import type { VerdictWord } from './verdict.ts';
+import { mdText } from '../security/markdown-escape.ts';
 
 /** The spec's critique_packet.md sections, in order (before the trailing Evaluation Summary). */
 export const PACKET_SECTIONS = [
@@ -127,7 +128,7 @@ export function renderCritiquePacket(critique: Critique, verdict: VerdictWord, t
 /** The packet written when a judge's answer was unusable: the reason, and the raw answer for a human. */
 export function renderDegradedPacket(reason: string, rawAnswer: string | undefined): string {
   const raw = rawAnswer?.trim() ? `\n## raw_answer\n\n~~~~text\n${rawAnswer.trim().replaceAll('~~~~', '~ ~ ~ ~')}\n~~~~\n` : '';
-  return `# Critique Packet (degraded)\n\n**Status**: degraded\n\n**Reason**: ${reason}\n${raw}\n${SUMMARY_HEADING}\n\n**Verdict**: ITERATE\n\n**Top improvements**:\n_None; the evaluation could not be parsed._\n\n**Preserve**:\n- _Unknown._\n\n**Next steps**: Re-run the evaluation or rely on the other judges.\n`;
+  return `# Critique Packet (degraded)\n\n**Status**: degraded\n\n**Reason**: ${mdText(reason)}\n${raw}\n${SUMMARY_HEADING}\n\n**Verdict**: ITERATE\n\n**Top improvements**:\n_None; the evaluation could not be parsed._\n\n**Preserve**:\n- _Unknown._\n\n**Next steps**: Re-run the evaluation or rely on the other judges.\n`;
 }
 
 /** Splits a packet into `## heading` -> body (for merging several packets). */

@@ -1,6 +1,7 @@
 import type { RoundSummary, SessionSummary, StopReason } from './session-summary.ts';
 import { oneLine, type TaskLine } from './task-list.ts';
 import type { UsageTotals } from './usage.ts';
+import { mdCell, mdText, mermaidLabel } from '../security/markdown-escape.ts';
 
 const STOPPED: Record<StopReason, string> = {
   converged: 'the judges converged',
@@ -9,7 +10,8 @@ const STOPPED: Record<StopReason, string> = {
   incomplete: 'the run did not finish the next round (see the run log)',
 };
 
-function cell(text: string): string {
+/** Model prose (a task's description) on one line: Markdown by intent, but it must not split a row or a list item. */
+function oneLineProse(text: string): string {
   return text.replace(/\|/g, '\\|').replace(/\s+/g, ' ').trim();
 }
 
@@ -34,7 +36,7 @@ function scoreTable(summary: SessionSummary, ids: readonly string[]): string[] {
   const rule = `| --- | ${summary.rounds.map(() => '---:').join(' | ')} |`;
   const rows = ids.map((id) => {
     const c = summary.criteria.find((x) => x.id === id);
-    const name = c ? `**${id}** ${cell(aspect(c.text))}${c.category === 'standard' ? '' : ` (${c.category})`}` : `**${id}**`;
+    const name = c ? `**${mdText(id)}** ${mdCell(aspect(c.text))}${c.category === 'standard' ? '' : ` (${mdText(c.category)})`}` : `**${mdText(id)}**`;
     return `| ${name} | ${summary.rounds.map((r) => (r.scores[id] === undefined ? '–' : String(r.scores[id]))).join(' | ')} |`;
   });
   return [head, rule, ...rows];
@@ -46,7 +48,7 @@ function charts(summary: SessionSummary, ids: readonly string[]): string[] {
   const labels = summary.rounds.map((r) => `"R${r.round}"`).join(', ');
   for (const id of ids) {
     const c = summary.criteria.find((x) => x.id === id);
-    const title = `${id} ${c ? aspect(c.text) : ''}`.trim().replace(/"/g, "'");
+    const title = mermaidLabel(`${id} ${c ? aspect(c.text) : ''}`, 60);
     const values = summary.rounds.map((r) => String(r.scores[id] ?? 0)).join(', ');
     out.push('```mermaid', 'xychart-beta', `  title "${title}"`, `  x-axis [${labels}]`, '  y-axis "score" 0 --> 10', `  line [${values}]`, '```', '');
   }
@@ -63,7 +65,7 @@ function roundsTable(summary: SessionSummary): string[] {
     const how = r.mode === 'vote' ? `vote${r.forced ? ` (forced: ${r.forced_reason ?? '?'})` : ''}` : (r.mode ?? '–');
     const worker = r.worker ? `${r.worker.agent}: ${r.worker.status} (job ${r.worker.job_id})` : '–';
     const tasks = r.next_tasks.map((t) => t.id).join(', ') || '–';
-    return `| ${r.round} | ${verdict} | ${how} | ${r.winner ?? '–'} | ${cell(judgesCell(r))} | ${tasks} | ${cell(worker)} | ${usd(r.usage.cost_usd)} |`;
+    return `| ${r.round} | ${mdCell(verdict)} | ${mdCell(how)} | ${mdCell(r.winner ?? '–')} | ${mdCell(judgesCell(r))} | ${mdCell(tasks)} | ${mdCell(worker)} | ${usd(r.usage.cost_usd)} |`;
   });
   return ['| round | verdict | consensus | winner | judges | next tasks | worker | cost |', '| ---: | --- | --- | --- | --- | --- | --- | ---: |', ...rows];
 }
@@ -71,7 +73,7 @@ function roundsTable(summary: SessionSummary): string[] {
 function taskList(tasks: readonly TaskLine[]): string[] {
   return tasks.map((t, i) => {
     const notes = [t.priority !== undefined ? `priority ${t.priority}` : '', t.relates_to?.length ? t.relates_to.join(', ') : ''].filter(Boolean).join('; ');
-    return `${i + 1}. **${t.id}** ${cell(t.description)}${notes ? ` _(${notes})_` : ''}`;
+    return `${i + 1}. **${mdText(t.id)}** ${oneLineProse(t.description)}${notes ? ` _(${mdText(notes)})_` : ''}`;
   });
 }
 
@@ -111,6 +113,6 @@ export function renderSummaryMarkdown(summary: SessionSummary): string {
   if (summary.next_tasks.length > 0) lines.push(...taskList(summary.next_tasks));
   else lines.push(summary.final_verdict === 'converged' ? '_None: the verdict is converged._' : '_None usable: see the round\'s critique_packet.md._');
   lines.push('', '## Cost and tokens', '', ...usageSection(summary), '');
-  if (summary.warnings.length > 0) lines.push('## Warnings', '', ...summary.warnings.map((w) => `- ${cell(w)}`), '');
+  if (summary.warnings.length > 0) lines.push('## Warnings', '', ...summary.warnings.map((w) => `- ${mdText(w)}`), '');
   return `${lines.join('\n')}\n`;
 }
