@@ -99,7 +99,9 @@ describe('refinery in a user project', () => {
     for (const needed of ['bin/refinery.js', 'dist/.stamp', 'dist/src/cli/main.js', 'src/task/define-task.ts', 'tasks/analyze-turn.ts', 'schemas/turn-analysis.schema.json', 'pipelines/analyze.yaml', 'templates/init/Justfile', 'templates/init/gitignore']) {
       expect(packedFiles).toContain(needed);
     }
-    expect(packedFiles.filter((f) => /^(test|bench|scripts|node_modules|\.ci)\//.test(f))).toEqual([]);
+    expect(packedFiles.filter((f) => /^(test|bench|scripts|node_modules|\.ci|src\/massgen-gen|dist\/src\/massgen-gen)\//.test(f))).toEqual([]);
+    // What a run in the repository leaves beside the example logs is not part of the package.
+    expect(packedFiles.filter((f) => /(^|\/)(analysis\.json|ANALYSIS_REPORT\.md)$/.test(f))).toEqual([]);
     const manifest = JSON.parse(readFileSync(path.join(installed, 'node_modules', 'refinery', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     expect(Object.keys(manifest.dependencies)).toContain('rust-just');
   });
@@ -136,6 +138,7 @@ describe('refinery in a user project', () => {
     cpSync(path.join(project, 'node_modules', 'refinery', 'examples', 'massgen_logs'), logs, { recursive: true });
     const expected = expectedAnalyses(logs);
     expect(expected.length).toBeGreaterThan(3);
+    expect(expected.filter((f) => existsSync(f))).toEqual([]);
 
     const run = await npx(project, 'refinery', 'run', 'analyze', '--param', 'logs=.massgen/massgen_logs', '--json');
     const ends = stageEnds(run.stdout);
