@@ -2,6 +2,7 @@ import type { Command } from './command.ts';
 
 /** Each command module is loaded only when it is the one asked for, to keep start-up fast. */
 export const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  init: { summary: 'Set up a project here: config, a starter pipeline, task and schema, a Justfile', load: async () => (await import('./commands/init.ts')).initCommand },
   run: { summary: 'Run a pipeline: every stage whose inputs changed', load: async () => (await import('./commands/run.ts')).runCommand },
   plan: { summary: 'Show what a run would do and why', load: async () => (await import('./commands/plan.ts')).planCommand },
   why: { summary: 'Explain why one stage would run or is up to date', load: async () => (await import('./commands/plan.ts')).whyCommand },

@@ -69,7 +69,13 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     io.stderr.write(`refinery task: ${typeof params === 'string' ? params : outputsFlag}\n`);
     return 2;
   }
-  const task = await loadTask(file);
+  let task: Awaited<ReturnType<typeof loadTask>>;
+  try {
+    task = await loadTask(file);
+  } catch (error) {
+    io.stderr.write(`refinery task: cannot load task '${name}' from ${file}: ${(error as Error).message.split('\n')[0]}\n`);
+    return 1;
+  }
   const outputs: StageInstance['outputs'] = {};
   for (const [out, decl] of Object.entries(task.outputs ?? {})) {
     const p = outputsFlag[out] ?? decl.default;
