@@ -9,10 +9,19 @@ import type { FileChange } from './types.ts';
  * The quiet time is counted from the file system's own notification (`activity()`), not from
  * the change chokidar reports a few milliseconds later once it has stat'ed the file; changes
  * still arriving keep the batch open for `graceMs` more.
+ *
+ * Node runs expired timers before it reads the I/O that queued up meanwhile, so after this
+ * process stalled (a loaded machine), the quiet timer would fire ahead of notifications the
+ * kernel already holds and split one burst into two batches. The timer therefore only asks for
+ * a check after the next I/O poll (setImmediate), and the batch goes once that check still
+ * finds the quiet time elapsed.
  */
 export class ChangeBatcher {
   private batch = new Map<string, FileChange>();
   private quiet: NodeJS.Timeout | undefined;
+  private confirm: NodeJS.Immediate | undefined;
+  /** When the quiet time ends, unless more activity comes. */
+  private due = 0;
   private deadline: NodeJS.Timeout | undefined;
   private lastActivity = -Infinity;
   private lastChange = -Infinity;
@@ -43,9 +52,23 @@ export class ChangeBatcher {
   private schedule(): void {
     // A notification more than a debounce before the change is not the one that caused it.
     const anchor = this.lastChange - this.lastActivity <= this.debounceMs ? this.lastActivity : this.lastChange;
-    const due = Math.max(anchor + this.debounceMs, this.lastChange + this.graceMs);
+    this.due = Math.max(anchor + this.debounceMs, this.lastChange + this.graceMs);
+    this.armQuiet();
+  }
+
+  private armQuiet(): void {
     clearTimeout(this.quiet);
-    this.quiet = setTimeout(() => this.fire(), Math.max(0, due - this.now()));
+    this.quiet = setTimeout(() => this.confirmQuiet(), Math.max(0, this.due - this.now()));
+  }
+
+  private confirmQuiet(): void {
+    clearImmediate(this.confirm);
+    this.confirm = setImmediate(() => {
+      this.confirm = undefined;
+      // Activity read by the poll just before moved `due` on (timers may also fire a little early).
+      if (this.now() >= this.due) this.fire();
+      else this.armQuiet();
+    });
   }
 
   private fire(): void {
@@ -58,8 +81,10 @@ export class ChangeBatcher {
   /** Drops the timers (the batch stays, unflushed). */
   cancel(): void {
     clearTimeout(this.quiet);
+    clearImmediate(this.confirm);
     clearTimeout(this.deadline);
     this.quiet = undefined;
+    this.confirm = undefined;
     this.deadline = undefined;
   }
 }

@@ -1,12 +1,16 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { systemTool, toolPath } from './system-tools.ts';
+
+/** Gate tests that make certificates with skipWithout(OPENSSL). */
+export const OPENSSL = systemTool('openssl');
 
 /** A private CA, a server certificate for 127.0.0.1 and a client certificate, all made with openssl. */
 export function makeCertificates(dir: string): Record<'ca' | 'caKey' | 'server' | 'serverKey' | 'client' | 'clientKey', string> {
   const f = (name: string): string => path.join(dir, name);
   const openssl = (...args: string[]): void => {
-    execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+    execFileSync(toolPath(OPENSSL), args, { cwd: dir, stdio: 'ignore' });
   };
   openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('ca.key'), '-out', f('ca.pem'), '-days', '2', '-subj', '/CN=refinery test CA');
   writeFileSync(f('server.ext'), 'subjectAltName=IP:127.0.0.1\n');

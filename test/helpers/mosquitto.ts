@@ -3,8 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { systemTool, toolPath } from './system-tools.ts';
 
-export const MOSQUITTO_BIN = '/usr/sbin/mosquitto';
+/** Gate tests that start a broker with skipWithout(MOSQUITTO). */
+export const MOSQUITTO = systemTool('mosquitto');
 
 export interface MosquittoBroker {
   url: string;
@@ -61,7 +63,7 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
   );
   let child: ChildProcess | undefined;
   const start = async (): Promise<void> => {
-    const proc = spawn(MOSQUITTO_BIN, ['-c', config], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const proc = spawn(toolPath(MOSQUITTO), ['-c', config], { stdio: ['ignore', 'ignore', 'pipe'] });
     child = proc;
     let stderr = '';
     proc.stderr?.on('data', (chunk: Buffer) => {

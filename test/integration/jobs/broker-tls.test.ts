@@ -2,16 +2,19 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jobsCommand } from '../../../src/cli/commands/jobs.ts';
-import { makeCertificates } from '../../helpers/certificates.ts';
-import { startMosquitto } from '../../helpers/mosquitto.ts';
+import { OPENSSL, makeCertificates } from '../../helpers/certificates.ts';
+import { MOSQUITTO, startMosquitto } from '../../helpers/mosquitto.ts';
+import { skipWithout, systemTool, toolPath } from '../../helpers/system-tools.ts';
 import { memoryIo, publishArgv, scriptedAgentArgv, tempDir } from './support.ts';
 
-describe('broker options: mqtts with user, password, CA and client certificate', () => {
+const mosquittoPasswd = systemTool('mosquitto_passwd');
+
+describe.skipIf(skipWithout(MOSQUITTO, mosquittoPasswd, OPENSSL))('broker options: mqtts with user, password, CA and client certificate', () => {
   it('jobs submit --broker mqtts://USER:PASS@... - a job runs over mutual TLS with a password, which never reaches the record or the output', async () => {
     const { dir, cleanup } = tempDir();
     const certs = makeCertificates(dir);
     const passwords = path.join(dir, 'passwd');
-    execFileSync('mosquitto_passwd', ['-b', '-c', passwords, 'agent', 's3cret-pw']);
+    execFileSync(toolPath(mosquittoPasswd), ['-b', '-c', passwords, 'agent', 's3cret-pw']);
     const mosquitto = await startMosquitto({ passwordFile: passwords, tls: { caFile: certs.ca, certFile: certs.server, keyFile: certs.serverKey, requireCertificate: true } });
     try {
       const url = `mqtts://agent:s3cret-pw@127.0.0.1:${mosquitto.port}`;

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jobsCommand } from '../../../src/cli/commands/jobs.ts';
-import { makeCertificates } from '../../helpers/certificates.ts';
+import { OPENSSL, makeCertificates } from '../../helpers/certificates.ts';
+import { skipWithout } from '../../helpers/system-tools.ts';
 import { startWsBroker } from '../../helpers/ws-broker.ts';
 import { memoryIo, publishArgv, scriptedAgentArgv, tempDir } from './support.ts';
 
@@ -33,7 +34,7 @@ describe('broker options: MQTT over WebSocket', () => {
     }
   });
 
-  it('jobs submit --broker wss://... - a job runs over WebSocket with TLS, checked against the CA given', async () => {
+  it.skipIf(skipWithout(OPENSSL))('jobs submit --broker wss://... - a job runs over WebSocket with TLS, checked against the CA given', async () => {
     const { dir, cleanup } = tempDir();
     const certs = makeCertificates(dir);
     const broker = await startWsBroker({ certFile: certs.server, keyFile: certs.serverKey });

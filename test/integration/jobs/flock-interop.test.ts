@@ -6,7 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { FileLockError, withFileLock } from '../../../src/jobs/file-lock.ts';
 import { registryPaths } from '../../../src/jobs/paths.ts';
 import { JobRegistry } from '../../../src/jobs/registry.ts';
-import { PYTHON_PUBLISHER, SYSTEM_PYTHON, run, tempDir } from './support.ts';
+import { skipWithout, systemTool, toolPath } from '../../helpers/system-tools.ts';
+import { PYTHON_PUBLISHER, run, tempDir } from './support.ts';
+
+const python3 = systemTool('python3');
 
 const TRY_LOCK = [
   'import fcntl, sys',
@@ -18,13 +21,13 @@ const TRY_LOCK = [
   '    print("busy")',
 ].join('\n');
 
-describe('registry lock interoperates with Python fcntl.flock', () => {
+describe.skipIf(skipWithout(python3))('registry lock interoperates with Python fcntl.flock', () => {
   it('withFileLock - while refinery holds <registry>/.lock, Python cannot take fcntl.flock on it; after release it can', async () => {
     const { dir, cleanup } = tempDir();
     try {
       const lock = path.join(dir, '.lock');
-      const during = await withFileLock(lock, async () => (await run([SYSTEM_PYTHON, '-c', TRY_LOCK, lock], { cwd: dir })).stdout.trim());
-      const after = (await run([SYSTEM_PYTHON, '-c', TRY_LOCK, lock], { cwd: dir })).stdout.trim();
+      const during = await withFileLock(lock, async () => (await run([toolPath(python3), '-c', TRY_LOCK, lock], { cwd: dir })).stdout.trim());
+      const after = (await run([toolPath(python3), '-c', TRY_LOCK, lock], { cwd: dir })).stdout.trim();
       expect(during).toBe('busy');
       expect(after).toBe('acquired');
     } finally {
@@ -40,7 +43,7 @@ describe('registry lock interoperates with Python fcntl.flock', () => {
       const registry = new JobRegistry(paths, { lockTimeoutSec: 1 });
       const broker = { host: '127.0.0.1', port: 1883, tls: false, username: null, password: null };
       const { record } = await registry.register({ prompt: 'p', agent: 'a', agentSession: 's', broker, timeoutSec: 9, idleTimeoutSec: 9 });
-      const holder = spawn(SYSTEM_PYTHON, [PYTHON_PUBLISHER, '--registry-dir', paths.registryDir, '--hold-lock'], { stdio: ['pipe', 'pipe', 'inherit'] });
+      const holder = spawn(toolPath(python3), [PYTHON_PUBLISHER, '--registry-dir', paths.registryDir, '--hold-lock'], { stdio: ['pipe', 'pipe', 'inherit'] });
       const lines = createInterface({ input: holder.stdout });
       await new Promise<void>((resolve) => lines.once('line', () => resolve()));
       const error = await registry.reserveSeq(record.job_id, 'progress').catch((e: unknown) => e);

@@ -9,7 +9,8 @@ import { JobRegistry } from '../../../src/jobs/registry.ts';
 import type { JobEventName, JobRecord } from '../../../src/jobs/types.ts';
 import { recordBlockOf } from '../../../src/mqtt/broker-config.ts';
 import { MqttConnection } from '../../../src/mqtt/client.ts';
-import { startMosquitto, type MosquittoBroker } from '../../helpers/mosquitto.ts';
+import { MOSQUITTO, startMosquitto, type MosquittoBroker } from '../../helpers/mosquitto.ts';
+import { skipWithout } from '../../helpers/system-tools.ts';
 import { tempDir } from './support.ts';
 
 interface Fixture {
@@ -68,8 +69,8 @@ function watch(f: Fixture, url: string, extra: { timeoutMs?: number; idleTimeout
   });
 }
 
-function brokerSuite(name: string, start: () => Promise<{ url: string; close: () => Promise<void> }>): void {
-  describe(`JobWatch over ${name}`, () => {
+function brokerSuite(name: string, start: () => Promise<{ url: string; close: () => Promise<void> }>, skip = false): void {
+  describe.skipIf(skip)(`JobWatch over ${name}`, () => {
     let broker: { url: string; close: () => Promise<void> };
     beforeAll(async () => {
       broker = await start();
@@ -226,9 +227,9 @@ brokerSuite('the embedded aedes broker', async () => {
 brokerSuite('a real mosquitto', async () => {
   const broker: MosquittoBroker = await startMosquitto();
   return { url: broker.url, close: () => broker.dispose() };
-});
+}, skipWithout(MOSQUITTO));
 
-describe('JobWatch across a mosquitto restart', () => {
+describe.skipIf(skipWithout(MOSQUITTO))('JobWatch across a mosquitto restart', () => {
   it('JobWatch - a terminal event published while the subscriber reconnects is delivered from its persistent session', async () => {
     const mosquitto = await startMosquitto();
     const f = await fixture(mosquitto.url);

@@ -5,16 +5,12 @@ import { jobsCommand } from '../../../src/cli/commands/jobs.ts';
 import { registryPaths } from '../../../src/jobs/paths.ts';
 import { JobRegistry } from '../../../src/jobs/registry.ts';
 import { recordBlockOf } from '../../../src/mqtt/broker-config.ts';
-import { startMosquitto, type MosquittoBroker } from '../../helpers/mosquitto.ts';
-import { PYTHON_PUBLISHER, SYSTEM_PYTHON, memoryIo, run, scriptedAgentArgv, tempDir } from './support.ts';
+import { MOSQUITTO, startMosquitto, type MosquittoBroker } from '../../helpers/mosquitto.ts';
+import { pythonWithPaho, skipWithout, toolPath } from '../../helpers/system-tools.ts';
+import { PYTHON_PUBLISHER, memoryIo, run, scriptedAgentArgv, tempDir } from './support.ts';
 
+const paho = pythonWithPaho();
 let mosquitto: MosquittoBroker;
-beforeAll(async () => {
-  mosquitto = await startMosquitto();
-});
-afterAll(async () => {
-  await mosquitto.dispose();
-});
 
 /** Resolves once the text appears on the stream (an event, not a sleep). */
 function seen(stream: NodeJS.WritableStream, text: string): Promise<void> {
@@ -46,13 +42,20 @@ async function registerCompat(dir: string, compat: boolean): Promise<string> {
 }
 
 function python(dir: string, id: string, event: string, ...extra: string[]) {
-  return run([SYSTEM_PYTHON, PYTHON_PUBLISHER, '--registry-dir', path.join(dir, '.mam/jobs'), '--job', id, '--event', event, ...extra], {
+  return run([toolPath(paho), PYTHON_PUBLISHER, '--registry-dir', path.join(dir, '.mam/jobs'), '--job', id, '--event', event, ...extra], {
     cwd: dir,
     env: { MQTT_BROKER: '127.0.0.1', MQTT_PORT: String(mosquitto.port) },
   });
 }
 
-describe('interop with an independent Python (paho) publisher over mosquitto', () => {
+describe.skipIf(skipWithout(MOSQUITTO, paho))('interop with an independent Python (paho) publisher over mosquitto', () => {
+  beforeAll(async () => {
+    mosquitto = await startMosquitto();
+  });
+  afterAll(async () => {
+    await mosquitto.dispose();
+  });
+
   it('jobs wait - a --compat job finishes on the seed payloads a Python client publishes', async () => {
     const { dir, cleanup } = tempDir();
     try {
@@ -119,7 +122,7 @@ describe('interop with an independent Python (paho) publisher over mosquitto', (
           '--validate',
           'validate.sh',
           '--publish-cmd',
-          JSON.stringify([SYSTEM_PYTHON, PYTHON_PUBLISHER, '--registry-dir', path.join(dir, '.mam/jobs')]),
+          JSON.stringify([toolPath(paho), PYTHON_PUBLISHER, '--registry-dir', path.join(dir, '.mam/jobs')]),
           '--',
           ...scriptedAgentArgv(),
         ],

@@ -4,12 +4,14 @@ import { describe, expect, it } from 'vitest';
 import { registryPaths } from '../../../src/jobs/paths.ts';
 import { parseRecord } from '../../../src/jobs/record-codec.ts';
 import { JobRegistry } from '../../../src/jobs/registry.ts';
-import { PYTHON_PUBLISHER, REPO_ROOT, SYSTEM_PYTHON, TSX_LOADER, run, tempDir } from './support.ts';
+import { skipWithout, systemTool, toolPath } from '../../helpers/system-tools.ts';
+import { PYTHON_PUBLISHER, REPO_ROOT, TSX_LOADER, run, tempDir } from './support.ts';
 
 const WORKER = path.join(REPO_ROOT, 'test/integration/jobs/fixtures/registry-worker.ts');
+const python3 = systemTool('python3');
 const broker = { host: '127.0.0.1', port: 1883, tls: false, username: null, password: null };
 
-describe('registry under concurrent writers', () => {
+describe.skipIf(skipWithout(python3))('registry under concurrent writers', () => {
   it('JobRegistry - 16 processes registering and updating at once (plus Python fcntl writers) leave valid records with strictly increasing seq', async () => {
     const { dir, cleanup } = tempDir();
     try {
@@ -23,7 +25,7 @@ describe('registry under concurrent writers', () => {
         run([process.execPath, '--import', TSX_LOADER, WORKER, dir, shared.job_id, '2', String(SHARED_BUMPS), '3'], { cwd: dir }),
       );
       const pyRuns = [0, 1].map(() =>
-        run([SYSTEM_PYTHON, PYTHON_PUBLISHER, '--registry-dir', paths.registryDir, '--job', shared.job_id, '--bump', String(PY_BUMPS)], { cwd: dir }),
+        run([toolPath(python3), PYTHON_PUBLISHER, '--registry-dir', paths.registryDir, '--job', shared.job_id, '--bump', String(PY_BUMPS)], { cwd: dir }),
       );
       const results = await Promise.all([...nodeRuns, ...pyRuns]);
       for (const result of results) expect(result.code, result.stderr).toBe(0);

@@ -12,7 +12,6 @@ export const TSX_LOADER = path.join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs
 export const JOBS_CLI = path.join(here, 'fixtures/jobs-cli.ts');
 export const SCRIPTED_AGENT = path.join(here, 'fixtures/scripted-agent.mjs');
 export const PYTHON_PUBLISHER = path.join(REPO_ROOT, 'test/helpers/python-publisher.py');
-export const SYSTEM_PYTHON = '/usr/bin/python3';
 
 /** argv that runs refinery's jobs command in a fresh process (as bin/refinery.js would). */
 export function jobsCliArgv(...args: string[]): string[] {

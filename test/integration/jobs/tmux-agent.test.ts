@@ -3,9 +3,10 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { jobsCommand } from '../../../src/cli/commands/jobs.ts';
+import { skipWithout, systemTool } from '../../helpers/system-tools.ts';
 import { memoryIo, publishArgv, scriptedAgentArgv, tempDir } from './support.ts';
 
-describe('tmux agent', () => {
+describe.skipIf(skipWithout(systemTool('tmux')))('tmux agent', () => {
   it('jobs submit --agent-kind tmux - pastes a short line naming the instructions file into a live session, whose agent reports back', async () => {
     const { dir, cleanup } = tempDir();
     const server = `refinery-test-${randomBytes(4).toString('hex')}`;

@@ -21,7 +21,7 @@ async function analysisFor(logsDir: string, runDir: string): Promise<{ analysis:
 
 const runs = fixtureRuns();
 
-describe('massgen conformance over shared fixtures', () => {
+describe('massgen conformance over test/fixtures', () => {
   it('fixtureRuns - finds the 2 legacy and 4 v0.1.91 runs', () => {
     expect(runs.map((r) => r.name).sort()).toEqual([
       'massgen-real/log_20251025_225510', 'massgen-real/log_20251026_001748',

@@ -2,7 +2,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 
-export const FIXTURES = path.resolve(import.meta.dirname, '../../../../shared/fixtures');
+export const FIXTURES = path.resolve(import.meta.dirname, '../../fixtures');
 
 export interface Truth {
   runDir: string;
@@ -48,7 +48,7 @@ export function truthOf(runDir: string): Truth {
   return { runDir, winner, answers, votes, agentIds, enforcement, enforcementReasons, statusVoteSum };
 }
 
-/** Every run dir of the shared fixtures, found by plain directory listing. */
+/** Every run dir of the fixtures, found by plain directory listing. */
 export function fixtureRuns(): { name: string; logsDir: string; runDir: string }[] {
   const out: { name: string; logsDir: string; runDir: string }[] = [];
   const real = path.join(FIXTURES, 'massgen-real/.massgen/massgen_logs');

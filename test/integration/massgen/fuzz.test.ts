@@ -1,4 +1,4 @@
-// Mutated copies of the shared fixtures: every mutation must give a schema-valid analysis, never an
+// Mutated copies of the test/fixtures MassGen logs: every mutation must give a schema-valid analysis, never an
 // exception, and a mutation of a structured file must be reported by a warning naming that file.
 // Reproduce a failure with MASSGEN_FUZZ_SEED=<seed printed below>.
 import { cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, tempProject, type TempProject } from '../../helpers/project.ts';
-import { startMosquitto, type MosquittoBroker } from '../../helpers/mosquitto.ts';
+import { MOSQUITTO, startMosquitto, type MosquittoBroker } from '../../helpers/mosquitto.ts';
+import { pythonWithPaho, skipWithout, toolPath } from '../../helpers/system-tools.ts';
 import { MqttConnection, type IncomingMessage } from '../../../src/mqtt/client.ts';
 import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
 import { WatchProcess } from './watch-process.ts';
@@ -10,6 +11,7 @@ let project: TempProject | undefined;
 let watcher: WatchProcess | undefined;
 let client: MqttConnection | undefined;
 let mosquitto: MosquittoBroker | undefined;
+const paho = pythonWithPaho();
 
 afterEach(async () => {
   await client?.close(true);
@@ -85,12 +87,12 @@ client.loop_forever()
 `;
 
 describe('refinery watch over MQTT', () => {
-  it('watch - a Python paho-mqtt client subscribed to refinery/+/+/+/stage-end gets the stage-end events', async () => {
+  it.skipIf(skipWithout(paho))('watch - a Python paho-mqtt client subscribed to refinery/+/+/+/stage-end gets the stage-end events', async () => {
     project = tempProject({ 'pipelines/p.yaml': PIPELINE, 'data/a/x.txt': 'x\n', 'data/b/y.txt': 'y\n' });
     watcher = new WatchProcess(['--mqtt-port', '0'], project.root, { mqtt: true });
     await watcher.nth(1, 'run-end');
     const port = /events on mqtt:\/\/127\.0\.0\.1:(\d+)/.exec(watcher.stderr)?.[1] as string;
-    const python = spawn('/usr/bin/python3', ['-c', PYTHON_SUBSCRIBER, port], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const python = spawn(toolPath(paho), ['-c', PYTHON_SUBSCRIBER, port], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     python.stdout.on('data', (d: Buffer) => {
       out += d.toString();
@@ -115,7 +117,7 @@ describe('refinery watch over MQTT', () => {
     checkMessages(await changeAndCollect(watcher, project, received));
   });
 
-  it('watch - --broker URL publishes to that broker (mosquitto) instead', async () => {
+  it.skipIf(skipWithout(MOSQUITTO))('watch - --broker URL publishes to that broker (mosquitto) instead', async () => {
     mosquitto = await startMosquitto();
     project = tempProject({ 'pipelines/p.yaml': PIPELINE, 'data/a/x.txt': 'x\n', 'data/b/y.txt': 'y\n' });
     const received = await subscribe(mosquitto.url);

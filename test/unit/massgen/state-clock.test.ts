@@ -7,7 +7,7 @@ import { buildClock, epochOfNaive, naiveMs } from '../../../src/massgen/clock.ts
 import { listTurnUnits } from '../../../src/massgen/discover.ts';
 import type { RunData, TurnUnit } from '../../../src/massgen/model.ts';
 
-const KILLED = path.resolve(import.meta.dirname, '../../../../shared/fixtures/massgen-v0191/killed');
+const KILLED = path.resolve(import.meta.dirname, '../../fixtures/massgen-v0191/killed');
 
 function copyKilled(): { root: string; attempt: string } {
   const root = mkdtempSync(path.join(tmpdir(), 'killed-'));
@@ -43,7 +43,7 @@ describe('run state rule', () => {
   });
 
   it('decideState - end-of-run files mean completed even without status.json', async () => {
-    const root = path.resolve(import.meta.dirname, '../../../../shared/fixtures/massgen-real/.massgen/massgen_logs');
+    const root = path.resolve(import.meta.dirname, '../../fixtures/massgen-real/.massgen/massgen_logs');
     for (const unit of await listTurnUnits(root)) expect((await analyzeTurnUnit(unit, { nowMs: 0 })).analysis.state.value).toBe('completed');
   });
 });
