@@ -7,7 +7,8 @@ import { jobsCommand } from '../../../src/cli/commands/jobs.ts';
 import { buildPayload, MAX_PAYLOAD_BYTES } from '../../../src/jobs/event-payload.ts';
 import type { JobRecord } from '../../../src/jobs/types.ts';
 import { MqttConnection, type IncomingMessage } from '../../../src/mqtt/client.ts';
-import { startMosquitto, type MosquittoBroker } from '../../helpers/mosquitto.ts';
+import { MOSQUITTO, startMosquitto, type MosquittoBroker } from '../../helpers/mosquitto.ts';
+import { skipWithout } from '../../helpers/system-tools.ts';
 import { memoryIo, tempDir } from './support.ts';
 
 const TEN_MB = 10 * 1024 * 1024;
@@ -157,7 +158,7 @@ describe('a job on the embedded broker', () => {
   });
 });
 
-describe('a job on a broker without ACLs (mosquitto)', () => {
+describe.skipIf(skipWithout(MOSQUITTO))('a job on a broker without ACLs (mosquitto)', () => {
   let mosquitto: MosquittoBroker;
   beforeAll(async () => {
     mosquitto = await startMosquitto();

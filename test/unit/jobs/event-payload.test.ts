@@ -3,6 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
 import { signEvent } from '../../../src/jobs/event-auth.ts';
 import { buildPayload, decodePayload, formatEventLine, MAX_DETAIL_CHARS, MAX_PAYLOAD_BYTES } from '../../../src/jobs/event-payload.ts';
+import { skipWithout, systemTool, toolPath } from '../../helpers/system-tools.ts';
+
+const PYTHON = systemTool('python3');
 
 const base = { seq: 1, jobId: 'abc12345', event: 'completed' as const, timestamp: '2026-06-19T09:32:00Z', detail: 'done' };
 
@@ -16,7 +19,7 @@ describe('event payloads', () => {
     expect(new SchemaRegistry().validate('job-event', payload)).toEqual({ ok: true });
   });
 
-  it('signEvent - is the HMAC a Python publisher computes with json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)', () => {
+  it.skipIf(skipWithout(PYTHON))('signEvent - is the HMAC a Python publisher computes with json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)', () => {
     const fields = { job_id: 'abc12345', seq: 3, event: 'completed', timestamp: '2026-06-19T09:32:00Z', detail: 'fertig: "ok"\nnext ✓', data: { z: [1, { b: null, a: 'é' }], files: 2 } };
     const python = [
       'import hashlib, hmac, json, sys',
@@ -24,7 +27,7 @@ describe('event payloads', () => {
       'body = {"schema_version": 1, **f}',
       'print(hmac.new(sys.argv[2].encode(), json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(), hashlib.sha256).hexdigest())',
     ].join('\n');
-    const result = spawnSync('/usr/bin/python3', ['-c', python, JSON.stringify(fields), 's3cr3t-tøken'], { encoding: 'utf8' });
+    const result = spawnSync(toolPath(PYTHON), ['-c', python, JSON.stringify(fields), 's3cr3t-tøken'], { encoding: 'utf8' });
     expect(result.stderr).toBe('');
     expect(signEvent(fields, 's3cr3t-tøken')).toBe(result.stdout.trim());
   });
