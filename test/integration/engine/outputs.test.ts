@@ -1,0 +1,187 @@
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { events, runCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
+
+let project: TempProject | undefined;
+const scratch: string[] = [];
+
+afterEach(() => {
+  project?.cleanup();
+  project = undefined;
+  for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A folder outside the project, removed after the test. */
+function outsideDir(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'refinery-outside-'));
+  scratch.push(dir);
+  return dir;
+}
+
+type StageEnd = { stage: string; status: string; reason?: string; rejectedDir?: string };
+
+function stageEnd(stdout: string, stage: string): StageEnd {
+  const end = events(stdout).find((e) => e.type === 'stage-end' && e.stage === stage);
+  if (!end) throw new Error(`no stage-end for ${stage} in:\n${stdout}`);
+  return end as unknown as StageEnd;
+}
+
+describe('foreach instances whose keys slug alike', () => {
+  const pipeline = (schema: boolean) => `pipeline: p
+stages:
+  s:
+    foreach: { glob: "d/*", type: dir }
+    # Both instances write before either finishes, as they would at -j 2 by chance.
+    run: "cat \${item.path}/in.txt > \${outputs.o}; touch \${item.path}/written; until [ -e 'd/a b/written' ] && [ -e d/a_b/written ]; do sleep 0.01; done"
+    timeout: 20s
+    inputs: ["\${item.path}/in.txt"]
+    outputs: { o: ${schema ? '{ path: "${item.path}/out.json", schema: strict }' : '"${item.path}/out.txt"'} }
+`;
+
+  it('foreach - items `a b` and `a_b` each publish their own output', async () => {
+    project = tempProject({ 'd/a b/in.txt': 'space\n', 'd/a_b/in.txt': 'underscore\n', 'pipelines/p.yaml': pipeline(false) });
+    const result = await runCli(['run', 'p', '--json', '-j', '2'], { cwd: project.root });
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(stageEnds(result.stdout)).toEqual({ 's[a b]': 'succeeded', 's[a_b]': 'succeeded' });
+    expect(readFileSync(project.path('d/a b/out.txt'), 'utf8')).toBe('space\n');
+    expect(readFileSync(project.path('d/a_b/out.txt'), 'utf8')).toBe('underscore\n');
+  });
+
+  it('foreach - rejected outputs of items `a b` and `a_b` go to folders of their own', async () => {
+    project = tempProject({
+      'd/a b/in.txt': '{"who":"space"}',
+      'd/a_b/in.txt': '{"who":"underscore"}',
+      'schemas/strict.schema.json': JSON.stringify({ type: 'object', required: ['never'] }),
+      'pipelines/p.yaml': pipeline(true),
+    });
+    const result = await runCli(['run', 'p', '--json', '-k', '-j', '2'], { cwd: project.root });
+    expect(result.code).toBe(1);
+    const space = stageEnd(result.stdout, 's[a b]');
+    const underscore = stageEnd(result.stdout, 's[a_b]');
+    expect(space.status).toBe('failed');
+    expect(underscore.status).toBe('failed');
+    expect(space.rejectedDir).toBeDefined();
+    expect(space.rejectedDir).not.toBe(underscore.rejectedDir);
+    expect(readFileSync(project.path(`${space.rejectedDir}/o/out.json`), 'utf8')).toBe('{"who":"space"}');
+    expect(readFileSync(project.path(`${underscore.rejectedDir}/o/out.json`), 'utf8')).toBe('{"who":"underscore"}');
+  });
+});
+
+describe('foreach items with one key', () => {
+  it('foreach - two items with the same key are a located error and nothing runs', async () => {
+    project = tempProject({
+      'pipelines/p.yaml': `pipeline: p
+params:
+  items: { type: list, default: [{ name: x, v: one }, { name: x, v: two }] }
+stages:
+  s:
+    foreach: "\${params.items}"
+    run: "echo \${item.v} > \${outputs.o}"
+    outputs: { o: "out/\${item.v}.txt" }
+`,
+    });
+    const result = await runCli(['run', 'p'], { cwd: project.root });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("pipelines/p.yaml:5:3 error: stage 's': two foreach items have the key 'x'");
+    expect(existsSync(project.path('out'))).toBe(false);
+  }, 20_000);
+});
+
+describe('outputs under symlinked folders', () => {
+  it('outputs - an output under a symlink to a folder outside the project is refused and nothing is written there', async () => {
+    const outside = outsideDir();
+    writeFileSync(path.join(outside, 'f.txt'), 'precious\n');
+    project = tempProject({
+      'pipelines/p.yaml': `pipeline: p
+stages:
+  direct: { run: "echo pwned > \${outputs.o}", outputs: { o: linkdir/f.txt } }
+  nested: { run: "echo pwned > \${outputs.o}", outputs: { o: linkdir/sub/g.txt } }
+`,
+    });
+    symlinkSync(outside, project.path('linkdir'), 'dir');
+    const result = await runCli(['run', 'p', '--json', '-k'], { cwd: project.root });
+    expect(result.code).toBe(1);
+    for (const stage of ['direct', 'nested']) {
+      const end = stageEnd(result.stdout, stage);
+      expect(end.status).toBe('failed');
+      expect(end.reason).toContain('linkdir');
+      expect(end.reason).toContain('outside the project');
+      expect(end.reason).not.toMatch(/\n\s+at /);
+    }
+    expect(readFileSync(path.join(outside, 'f.txt'), 'utf8')).toBe('precious\n');
+    expect(readdirSync(outside)).toEqual(['f.txt']);
+  });
+
+  it('outputs - a project reached through a symlink may publish under a symlink that stays inside it', async () => {
+    project = tempProject({
+      'pipelines/p.yaml': `pipeline: p
+stages:
+  s: { run: "echo ok > \${outputs.o}", outputs: { o: alias/f.txt } }
+`,
+    });
+    mkdirSync(project.path('real'));
+    symlinkSync('real', project.path('alias'), 'dir');
+    const via = path.join(outsideDir(), 'project-link');
+    symlinkSync(project.root, via, 'dir');
+    const result = await runCli(['-C', via, 'run', 'p', '--json'], { cwd: os.tmpdir() });
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(readFileSync(project.path('real/f.txt'), 'utf8')).toBe('ok\n');
+  });
+});
+
+describe('stages with several outputs', () => {
+  it('outputs - when one output cannot be published, none is, and the staged files are kept aside', async () => {
+    project = tempProject({
+      'out/a.txt': 'old\n',
+      'pipelines/p.yaml': `pipeline: p
+stages:
+  s:
+    run: "echo new > \${outputs.a}; echo new > \${outputs.b}; echo new > \${outputs.c}"
+    outputs: { a: out/a.txt, b: out/b.txt, c: out/c.txt }
+`,
+    });
+    // out/c.txt is a folder: its rename fails after those of a (replacing a file) and b (a new one).
+    mkdirSync(project.path('out/c.txt'));
+    const result = await runCli(['run', 'p', '--json'], { cwd: project.root });
+    expect(result.code).toBe(1);
+    const end = stageEnd(result.stdout, 's');
+    expect(end.status).toBe('failed');
+    expect(end.reason).toContain("output 'c' (out/c.txt)");
+    expect(end.reason).toContain('is a folder');
+    expect(end.reason).not.toMatch(/\n\s+at /);
+    expect(readFileSync(project.path('out/a.txt'), 'utf8')).toBe('old\n');
+    expect(existsSync(project.path('out/b.txt'))).toBe(false);
+    expect(readdirSync(project.path('out/c.txt'))).toEqual([]);
+    expect(end.rejectedDir).toBeDefined();
+    for (const name of ['a', 'b', 'c']) expect(readFileSync(project.path(`${end.rejectedDir}/${name}/${name}.txt`), 'utf8')).toBe('new\n');
+    expect(JSON.parse(readFileSync(project.path(`${end.rejectedDir}/errors.json`), 'utf8'))[0].output).toBe('c');
+    const plan = await runCli(['plan', 'p'], { cwd: project.root });
+    expect(plan.stdout).toContain('run    s');
+  });
+
+  it('outputs - a folder swapped for a symlink out of the project while the stage runs keeps every output unpublished', async () => {
+    const outside = outsideDir();
+    project = tempProject({
+      'out/a.txt': 'old\n',
+      'zdir/keep': '',
+      'pipelines/p.yaml': `pipeline: p
+stages:
+  s:
+    run: "echo new > \${outputs.a}; echo new > \${outputs.b}; rm -r zdir && ln -s \${params.outside} zdir"
+    outputs: { a: out/a.txt, b: zdir/b.txt }
+params:
+  outside: { type: string }
+`,
+    });
+    const result = await runCli(['run', 'p', '--json', '-p', `outside=${outside}`], { cwd: project.root });
+    expect(result.code).toBe(1);
+    const end = stageEnd(result.stdout, 's');
+    expect(end.status).toBe('failed');
+    expect(end.reason).toContain("output 'b' (zdir/b.txt)");
+    expect(end.reason).toContain('outside the project');
+    expect(readFileSync(project.path('out/a.txt'), 'utf8')).toBe('old\n');
+    expect(readdirSync(outside)).toEqual([]);
+  });
+});
