@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { events, runCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
+import { demoProject, events, runCli, stageEnds, startCli, tempProject, type TempProject } from '../../helpers/project.ts';
 
 let project: TempProject | undefined;
 const scratch: string[] = [];
@@ -183,5 +183,44 @@ params:
     expect(end.reason).toContain('outside the project');
     expect(readFileSync(project.path('out/a.txt'), 'utf8')).toBe('old\n');
     expect(readdirSync(outside)).toEqual([]);
+  });
+});
+
+describe('staging folders of killed runs', () => {
+  it('staging - the next run removes the staging folder a killed run left, and keeps one of a live process', async () => {
+    project = tempProject({
+      'pipelines/p.yaml': `pipeline: p
+stages:
+  slow: { run: "echo partial > \${outputs.o}; sleep 30", outputs: { o: out/slow.txt } }
+`,
+    });
+    const child = startCli(['run', 'p', '--json'], { cwd: project.root });
+    await new Promise<void>((resolve) => {
+      let out = '';
+      child.stdout?.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (events(out).some((e) => e.type === 'stage-start')) process.kill(-(child.pid as number), 'SIGKILL');
+      });
+      child.on('close', () => resolve());
+    });
+    const staging = project.path('.refinery/staging');
+    const left = readdirSync(staging);
+    expect(left.length).toBe(1);
+    // A run id names its process (base 36 pid): this one is the test's own, alive.
+    const live = `20260101T000000000Z-${process.pid.toString(36)}abc`;
+    mkdirSync(path.join(staging, live, 'x'), { recursive: true });
+    project.write('pipelines/p.yaml', 'pipeline: p\nstages:\n  quick: { run: "echo ok > ${outputs.o}", outputs: { o: out/quick.txt } }\n');
+    const rerun = await runCli(['run', 'p', '--json'], { cwd: project.root });
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(readdirSync(staging)).toEqual([live]);
+  });
+});
+
+describe('staging folder of refinery task', () => {
+  it('staging - refinery task removes its own staging folder when it ends', async () => {
+    project = demoProject();
+    const result = await runCli(['task', 'copy-json', '--param', 'from=src/a.txt', '--output', 'report=out/alone.json'], { cwd: project.root });
+    expect(result.code, result.stderr).toBe(0);
+    expect(readdirSync(project.path('.refinery/staging'))).toEqual([]);
   });
 });
