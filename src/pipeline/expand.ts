@@ -27,11 +27,12 @@ export interface ExpandContext {
   observations?: Observations;
 }
 
-const NEEDS_NORMALIZING = /\\|\/\/|(^|\/)\.\.?(\/|$)|\/$/;
+const NEEDS_NORMALIZING = /\/\/|(^|\/)\.\.?(\/|$)|\/$/;
 
+/** `a//b/./c/` as `a/b/c`; names are kept byte for byte (a backslash is part of a POSIX file name). */
 export function normalizeRelative(p: string): string {
   if (!NEEDS_NORMALIZING.test(p)) return p;
-  return path.posix.normalize(p.replaceAll('\\', '/')).replace(/^\.\//, '').replace(/(.)\/$/, '$1');
+  return path.posix.normalize(p).replace(/^\.\//, '').replace(/(.)\/$/, '$1');
 }
 
 function globItem(p: string): GlobItem {

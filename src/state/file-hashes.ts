@@ -47,7 +47,7 @@ export class FileHashes {
     return stamp !== undefined && stamp[0] === st.size && stamp[1] === st.mtimeMs && stamp[2] === st.ino;
   }
 
-  /** The file's stamp, or undefined when it does not exist or is not a regular file. */
+  /** The file's stamp (path relative to the root, or absolute), or undefined when it does not exist or is not a regular file. */
   stamp(rel: string): FileStamp | undefined {
     const known = this.checked.get(rel);
     if (known !== undefined) return known ?? undefined;
@@ -57,7 +57,8 @@ export class FileHashes {
   }
 
   private stampFromDisk(rel: string): FileStamp | undefined {
-    const abs = path.join(this.root, rel);
+    // An absolute input (/etc/hosts) is read where it is.
+    const abs = path.isAbsolute(rel) ? rel : path.join(this.root, rel);
     // Missing files are common (outputs not made yet): no exception for them.
     let st: Stats | undefined;
     try {

@@ -224,3 +224,43 @@ describe('staging folder of refinery task', () => {
     expect(readdirSync(project.path('.refinery/staging'))).toEqual([]);
   });
 });
+
+describe('input paths', () => {
+  it('inputs - an absolute input is read where it is and its content is part of the fingerprint', async () => {
+    const outside = outsideDir();
+    const file = path.join(outside, 'hosts');
+    writeFileSync(file, 'one\n');
+    project = tempProject({
+      'pipelines/p.yaml': `pipeline: p
+stages:
+  s: { run: "cat \${inputs} > \${outputs.o}", inputs: ["${file}"], outputs: { o: out/copy.txt } }
+`,
+    });
+    const first = await runCli(['run', 'p', '--json'], { cwd: project.root });
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    expect(readFileSync(project.path('out/copy.txt'), 'utf8')).toBe('one\n');
+    const second = await runCli(['run', 'p', '--json'], { cwd: project.root });
+    expect(stageEnds(second.stdout)).toEqual({ s: 'fresh' });
+    writeFileSync(file, 'two, longer\n');
+    const third = await runCli(['run', 'p', '--json'], { cwd: project.root });
+    expect(stageEnds(third.stdout)).toEqual({ s: 'succeeded' });
+    expect(events(third.stdout).find((e) => e.type === 'stage-start')?.reason).toBe(`input ${file} changed`);
+    expect(readFileSync(project.path('out/copy.txt'), 'utf8')).toBe('two, longer\n');
+    expect(existsSync(project.path(file.slice(1)))).toBe(false);
+  });
+
+  it('inputs - a backslash in a file name is kept byte for byte, in inputs and outputs', async () => {
+    project = tempProject({
+      'src/a\\b.txt': 'backslash\n',
+      'src/a/b.txt': 'folder\n',
+      'pipelines/p.yaml': `pipeline: p
+stages:
+  s: { run: "cat \${inputs} > \${outputs.o}", inputs: ['src/a\\b.txt'], outputs: { o: 'out/x\\y.txt' } }
+`,
+    });
+    const result = await runCli(['run', 'p', '--json'], { cwd: project.root });
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(readFileSync(project.path('out/x\\y.txt'), 'utf8')).toBe('backslash\n');
+    expect(existsSync(project.path('out/x'))).toBe(false);
+  });
+});
