@@ -1,9 +1,10 @@
-import { closeSync, cpSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, cpSync, existsSync, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ResolvedOutput } from '../model/plan.ts';
 import type { ArtifactIssue } from '../model/events.ts';
 import type { SchemaRegistry } from './schema-registry.ts';
 import { digest, hashOpenFile } from '../state/hash-file.ts';
+import { makeOutputFolder } from '../paths/inside-project.ts';
 
 export interface StagedOutput {
   name: string;
@@ -98,7 +99,7 @@ export function discardStaged(outputs: readonly StagedOutput[]): void {
   for (const o of outputs) rmSync(o.staging, { force: true, recursive: true });
 }
 
-/** Creates directories once per process; a run publishes thousands of files into few folders. */
+/** Creates directories once per process; a run stages thousands of files into one folder. */
 const madeDirs = new Set<string>();
 
 export function ensureDir(dir: string): void {
@@ -107,18 +108,101 @@ export function ensureDir(dir: string): void {
   madeDirs.add(dir);
 }
 
-/** Renames each staged output over its target: readers see the old file or the new one, never half. */
-export function publishOutputs(root: string, outputs: readonly StagedOutput[]): void {
-  for (const o of outputs) {
-    const target = path.join(root, o.target.path);
-    try {
-      renameSync(o.staging, target);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      // The target's folder is new (or was removed since this process made it).
-      madeDirs.delete(path.dirname(target));
-      ensureDir(path.dirname(target));
-      renameSync(o.staging, target);
+function renameProblem(error: unknown, rel: string): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  switch (code) {
+    case 'EISDIR':
+    case 'ENOTEMPTY':
+    case 'EEXIST':
+      return `cannot be published: ${rel} is a folder; remove it or give the output another path`;
+    case 'ENOTDIR':
+      return `cannot be published: a file is in the way of its folder; remove it or give the output another path`;
+    case 'EXDEV':
+      return `cannot be published: ${rel} is on another file system than .refinery/staging`;
+    default:
+      return `cannot be published: ${code ?? (error as Error).message}`;
+  }
+}
+
+interface Placed {
+  output: StagedOutput;
+  target: string;
+  /** A hard link to the file the output replaces, to put back if a later output fails. */
+  backup?: string;
+}
+
+/** Keeps the file at `target` reachable under `backup` (a hard link where it can); false when there is none to keep. */
+function keepOld(target: string, backup: string): boolean {
+  let st;
+  try {
+    st = lstatSync(target);
+  } catch {
+    return false;
+  }
+  if (st.isDirectory()) return false;
+  rmSync(backup, { force: true });
+  try {
+    linkSync(target, backup);
+  } catch {
+    // A file system without hard links: a copy serves as well.
+    copyFileSync(target, backup);
+  }
+  return true;
+}
+
+/** Undoes the renames already made: each new file goes back to staging, each old one to its place. */
+function rollBack(done: readonly Placed[]): string | undefined {
+  try {
+    for (const p of [...done].reverse()) {
+      renameSync(p.target, p.output.staging);
+      if (p.backup) renameSync(p.backup, p.target);
     }
+    return undefined;
+  } catch (error) {
+    return `; putting back the outputs already renamed failed (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+  }
+}
+
+function issueOf(o: StagedOutput, message: string): ArtifactIssue {
+  return { output: o.name, path: o.target.path, pointer: '', message };
+}
+
+/**
+ * Renames every staged output over its target, all or none. Readers see each file old or
+ * new, never half. Every folder is checked first (made where missing, refused where it leads
+ * outside the project through a symlink). With several outputs, each replaced file is kept
+ * by a hard link until all are in place, so a rename that fails puts the earlier ones back.
+ * Returns the problems; when there are any, nothing was published and the staged files are
+ * still at their staging paths.
+ */
+export function publishOutputs(root: string, outputs: readonly StagedOutput[]): ArtifactIssue[] {
+  const issues: ArtifactIssue[] = [];
+  for (const o of outputs) {
+    const problem = makeOutputFolder(root, o.target.path);
+    if (problem) issues.push(issueOf(o, problem));
+  }
+  if (issues.length > 0) return issues;
+  const several = outputs.length > 1;
+  const placed: Placed[] = [];
+  try {
+    for (const o of outputs) {
+      const target = path.join(root, o.target.path);
+      const backup = `${o.staging}.old`;
+      try {
+        placed.push({ output: o, target, ...(several && keepOld(target, backup) ? { backup } : {}) });
+      } catch (error) {
+        return [issueOf(o, `cannot be published: the file it replaces cannot be kept aside (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)];
+      }
+    }
+    for (const [i, p] of placed.entries()) {
+      try {
+        renameSync(p.output.staging, p.target);
+      } catch (error) {
+        return [issueOf(p.output, `${renameProblem(error, p.output.target.path)}${rollBack(placed.slice(0, i)) ?? ''}`)];
+      }
+    }
+    return [];
+  } finally {
+    for (const p of placed) if (p.backup) rmSync(p.backup, { force: true });
   }
 }

@@ -21,6 +21,7 @@ import { fingerprintParts } from './fingerprint.ts';
 import { scopeFor } from './render.ts';
 import { assessStage, stageCodeHash, type AssessContext } from './assess.ts';
 import { runStage, type StageRunContext } from './stage-runner.ts';
+import { stagingDir } from './staging.ts';
 
 export interface ExecuteOptions {
   root: string;
@@ -206,7 +207,7 @@ export class Executor {
   }
 
   private cleanStaging(): void {
-    const dir = path.join(this.options.root, '.refinery', 'staging', this.options.runId);
+    const dir = stagingDir(this.options.root, this.options.runId);
     if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
   }
 
@@ -261,7 +262,7 @@ export class Executor {
   }
 
   private makeRunnerPool(): RunnerPool {
-    const scratch = path.join(this.options.root, '.refinery', 'staging', this.options.runId);
+    const scratch = stagingDir(this.options.root, this.options.runId);
     mkdirSync(scratch, { recursive: true });
     return new RunnerPool(this.options.root, scratch);
   }

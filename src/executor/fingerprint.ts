@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
+import path from 'node:path';
 import type { StageInstance } from '../model/plan.ts';
 import type { FileHashes } from '../state/file-hashes.ts';
 import { hashText } from '../state/file-hashes.ts';
@@ -44,7 +45,7 @@ export function resolveInputs(root: string, inst: StageInstance, hashes: FileHas
     }
     let isDir = false;
     try {
-      isDir = statSync(`${root}/${pattern}`).isDirectory();
+      isDir = statSync(path.resolve(root, pattern)).isDirectory();
     } catch {
       missing.push(pattern);
       continue;

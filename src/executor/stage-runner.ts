@@ -4,9 +4,8 @@ import type { StageInstance } from '../model/plan.ts';
 import type { ArtifactIssue, StageEndEvent } from '../model/events.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { SchemaRegistry } from '../artifacts/schema-registry.ts';
-import { checkStagedOutputs, discardStaged, ensureDir, publishOutputs, rejectOutputs, type StagedFile, type StagedOutput } from '../artifacts/commit.ts';
+import { checkStagedOutputs, discardStaged, publishOutputs, rejectOutputs, type StagedFile, type StagedOutput } from '../artifacts/commit.ts';
 import { contentStamp } from '../state/file-hashes.ts';
-import { createHash } from 'node:crypto';
 import type { FileHashes } from '../state/file-hashes.ts';
 import type { FingerprintParts, StageRecord, StageState } from '../state/stage-state.ts';
 import type { RunBudget, TaskContext, TaskResult } from '../task/define-task.ts';
@@ -17,6 +16,9 @@ import { runCommand } from '../shell/command.ts';
 import { boundShell, type BoundShell } from '../shell/zx.ts';
 import type { RunnerPool } from '../shell/runner-pool.ts';
 import type { Observations } from '../state/observations.ts';
+import { fileKey } from '../paths/file-key.ts';
+import { outputFolderProblem } from '../paths/inside-project.ts';
+import { scriptPath, stagingPaths } from './staging.ts';
 
 export interface StageRunContext {
   root: string;
@@ -43,24 +45,6 @@ export interface StageOutcome {
   summary?: string;
   issues?: ArtifactIssue[];
   rejectedDir?: string;
-}
-
-export function slug(id: string): string {
-  const plain = id.replace(/[^A-Za-z0-9._-]+/g, '_');
-  if (plain.length <= 80) return plain;
-  return `${plain.slice(0, 64)}-${createHash('sha256').update(id).digest('hex').slice(0, 12)}`;
-}
-
-/** Flat staging files in one folder per run: no directory to make or remove per stage. */
-function stagingPaths(root: string, runId: string, inst: StageInstance): StagedOutput[] {
-  const dir = path.join(root, '.refinery', 'staging', runId);
-  ensureDir(dir);
-  const key = slug(inst.id);
-  return Object.entries(inst.outputs).map(([name, target]) => ({
-    name,
-    target,
-    staging: path.join(dir, `${key}.${name}.${path.basename(target.path).slice(-80)}`),
-  }));
 }
 
 function timeoutSignal(parent: AbortSignal, ms: number | undefined): { signal: AbortSignal; timedOut: () => boolean; clear: () => void } {
@@ -115,7 +99,7 @@ async function runCommandStage(inst: StageInstance, ctx: StageRunContext, staged
     signal,
     onLine: (stream: 'stdout' | 'stderr', message: string) => ctx.bus.emit({ type: 'stage-log', stage: inst.id, stream, message }),
   };
-  const scriptFile = path.join(ctx.root, '.refinery', 'staging', ctx.runId, `${slug(inst.id)}.sh`);
+  const scriptFile = scriptPath(ctx.root, ctx.runId, inst);
   const outcome = ctx.runners ? await ctx.runners.run({ ...spec, scriptFile }) : await runCommand(spec);
   if (outcome.exitCode === 0 && !outcome.aborted) return { ok: true };
   const how = outcome.exitCode !== null ? `exit code ${outcome.exitCode}` : `signal ${outcome.signal}`;
@@ -159,7 +143,7 @@ async function runTaskStage(inst: StageInstance, ctx: StageRunContext, staged: S
     },
     signal,
     cacheDir: (name) => {
-      const dir = path.join(ctx.root, '.refinery', 'cache', slug(name));
+      const dir = path.join(ctx.root, '.refinery', 'cache', fileKey(name));
       mkdirSync(dir, { recursive: true });
       return dir;
     },
@@ -205,6 +189,28 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
+function misplacedOutput(root: string, inst: StageInstance): string | undefined {
+  for (const [name, o] of Object.entries(inst.outputs)) {
+    const problem = outputFolderProblem(root, o.path);
+    if (problem) return `output '${name}' (${o.path}) ${problem}`;
+  }
+  return undefined;
+}
+
+/** A stage whose outputs were not published: the staged files go aside with the errors beside them. */
+function rejected(inst: StageInstance, ctx: StageRunContext, staged: readonly StagedOutput[], issues: ArtifactIssue[], attempts: number): StageOutcome {
+  ctx.hashes.invalidateAll();
+  const rejectedDir = rejectOutputs(staged, path.join(ctx.root, '.refinery', 'rejected', ctx.runId, fileKey(inst.id)), issues);
+  const first = issues[0] as ArtifactIssue;
+  return {
+    status: 'failed',
+    attempts,
+    reason: `output '${first.output}' (${first.path}) ${first.pointer ? `at ${first.pointer} ` : ''}${first.message}${issues.length > 1 ? ` (+${issues.length - 1} more)` : ''}`,
+    issues,
+    rejectedDir: path.relative(ctx.root, rejectedDir),
+  };
+}
+
 export interface RunStageInput {
   inst: StageInstance;
   fingerprint: string;
@@ -217,6 +223,9 @@ export interface RunStageInput {
 export async function runStage(input: RunStageInput, ctx: StageRunContext): Promise<StageOutcome> {
   const { inst } = input;
   const started = Date.now();
+  // Checked before the stage runs (and again when publishing): no work for an output that cannot land.
+  const misplaced = misplacedOutput(ctx.root, inst);
+  if (misplaced) return { status: 'failed', attempts: 0, reason: misplaced };
   const staged = stagingPaths(ctx.root, ctx.runId, inst);
   const attempts = 1 + inst.spec.retry.attempts;
   let last: AttemptResult = { ok: false, reason: 'not run' };
@@ -256,19 +265,9 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
     return { status: 'failed', attempts: attempt, reason: last.reason };
   }
   const { issues, files } = checkStagedOutputs(staged, ctx.schemas);
-  if (issues.length > 0) {
-    ctx.hashes.invalidateAll();
-    const rejectedDir = rejectOutputs(staged, path.join(ctx.root, '.refinery', 'rejected', ctx.runId, slug(inst.id)), issues);
-    const first = issues[0] as ArtifactIssue;
-    return {
-      status: 'failed',
-      attempts: attempt,
-      reason: `output '${first.output}' (${first.path}) ${first.pointer ? `at ${first.pointer} ` : ''}${first.message}${issues.length > 1 ? ` (+${issues.length - 1} more)` : ''}`,
-      issues,
-      rejectedDir: path.relative(ctx.root, rejectedDir),
-    };
-  }
-  publishOutputs(ctx.root, staged);
+  // All or none: every output is valid before any is renamed, and a failed rename undoes the others.
+  if (issues.length === 0) issues.push(...publishOutputs(ctx.root, staged));
+  if (issues.length > 0) return rejected(inst, ctx, staged, issues, attempt);
   const outputs: StageRecord['outputs'] = {};
   for (const o of staged) {
     const stamp = contentStamp(files.get(o.name) as StagedFile);

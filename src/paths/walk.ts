@@ -6,7 +6,7 @@ const NEVER_ENTER = new Set(['.git', '.refinery', 'node_modules']);
 
 export type EntryType = 'file' | 'dir' | 'any';
 
-/** Paths (relative to root, '/'-separated, sorted) matching a glob; symlinks are never followed. */
+/** Paths (relative to root, or absolute for an absolute pattern; '/'-separated, sorted) matching a glob; symlinks are never followed. */
 /** `onDirRead(dir, mtimeMs)` is told of every folder listed, with its mtime just before the listing. */
 export function expandGlob(root: string, pattern: string, type: EntryType = 'file', onDirRead?: (dir: string, mtimeMs: number | null) => void): string[] {
   const normalized = path.posix.normalize(pattern).replace(/^\.\//, '');
@@ -14,19 +14,21 @@ export function expandGlob(root: string, pattern: string, type: EntryType = 'fil
   const prefix = staticPrefix(normalized);
   const maxDepth = normalized.includes('**') ? Infinity : normalized.split('/').length;
   const results: string[] = [];
+  // An absolute pattern (/etc/*.conf) is walked where it is, and matches absolute paths.
+  const at = (rel: string): string => (path.isAbsolute(rel) ? rel : path.join(root, rel));
   const walk = (rel: string, depth: number): void => {
     let entries: Dirent[];
     if (onDirRead) {
       let mtime: number | null = null;
       try {
-        mtime = statSync(path.join(root, rel)).mtimeMs;
+        mtime = statSync(at(rel)).mtimeMs;
       } catch {
         mtime = null;
       }
       onDirRead(rel, mtime);
     }
     try {
-      entries = readdirSync(path.join(root, rel), { withFileTypes: true });
+      entries = readdirSync(at(rel), { withFileTypes: true });
     } catch {
       return;
     }

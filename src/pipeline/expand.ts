@@ -27,11 +27,12 @@ export interface ExpandContext {
   observations?: Observations;
 }
 
-const NEEDS_NORMALIZING = /\\|\/\/|(^|\/)\.\.?(\/|$)|\/$/;
+const NEEDS_NORMALIZING = /\/\/|(^|\/)\.\.?(\/|$)|\/$/;
 
+/** `a//b/./c/` as `a/b/c`; names are kept byte for byte (a backslash is part of a POSIX file name). */
 export function normalizeRelative(p: string): string {
   if (!NEEDS_NORMALIZING.test(p)) return p;
-  return path.posix.normalize(p.replaceAll('\\', '/')).replace(/^\.\//, '').replace(/(.)\/$/, '$1');
+  return path.posix.normalize(p).replace(/^\.\//, '').replace(/(.)\/$/, '$1');
 }
 
 function globItem(p: string): GlobItem {
@@ -140,7 +141,26 @@ class Expander {
         ...(scope.loop ? { loop: { id: scope.loop.id, iteration: scope.loop.iteration } } : {}),
       } satisfies StageInstance;
     });
-    this.byStage.set(`${scope.key}|${stage.id}`, instances.map((i) => i.id));
+    const distinct = this.distinctInstances(stage, instances);
+    this.byStage.set(`${scope.key}|${stage.id}`, distinct.map((i) => i.id));
+    return distinct;
+  }
+
+  /** Two items with one key would be one instance run twice: the run cannot tell them apart. */
+  private distinctInstances(stage: StageSpec, instances: StageInstance[]): StageInstance[] {
+    const seen = new Set<string>();
+    for (const inst of instances) {
+      if (!seen.has(inst.id)) {
+        seen.add(inst.id);
+        continue;
+      }
+      this.diagnostics.push({
+        severity: 'error',
+        message: `stage '${stage.id}': two foreach items have the key '${inst.id.slice(inst.id.indexOf('[') + 1, -1)}' (instance '${inst.id}'); give each item its own name, path or id, or list each value once`,
+        ...(stage.span ? { span: stage.span } : {}),
+      });
+      return instances.filter((i, n) => instances.findIndex((j) => j.id === i.id) === n);
+    }
     return instances;
   }
 

@@ -67,8 +67,8 @@ export class FileHashes {
   }
 
   /**
-   * The file's stamp, or undefined when it does not exist or is not a regular file. Throws
-   * FileReadError when it exists but cannot be stat'ed or read.
+   * The file's stamp (path relative to the root, or absolute), or undefined when it does not
+   * exist or is not a regular file. Throws FileReadError when it exists but cannot be stat'ed or read.
    */
   stamp(rel: string): FileStamp | undefined {
     const known = this.checked.get(rel);
@@ -79,7 +79,8 @@ export class FileHashes {
   }
 
   private stampFromDisk(rel: string): FileStamp | undefined {
-    const abs = path.join(this.root, rel);
+    // An absolute input (/etc/hosts) is read where it is.
+    const abs = path.isAbsolute(rel) ? rel : path.join(this.root, rel);
     // Missing files are common (outputs not made yet): no exception for them.
     let st: Stats | undefined;
     try {

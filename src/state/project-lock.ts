@@ -1,7 +1,8 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-function alive(pid: number): boolean {
+/** True while a process with this id exists (one owned by another user counts). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -32,7 +33,7 @@ export function acquireProjectLock(root: string): LockResult {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const holder = Number(readFileSync(file, 'utf8').trim());
-      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && alive(holder)) return { ok: false, holder };
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && processAlive(holder)) return { ok: false, holder };
       rmSync(file, { force: true });
     }
   }

@@ -180,12 +180,15 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     const { bus, close } = runBus(io, flags, runId, opened.spec.name);
     const skipped = skippedStages(bus, changed?.skipped);
     // Loaded only when something may run: the no-op path above needs none of them.
-    const [{ execute }, { FileHashes }, { StageState }, { SchemaRegistry }] = await Promise.all([
+    const [{ execute }, { FileHashes }, { StageState }, { SchemaRegistry }, { removeLeftoverStaging }] = await Promise.all([
       import('../../executor/executor.ts'),
       import('../../state/file-hashes.ts'),
       import('../../state/stage-state.ts'),
       import('../../artifacts/schema-registry.ts'),
+      import('../../executor/staging.ts'),
     ]);
+    // Holding the lock, no other run is live: what killed runs left in staging can go.
+    removeLeftoverStaging(io.cwd);
     const result = await execute(opened.expansion.plan, {
       root: io.cwd,
       runId,

@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
 import type { StageInstance } from '../../model/plan.ts';
@@ -6,6 +7,7 @@ import { projectResolver } from '../../pipeline/resolve-names.ts';
 import { normalizeRelative } from '../../pipeline/expand.ts';
 import { loadTask } from '../../executor/task-loader.ts';
 import { runStage } from '../../executor/stage-runner.ts';
+import { stagingDir } from '../../executor/staging.ts';
 import { createRunBudget } from '../../executor/budget.ts';
 import { scopeFor } from '../../executor/render.ts';
 import { lazyRecord } from '../../expr/evaluate.ts';
@@ -110,6 +112,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     },
   );
   const status = outcome.status;
+  rmSync(stagingDir(io.cwd, runId), { recursive: true, force: true });
   bus.emit({ type: 'stage-end', stage: inst.id, status, durationMs: Date.now() - started, attempts: outcome.attempts, ...(outcome.reason ? { reason: outcome.reason } : {}), ...(outcome.summary ? { summary: outcome.summary } : {}), ...(outcome.issues ? { issues: outcome.issues } : {}), ...(outcome.rejectedDir ? { rejectedDir: outcome.rejectedDir } : {}), ...(status === 'succeeded' ? { outputs: Object.fromEntries(Object.entries(outputs).map(([k, o]) => [k, o.path])) } : {}) });
   bus.emit({ type: 'run-end', status: status === 'succeeded' ? 'succeeded' : status === 'aborted' ? 'aborted' : 'failed', durationMs: Date.now() - started, counts: { succeeded: status === 'succeeded' ? 1 : 0, failed: status === 'failed' ? 1 : 0, fresh: 0, skipped: 0, blocked: 0, aborted: status === 'aborted' ? 1 : 0 } });
   jsonl.close();

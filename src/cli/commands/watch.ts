@@ -7,6 +7,7 @@ import { consoleSink } from '../../events/console-sink.ts';
 import { jsonlSink } from '../../events/jsonl-sink.ts';
 import { mqttSink, type MqttSink } from '../../events/mqtt-sink.ts';
 import { acquireProjectLock } from '../../state/project-lock.ts';
+import { removeLeftoverStaging } from '../../executor/staging.ts';
 import { loadPipeline, type LoadedPipeline } from '../../watch/load-pipeline.ts';
 import { WatchDaemon } from '../../watch/watch-daemon.ts';
 import type { BusyPolicy, WatchNotice } from '../../watch/types.ts';
@@ -235,6 +236,8 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     io.stderr.write(`refinery: another refinery process (pid ${lock.holder}) is running in ${io.cwd}; wait for it or stop it\n`);
     return 1;
   }
+  // Holding the lock, no other run is live: what killed runs left in staging can go.
+  removeLeftoverStaging(io.cwd);
   try {
     const mqtt = await openMqtt(io, flags, settings.mqttPort);
     if (typeof mqtt === 'string') {

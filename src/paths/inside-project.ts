@@ -1,0 +1,77 @@
+import { mkdirSync, realpathSync } from 'node:fs';
+import path from 'node:path';
+
+const realRoots = new Map<string, string>();
+
+/** The project root with every symlink resolved (it may itself be reached through one). */
+function realRoot(root: string): string {
+  let real = realRoots.get(root);
+  if (real === undefined) {
+    real = realpathSync.native(root);
+    realRoots.set(root, real);
+  }
+  return real;
+}
+
+function isInside(real: string, rootReal: string): boolean {
+  return real === rootReal || real.startsWith(rootReal.endsWith(path.sep) ? rootReal : `${rootReal}${path.sep}`);
+}
+
+function errnoCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException).code;
+}
+
+interface Located {
+  problem?: string;
+  /** The output's folder itself exists (not only one above it). */
+  exists: boolean;
+}
+
+function locate(root: string, rel: string): Located {
+  const rootReal = realRoot(root);
+  const folder = path.posix.dirname(rel);
+  let dir = folder;
+  for (;;) {
+    let real: string;
+    try {
+      real = realpathSync.native(path.join(root, dir));
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code === 'ENOENT' && dir !== '.') {
+        dir = path.posix.dirname(dir);
+        continue;
+      }
+      if (code === 'ENOTDIR') return { problem: `a file is in the way of folder ${dir}; remove it or give the output another path`, exists: false };
+      return { problem: `cannot resolve folder ${dir}: ${code ?? (error as Error).message}`, exists: false };
+    }
+    if (!isInside(real, rootReal)) return { problem: `is under ${dir}, which leads to ${real}, outside the project (${rootReal}); outputs are written only inside the project: make ${dir} a folder of the project or give the output another path`, exists: false };
+    return { exists: dir === folder };
+  }
+}
+
+/**
+ * Checks where the folder of a project-relative output really is: the nearest folder that
+ * exists, every symlink followed, must be inside the project's real root. Returns undefined
+ * when it is, else a message naming the folder and where it leads.
+ */
+export function outputFolderProblem(root: string, rel: string): string | undefined {
+  return locate(root, rel).problem;
+}
+
+/**
+ * Makes the folder of an output, refusing one that resolves outside the project: checked
+ * before any folder is made (a missing folder under a link to elsewhere would be made there)
+ * and again once made.
+ */
+export function makeOutputFolder(root: string, rel: string): string | undefined {
+  const before = locate(root, rel);
+  if (before.problem || before.exists) return before.problem;
+  const dir = path.posix.dirname(rel);
+  try {
+    mkdirSync(path.join(root, dir), { recursive: true });
+  } catch (error) {
+    const code = errnoCode(error);
+    return code === 'EEXIST' || code === 'ENOTDIR' ? `cannot make folder ${dir}: a file is in the way; remove it or give the output another path` : `cannot make folder ${dir}: ${code ?? (error as Error).message}`;
+  }
+  return locate(root, rel).problem;
+}
