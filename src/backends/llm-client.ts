@@ -36,6 +36,8 @@ export interface LlmClientOptions {
   onCall?: (record: LlmCallRecord) => void;
   /** Human-readable notes (retries). */
   log?: (message: string) => void;
+  /** Problems worth a warning (a damaged cache entry set aside). */
+  warn?: (message: string) => void;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -47,7 +49,7 @@ export class LlmClient {
 
   constructor(private readonly options: LlmClientOptions) {
     this.budget = options.budget ?? new Budget();
-    this.cache = options.cacheDir ? new ResponseCache(options.cacheDir) : undefined;
+    this.cache = options.cacheDir ? new ResponseCache(options.cacheDir, { root: options.root, ...(options.warn ? { warn: options.warn } : {}) }) : undefined;
   }
 
   /** True once either the client's budget or the gate (the run's budget) allows no new paid call. */

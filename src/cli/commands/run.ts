@@ -12,6 +12,10 @@ import { consoleSink } from '../../events/console-sink.ts';
 import { jsonlSink } from '../../events/jsonl-sink.ts';
 import { junitSink } from '../../events/junit-sink.ts';
 import { acquireProjectLock } from '../../state/project-lock.ts';
+import { prepareStateFolders } from '../../state/state-folders.ts';
+import type { StateWarn } from '../../state/set-aside.ts';
+import { writeProblem, type WriteProblem } from '../../state/write-problem.ts';
+import { reportLockRefusal, reportWriteProblems, stateWarn } from '../state-report.ts';
 import { concurrencyFlag, parseOrReport } from '../flags.ts';
 
 const USAGE = `Usage: refinery run [PIPELINE] [options]
@@ -67,9 +71,9 @@ function refineryVersion(): string {
   return (JSON.parse(readSource(path.join(PACKAGE_ROOT, 'package.json'))) as { version: string }).version;
 }
 
-function runBus(io: CommandIo, flags: RunFlags, runId: string, pipeline: string): { bus: EventBus; close: () => void } {
+function runBus(io: CommandIo, flags: RunFlags, runId: string, pipeline: string, warn?: StateWarn): { bus: EventBus; close: () => WriteProblem | undefined } {
   const bus = new EventBus(runId, pipeline);
-  const jsonl = jsonlSink(io.cwd, runId);
+  const jsonl = jsonlSink(io.cwd, runId, warn);
   bus.subscribe(jsonl.sink);
   if (flags.json) bus.subscribe((e) => io.stdout.write(`${JSON.stringify(e)}\n`));
   else {
@@ -92,8 +96,7 @@ function reportNoop(io: CommandIo, flags: RunFlags, unchanged: { pipeline: strin
   }
   const counts = { succeeded: 0, failed: 0, fresh: unchanged.stages.length, skipped: 0, blocked: 0, aborted: 0 };
   bus.emit({ type: 'run-end', status: 'succeeded', durationMs: Date.now() - started, counts });
-  close();
-  return 0;
+  return reportWriteProblems(io, [close()]) ? 1 : 0;
 }
 
 /** A stage with `stale_if` may need a rerun with nothing changed on disk, so such pipelines always check fully. */
@@ -110,10 +113,10 @@ function merged(previous: Observations, current: Observations): Observations {
   return out;
 }
 
-function recordNoop(root: string, opened: OpenedPipeline, key: string, observations: Observations): void {
+function recordNoop(root: string, opened: OpenedPipeline, key: string, observations: Observations, warn: StateWarn): WriteProblem | undefined {
   // Loops expand while running: their instances are in the state, named by the loop.
-  if (opened.expansion.plan.loops.length > 0) return;
-  writeManifest(root, opened.spec.file, opened.spec.name, key, opened.expansion.plan.instances.map((i) => i.id), observations);
+  if (opened.expansion.plan.loops.length > 0) return undefined;
+  return writeManifest(root, opened.spec.file, opened.spec.name, key, opened.expansion.plan.instances.map((i) => i.id), observations, warn);
 }
 
 async function run(argv: string[], io: CommandIo): Promise<number> {
@@ -130,7 +133,8 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const found = findPipelineFile(io.cwd, positionals[0]);
   const noopKey = found.file && !params.error ? manifestKey({ version: refineryVersion(), pipelineFile: found.file, pipelineText: readSource(found.file), params: params.params }) : undefined;
   const shortcut = found.file && noopKey && !flags.force && flags.only.length === 0;
-  const last = found.file && noopKey && shortcut ? compareWithLastRun(io.cwd, found.file, noopKey) : undefined;
+  const warn = stateWarn(io);
+  const last = found.file && noopKey && shortcut ? compareWithLastRun(io.cwd, found.file, noopKey, warn) : undefined;
   if (last && 'unchanged' in last) return reportNoop(io, flags, last.unchanged, concurrency);
   // Some files changed, nothing else: only the stages they reach need checking.
   const changed = last && 'changed' in last ? last.changed : undefined;
@@ -143,14 +147,20 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const opened = await openPipeline(io, positionals[0], flags.param, observations);
   if (!opened) return 2;
   const select = changed ? affectedStages(opened.expansion.plan, changed.files) : undefined;
-  const lock = acquireProjectLock(io.cwd);
+  const lock = acquireProjectLock(io.cwd, warn);
   if (!lock.ok) {
-    io.stderr.write(`refinery: another refinery process (pid ${lock.holder}) is running in ${io.cwd}; wait for it or stop it\n`);
+    reportLockRefusal(io, lock);
     return 1;
   }
   try {
+    try {
+      prepareStateFolders(io.cwd, warn);
+    } catch (error) {
+      reportWriteProblems(io, [writeProblem(path.join(io.cwd, '.refinery'), error)]);
+      return 1;
+    }
     const runId = newRunId();
-    const { bus, close } = runBus(io, flags, runId, opened.spec.name);
+    const { bus, close } = runBus(io, flags, runId, opened.spec.name, warn);
     // Loaded only when something may run: the no-op path above needs none of them.
     const [{ execute }, { FileHashes }, { StageState }, { SchemaRegistry }] = await Promise.all([
       import('../../executor/executor.ts'),
@@ -167,8 +177,8 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       force: flags.force,
       keepGoing: flags['keep-going'],
       only: flags.only,
-      hashes: new FileHashes(io.cwd),
-      state: new StageState(io.cwd, opened.spec.name),
+      hashes: new FileHashes(io.cwd, warn),
+      state: new StageState(io.cwd, opened.spec.name, warn),
       schemas: new SchemaRegistry(io.cwd),
       taskFile: (n) => opened.resolver.taskFile(n),
       schemaFile: (n) => opened.resolver.schemaFile(n),
@@ -177,12 +187,14 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       ...(budgetUsd !== undefined ? { budgetUsd } : {}),
       ...(select ? { select, reportUnselected: true } : {}),
     });
-    close();
+    const problems = [...result.writeProblems, close()];
     if (result.status === 'succeeded' && noopKey && flags.only.length === 0 && canSkipByStat(opened.spec)) {
-      recordNoop(io.cwd, opened, noopKey, select && changed ? merged(changed.previous, observations) : observations);
+      problems.push(recordNoop(io.cwd, opened, noopKey, select && changed ? merged(changed.previous, observations) : observations, warn));
     }
     for (const d of result.diagnostics) io.stderr.write(`error: ${d.message}\n`);
+    const unwritten = reportWriteProblems(io, problems, result.status === 'failed');
     if (result.status === 'aborted') return 130;
+    if (unwritten) return 1;
     return result.status === 'succeeded' ? 0 : result.diagnostics.length && result.counts.failed === 0 ? 2 : 1;
   } finally {
     lock.release();
