@@ -139,6 +139,22 @@ describe('damaged state is set aside', () => {
     expect((JSON.parse(status.stdout) as { runs: unknown[] }).runs.length).toBeGreaterThanOrEqual(1);
   });
 
+  it('journal - a line torn by a crash or a full disk is skipped quietly, and the next record starts a line of its own', async () => {
+    project = demoProject();
+    // A run that died while writing its first record: the stages have none, so the next run's first line is a record.
+    project.write('.refinery/state/demo.jsonl', '{"s":"a","f":"0123');
+    const second = await run(project);
+    expect(second.stderr).toBe('');
+    expect(stageEnds(second.stdout)).toEqual({ a: 'succeeded', b: 'succeeded' });
+    // What that run recorded is read back: nothing would run now.
+    const plan = await runCli(['plan', 'demo', '--json'], { cwd: project.root });
+    expect(plan.stderr).toBe('');
+    expect((JSON.parse(plan.stdout) as Array<{ id: string; decision: string }>).map((e) => [e.id, e.decision])).toEqual([
+      ['a', 'fresh'],
+      ['b', 'fresh'],
+    ]);
+  });
+
   it('journal - a folder where the journal belongs: set aside, the run goes on', async () => {
     project = demoProject();
     expect((await run(project)).code).toBe(0);
