@@ -37,6 +37,8 @@ export interface LlmClientOptions {
   onCall?: (record: LlmCallRecord) => void;
   /** Human-readable notes (retries). */
   log?: (message: string) => void;
+  /** Problems worth a warning (a damaged cache entry set aside). */
+  warn?: (message: string) => void;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -52,7 +54,7 @@ export class LlmClient {
 
   constructor(private readonly options: LlmClientOptions) {
     this.budget = options.budget ?? new Budget();
-    this.cache = options.cacheDir ? new ResponseCache(options.cacheDir) : undefined;
+    this.cache = options.cacheDir ? new ResponseCache(options.cacheDir, { root: options.root, ...(options.warn ? { warn: options.warn } : {}) }) : undefined;
     // Known before any call, so an error from any backend is cleaned of every configured key.
     rememberSecretsOf(options.env ?? process.env, apiKeyEnvNames(options.config));
   }

@@ -2,6 +2,9 @@ import path from 'node:path';
 import { COMMANDS } from './commands.ts';
 import { directoryProblem, findProjectRoot } from './project-root.ts';
 import type { CommandIo } from './command.ts';
+import { describeFsError, isFsError } from '../state/write-problem.ts';
+
+const ENVIRONMENT_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'EACCES', 'EPERM', 'EMFILE', 'ENFILE']);
 
 const VERSION = '0.1.0';
 
@@ -87,7 +90,14 @@ export async function main(rawArgv: string[]): Promise<number> {
       signal: controller.signal,
       forceSignal: force.signal,
     };
-    return await command.run(rest, io);
+    try {
+      return await command.run(rest, io);
+    } catch (error) {
+      // The machine's trouble (a full disk, a read-only folder), not a bug: one line, no stack.
+      if (!isFsError(error) || !ENVIRONMENT_ERRORS.has(error.code as string)) throw error;
+      process.stderr.write(`refinery: error: ${describeFsError(error, parsed.cwd)}\n`);
+      return 1;
+    }
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -10,6 +10,7 @@ import { resolveParams } from '../pipeline/params.ts';
 import { expandPipeline, type Expansion } from '../pipeline/expand.ts';
 import { lazyRecord } from '../expr/evaluate.ts';
 import type { Observations } from '../state/observations.ts';
+import { stateWarn } from './state-report.ts';
 
 export function useColor(io: CommandIo): boolean {
   return Boolean(io.stdout.isTTY) && io.env.NO_COLOR === undefined && io.env.TERM !== 'dumb';
@@ -78,7 +79,7 @@ export async function openPipeline(io: CommandIo, arg: string | undefined, rawPa
     return undefined;
   }
   const resolver = projectResolver(io.cwd);
-  const loaded = await loadPipelineCached(io.cwd, found.file, resolver);
+  const loaded = await loadPipelineCached(io.cwd, found.file, resolver, stateWarn(io));
   const sources = new Map([[found.file, loaded.text]]);
   if (!loaded.spec) {
     printDiagnostics(io, loaded.diagnostics, sources);

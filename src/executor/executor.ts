@@ -10,6 +10,7 @@ import type { FileHashes } from '../state/file-hashes.ts';
 import { hashText } from '../state/file-hashes.ts';
 import type { StageState } from '../state/stage-state.ts';
 import type { Observations } from '../state/observations.ts';
+import { describeFsError, isFsError, type WriteProblem } from '../state/write-problem.ts';
 import { dropManifest, UNCHANGED_BY_STAT } from '../state/run-manifest.ts';
 import { RunnerPool, runnerPoolSupported } from '../shell/runner-pool.ts';
 import { createRunBudget } from './budget.ts';
@@ -60,6 +61,8 @@ export interface ExecuteResult {
   status: RunStatus;
   counts: Record<StageStatus, number>;
   diagnostics: Diagnostic[];
+  /** State files the run could not write at its end (a full disk): the run counts as failed. */
+  writeProblems: WriteProblem[];
 }
 
 interface Node {
@@ -172,7 +175,7 @@ export class Executor {
 
   async execute(): Promise<ExecuteResult> {
     const started = Date.now();
-    if (!this.build()) return { status: 'failed', counts: this.counts, diagnostics: this.diagnostics };
+    if (!this.build()) return { status: 'failed', counts: this.counts, diagnostics: this.diagnostics, writeProblems: [] };
     // Whatever this run changes, the last run's no-op record no longer holds.
     dropManifest(this.options.root, this.plan.pipeline.file);
     const stages = this.options.select && !this.options.reportUnselected ? this.plan.instances.filter((i) => this.nodes.get(i.id)?.status === undefined).length : this.plan.instances.length;
@@ -197,13 +200,12 @@ export class Executor {
     await done;
     this.options.signal.removeEventListener('abort', onAbort);
     this.runners?.close();
-    this.options.hashes.save();
-    this.options.state.compact();
+    const writeProblems = [this.options.hashes.save(), this.options.state.compact()].filter((p): p is WriteProblem => p !== undefined);
     this.options.state.close();
     this.cleanStaging();
-    const status: RunStatus = this.options.signal.aborted ? 'aborted' : this.failed ? 'failed' : 'succeeded';
+    const status: RunStatus = this.options.signal.aborted ? 'aborted' : this.failed || writeProblems.length > 0 ? 'failed' : 'succeeded';
     this.bus.emit({ type: 'run-end', status, durationMs: Date.now() - started, counts: this.counts });
-    return { status, counts: this.counts, diagnostics: this.diagnostics };
+    return { status, counts: this.counts, diagnostics: this.diagnostics, writeProblems };
   }
 
   private cleanStaging(): void {
@@ -341,7 +343,9 @@ export class Executor {
     const pool = inst.spec.pool ? this.pools.get(inst.spec.pool) : undefined;
     const run = pool ? () => pool.add(() => this.queue.add(job)) : () => this.queue.add(job);
     run().catch((error: unknown) => {
-      this.finishNode(node, 'failed', Date.now(), { reason: `internal error: ${(error as Error).stack ?? String(error)}`, attempts: 0 });
+      // A file-system failure (a full disk) is the machine's, not a bug: one line, no stack.
+      const reason = isFsError(error) ? describeFsError(error, this.options.root) : `internal error: ${(error as Error).stack ?? String(error)}`;
+      this.finishNode(node, 'failed', Date.now(), { reason, attempts: 0 });
     });
   }
 

@@ -6,6 +6,8 @@ import type { EventBus } from '../events/bus.ts';
 import type { SchemaRegistry } from '../artifacts/schema-registry.ts';
 import { checkStagedOutputs, discardStaged, publishOutputs, rejectOutputs, type StagedFile, type StagedOutput } from '../artifacts/commit.ts';
 import { contentStamp } from '../state/file-hashes.ts';
+import { describeWriteProblem, isFsError, writeProblem } from '../state/write-problem.ts';
+import { createHash } from 'node:crypto';
 import type { FileHashes } from '../state/file-hashes.ts';
 import type { FingerprintParts, StageRecord, StageState } from '../state/stage-state.ts';
 import type { RunBudget, TaskContext, TaskResult } from '../task/define-task.ts';
@@ -233,10 +235,14 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
   for (attempt = 1; attempt <= attempts; attempt += 1) {
     if (ctx.signal.aborted) return { status: 'aborted', attempts: attempt - 1, reason: 'run interrupted' };
     if (attempt > 1) discardStaged(staged);
+    if (attempt === 1) {
+      // From here the old outputs may be replaced: the stage is stale until it succeeds. A
+      // stage whose old record cannot be dropped (a full disk) must not run at all.
+      const problem = journalProblem(ctx, () => ctx.state.drop(inst.id));
+      if (problem) return { status: 'failed', attempts: 0, reason: `${problem}; the stage did not run` };
+    }
     const attemptNumber = attempt;
     const work = async (): Promise<AttemptResult> => {
-      // From here the old outputs may be replaced: the stage is stale until it succeeds.
-      if (attemptNumber === 1) ctx.state.drop(inst.id);
       ctx.bus.emit({ type: 'stage-start', stage: inst.id, attempt: attemptNumber, reason: input.reason });
       const limit = timeoutSignal(ctx.signal, inst.spec.timeoutMs);
       try {
@@ -277,7 +283,7 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
     const dir = path.posix.dirname(o.target.path);
     if (ctx.observations?.dirs.has(dir)) ctx.observations.dirRewritten(dir, dirMtime(path.join(ctx.root, dir)));
   }
-  ctx.state.commit({
+  const record: StageRecord = {
     stage: inst.id,
     fingerprint: input.fingerprint,
     parts: input.parts,
@@ -285,8 +291,21 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
     runId: ctx.runId,
     finishedAt: new Date().toISOString(),
     durationMs: Date.now() - started,
-  });
+  };
+  const problem = journalProblem(ctx, () => ctx.state.commit(record));
+  if (problem) return { status: 'failed', attempts: attempt, reason: `${problem}; its outputs are in place, but without their record the stage runs again next time` };
   return { status: 'succeeded', attempts: attempt, ...(last.summary ? { summary: last.summary } : {}) };
+}
+
+/** A journal write that failed on the file system (a full disk), as one line; other errors are bugs and propagate. */
+function journalProblem(ctx: StageRunContext, write: () => void): string | undefined {
+  try {
+    write();
+    return undefined;
+  } catch (error) {
+    if (!isFsError(error)) throw error;
+    return describeWriteProblem(writeProblem(ctx.state.file, error), ctx.root);
+  }
 }
 
 export type { StageEndEvent };

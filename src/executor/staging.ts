@@ -4,7 +4,7 @@ import type { StageInstance } from '../model/plan.ts';
 import { ensureDir, type StagedOutput } from '../artifacts/commit.ts';
 import { runIdPid } from '../events/bus.ts';
 import { fileKey } from '../paths/file-key.ts';
-import { processAlive } from '../state/project-lock.ts';
+import { pidExists as processAlive } from '../state/process-identity.ts';
 
 function stagingRoot(root: string): string {
   return path.join(root, '.refinery', 'staging');

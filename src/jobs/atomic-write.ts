@@ -7,14 +7,15 @@ export async function writeFileAtomic(file: string, content: string, mode = 0o64
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const handle = await open(temp, 'wx', mode);
   try {
-    await handle.writeFile(content, 'utf8');
-    await handle.datasync();
-  } finally {
-    await handle.close();
-  }
-  try {
+    try {
+      await handle.writeFile(content, 'utf8');
+      await handle.datasync();
+    } finally {
+      await handle.close();
+    }
     await rename(temp, file);
   } catch (error) {
+    // A full disk must not leave the temporary file behind.
     await rm(temp, { force: true });
     throw error;
   }

@@ -33,6 +33,7 @@ export function llmClientFor(ctx: TaskContext<unknown>, params: { config: string
     budget: budget ?? budgetForRun(ctx.runId, params.budget_usd),
     gate: ctx.budget,
     log: (message) => ctx.log(message),
+    warn: (message) => ctx.report({ kind: 'warning', message }),
     onCall: (call) => {
       usage?.add(call);
       ctx.report({

@@ -1,6 +1,9 @@
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import { readFileSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { digest, hashFile, type HashFileOptions } from './hash-file.ts';
+import { writeFileAtomicSync } from './atomic-file.ts';
+import { ensureStateDir, setAsideAndWarn, type StateWarn } from './set-aside.ts';
+import { writeProblem, type WriteProblem } from './write-problem.ts';
 
 /** [size, mtimeMs, ino, sha256 base64url] */
 export type FileStamp = [number, number, number, string];
@@ -47,19 +50,45 @@ export class FileHashes {
 
   constructor(
     private readonly root: string,
+    private readonly warn?: StateWarn,
     private readonly hashing: HashFileOptions = {},
   ) {
     this.file = path.join(root, '.refinery', 'cache', 'file-hashes.json');
     this.entries = new Map(this.load());
   }
 
+  /** The saved stamps; an unreadable file is set aside and every file is hashed again. */
   private load(): Array<[string, FileStamp]> {
+    let text: string;
     try {
-      const data = JSON.parse(readFileSync(this.file, 'utf8')) as Record<string, FileStamp>;
-      return Object.entries(data);
-    } catch {
+      text = readFileSync(this.file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.setAside(`cannot be read (${(error as NodeJS.ErrnoException).code})`);
       return [];
     }
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch {
+      this.setAside('is not valid JSON');
+      return [];
+    }
+    if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+      this.setAside('is not a map of file stamps');
+      return [];
+    }
+    const entries = Object.entries(data as Record<string, unknown>);
+    for (const [rel, stamp] of entries) {
+      if (!isStamp(stamp)) {
+        this.setAside(`has a malformed stamp for '${rel}'`);
+        return [];
+      }
+    }
+    return entries as Array<[string, FileStamp]>;
+  }
+
+  private setAside(problem: string): void {
+    setAsideAndWarn(this.root, this.file, problem, this.warn, 'every file is hashed again');
   }
 
   private static matches(stamp: FileStamp | undefined, st: Stats): stamp is FileStamp {
@@ -134,14 +163,24 @@ export class FileHashes {
     if (this.entries.delete(rel)) this.dirty = true;
   }
 
-  /** Writes the cache if it changed; atomic (temp file + rename). */
-  save(): void {
+  /**
+   * Writes the cache if it changed; atomic (temp file + rename). A write that fails (a full
+   * disk) is returned, not thrown: the stamps are only a cache, the next run hashes again.
+   */
+  save(): WriteProblem | undefined {
     this.checked.clear();
-    if (!this.dirty) return;
-    mkdirSync(path.dirname(this.file), { recursive: true });
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(Object.fromEntries(this.entries)));
-    renameSync(tmp, this.file);
+    if (!this.dirty) return undefined;
+    try {
+      ensureStateDir(this.root, path.dirname(this.file), this.warn);
+      writeFileAtomicSync(this.file, JSON.stringify(Object.fromEntries(this.entries)));
+    } catch (error) {
+      return writeProblem(this.file, error);
+    }
     this.dirty = false;
+    return undefined;
   }
+}
+
+function isStamp(value: unknown): value is FileStamp {
+  return Array.isArray(value) && value.length === 4 && typeof value[0] === 'number' && typeof value[1] === 'number' && typeof value[2] === 'number' && typeof value[3] === 'string';
 }

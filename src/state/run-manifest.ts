@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Observations } from './observations.ts';
+import { writeFileAtomicSync } from './atomic-file.ts';
+import { ensureStateDir, setAsideAndWarn, type StateWarn } from './set-aside.ts';
+import { writeProblem, type WriteProblem } from './write-problem.ts';
 
 /**
  * The no-op check. After a run in which every stage ended up to date, refinery records the
@@ -50,9 +53,14 @@ function dirStat(abs: string): number | null {
 }
 
 export function dropManifest(root: string, pipelineFile: string): void {
-  rmSync(manifestFile(root, pipelineFile), { force: true });
+  try {
+    rmSync(manifestFile(root, pipelineFile), { force: true });
+  } catch {
+    // No folder to hold one (ENOTDIR): there is no record to drop.
+  }
 }
 
+/** Records what the run looked at; a write that fails (a full disk) is returned: the next run checks fully. */
 export function writeManifest(
   root: string,
   pipelineFile: string,
@@ -60,17 +68,48 @@ export function writeManifest(
   key: string,
   stages: readonly string[],
   seen: Observations,
-  skipped: ReadonlyMap<string, string> = new Map(),
-): void {
+  skipped: ReadonlyMap<string, string>,
+  warn?: StateWarn,
+): WriteProblem | undefined {
   // The stats recorded when each thing was read, never fresh ones: see Observations.
   const files: Manifest['files'] = Object.fromEntries([...seen.files].sort(([a], [b]) => (a < b ? -1 : 1)));
   const dirs: Manifest['dirs'] = Object.fromEntries([...seen.dirs].sort(([a], [b]) => (a < b ? -1 : 1)));
   const manifest: Manifest = { key, pipeline, stages: [...stages], skipped: Object.fromEntries(skipped), files, dirs, probes: Object.fromEntries([...seen.probes].sort()) };
   const file = manifestFile(root, pipelineFile);
-  mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(manifest));
-  renameSync(tmp, file);
+  try {
+    ensureStateDir(root, path.dirname(file), warn);
+    writeFileAtomicSync(file, JSON.stringify(manifest));
+  } catch (error) {
+    return writeProblem(file, error);
+  }
+  return undefined;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The record as written, or a reason it is not one. */
+function readManifest(file: string): Manifest | string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // No record yet, or no state folder at all (the run sets that aside): a full check.
+    return code === 'ENOENT' || code === 'ENOTDIR' ? undefined : `cannot be read (${code})`;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return 'is not valid JSON';
+  }
+  if (!isPlainObject(value) || typeof value.key !== 'string' || typeof value.pipeline !== 'string' || !Array.isArray(value.stages)) return 'is not a no-op record';
+  if (!isPlainObject(value.files) || !isPlainObject(value.dirs) || !isPlainObject(value.probes)) return 'is not a no-op record';
+  for (const stage of value.stages) if (typeof stage !== 'string') return 'is not a no-op record';
+  if (value.skipped !== undefined && (!isPlainObject(value.skipped) || Object.values(value.skipped).some((r) => typeof r !== 'string'))) return 'is not a no-op record';
+  return value as unknown as Manifest;
 }
 
 /** The reason given for a stage found up to date from stats alone. */
@@ -97,19 +136,21 @@ export type LastRunComparison =
  * Undefined when there is no record for this pipeline text and params, or a folder listing or
  * an `exists()` answer changed (new stages may have appeared), so only a full check will do.
  */
-export function compareWithLastRun(root: string, pipelineFile: string, key: string): LastRunComparison | undefined {
-  let manifest: Manifest;
-  try {
-    manifest = JSON.parse(readFileSync(manifestFile(root, pipelineFile), 'utf8')) as Manifest;
-  } catch {
+export function compareWithLastRun(root: string, pipelineFile: string, key: string, warn?: StateWarn): LastRunComparison | undefined {
+  const file = manifestFile(root, pipelineFile);
+  const manifest = readManifest(file);
+  const corrupt = (problem: string): undefined => {
+    setAsideAndWarn(root, file, problem, warn, 'every stage is checked in full');
     return undefined;
-  }
-  if (manifest.key !== key) return undefined;
+  };
+  if (typeof manifest === 'string') return corrupt(manifest);
+  if (!manifest || manifest.key !== key) return undefined;
   for (const [d, mtime] of Object.entries(manifest.dirs)) if (dirStat(path.resolve(root, d)) !== mtime) return undefined;
   for (const [p, answer] of Object.entries(manifest.probes)) if (existsSync(path.resolve(root, p)) !== answer) return undefined;
   const files: string[] = [];
   const previous = new Observations();
   for (const [f, stamp] of Object.entries(manifest.files)) {
+    if (stamp !== null && !(Array.isArray(stamp) && stamp.length === 3)) return corrupt(`has a malformed stat for '${f}'`);
     const now = fileStat(path.resolve(root, f));
     const same = now === null || stamp === null ? now === stamp : now[0] === stamp[0] && now[1] === stamp[1] && now[2] === stamp[2];
     if (same) previous.files.set(f, stamp);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Diagnostic } from '../model/source.ts';
 import type { PipelineSpec, StageSpec } from '../model/pipeline.ts';
 import { loadPipelineCached } from '../pipeline/cached-load.ts';
+import type { StateWarn } from '../state/set-aside.ts';
 import { projectResolver, type NameResolver } from '../pipeline/resolve-names.ts';
 import { resolveParams } from '../pipeline/params.ts';
 import { expandPipeline, normalizeRelative, type Expansion } from '../pipeline/expand.ts';
@@ -30,9 +31,9 @@ export function overridesFor(spec: PipelineSpec, overrides: Readonly<Record<stri
 }
 
 /** Loads, checks and expands a pipeline file, as `refinery run` does; never prints. */
-export async function loadPipeline(root: string, file: string, overrides: Readonly<Record<string, string>>): Promise<LoadOutcome> {
+export async function loadPipeline(root: string, file: string, overrides: Readonly<Record<string, string>>, warn?: StateWarn): Promise<LoadOutcome> {
   const resolver = projectResolver(root);
-  const loaded = await loadPipelineCached(root, file, resolver);
+  const loaded = await loadPipelineCached(root, file, resolver, warn);
   if (!loaded.spec) return { ok: false, file, diagnostics: loaded.diagnostics, source: loaded.text };
   const { params, diagnostics } = resolveParams(loaded.spec, overridesFor(loaded.spec, overrides), { exists: (rel) => existsSync(path.resolve(root, rel)) });
   if (diagnostics.length > 0) return { ok: false, file, diagnostics, source: loaded.text };

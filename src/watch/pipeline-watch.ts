@@ -6,6 +6,7 @@ import { newRunId } from '../events/bus.ts';
 import type { SchemaRegistry } from '../artifacts/schema-registry.ts';
 import type { FileHashes } from '../state/file-hashes.ts';
 import { StageState } from '../state/stage-state.ts';
+import type { StateWarn } from '../state/set-aside.ts';
 import { execute, type ExecuteResult } from '../executor/executor.ts';
 import { stagesAskingToBeRedone } from '../executor/stale-check.ts';
 import { loadPipeline, reexpand, type LoadedPipeline } from './load-pipeline.ts';
@@ -33,6 +34,8 @@ export interface WatchShared {
   runEnded(pipeline: string, result: ExecuteResult): void;
   /** How long after a run to run again the stages whose `stale_if` holds; 0: never. */
   recheckMs: number;
+  /** Told of damaged state files set aside. */
+  warn?: StateWarn;
 }
 
 interface Running {
@@ -73,7 +76,7 @@ export class PipelineWatch {
     this.index = new ChangeIndex(shared.root, pipeline);
     this.graph = planGraph(pipeline.expansion.plan);
     this.instanceIds = new Set(pipeline.expansion.plan.instances.map((i) => i.id));
-    this.state = new StageState(shared.root, pipeline.spec.name);
+    this.state = new StageState(shared.root, pipeline.spec.name, shared.warn);
   }
 
   get name(): string {
@@ -227,12 +230,12 @@ export class PipelineWatch {
     this.index = new ChangeIndex(this.shared.root, pipeline);
     this.graph = planGraph(pipeline.expansion.plan);
     this.instanceIds = new Set(pipeline.expansion.plan.instances.map((i) => i.id));
-    if (renamed) this.state = new StageState(this.shared.root, pipeline.spec.name);
+    if (renamed) this.state = new StageState(this.shared.root, pipeline.spec.name, this.shared.warn);
     this.shared.retarget();
   }
 
   private async reload(): Promise<boolean> {
-    const outcome = await loadPipeline(this.shared.root, this.pipeline.file, this.shared.overrides);
+    const outcome = await loadPipeline(this.shared.root, this.pipeline.file, this.shared.overrides, this.shared.warn);
     if (!outcome.ok) {
       this.shared.notify({ kind: 'reload-failed', pipeline: this.name, file: outcome.file, diagnostics: outcome.diagnostics, source: outcome.source });
       return false;

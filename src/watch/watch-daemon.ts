@@ -2,6 +2,7 @@ import { SchemaRegistry } from '../artifacts/schema-registry.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { ExecuteResult } from '../executor/executor.ts';
 import { FileHashes } from '../state/file-hashes.ts';
+import type { StateWarn } from '../state/set-aside.ts';
 import { ChangeBatcher } from './change-batcher.ts';
 import { startFsWatcher, type FsWatcher } from './fs-watcher.ts';
 import type { LoadedPipeline } from './load-pipeline.ts';
@@ -24,6 +25,8 @@ export interface WatchOptions {
   notify(notice: WatchNotice): void;
   /** Called after every run, with its result. */
   onRunEnd?(pipeline: string, result: ExecuteResult): void;
+  /** Told of damaged state files set aside. */
+  warn?: StateWarn;
 }
 
 /**
@@ -41,7 +44,7 @@ export class WatchDaemon {
     let schemas = new SchemaRegistry(options.root);
     const shared: WatchShared = {
       root: options.root,
-      hashes: new FileHashes(options.root),
+      hashes: new FileHashes(options.root, options.warn),
       schemas: () => schemas,
       resetSchemas: () => {
         schemas = new SchemaRegistry(options.root);
@@ -55,6 +58,7 @@ export class WatchDaemon {
       retarget: () => this.fs.setTargets(this.targets()),
       runEnded: (pipeline, result) => options.onRunEnd?.(pipeline, result),
       recheckMs: options.recheckMs,
+      ...(options.warn ? { warn: options.warn } : {}),
     };
     this.sessions = options.pipelines.map((p) => new PipelineWatch(shared, p));
     this.batcher = new ChangeBatcher(options.debounceMs, Math.max(1000, options.debounceMs * 10), (changes) => this.route(changes));

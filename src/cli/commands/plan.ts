@@ -4,6 +4,7 @@ import { openPipeline } from '../session.ts';
 import { previewPlan, type PreviewEntry } from '../../executor/preview.ts';
 import { FileHashes } from '../../state/file-hashes.ts';
 import { StageState } from '../../state/stage-state.ts';
+import { stateWarn } from '../state-report.ts';
 
 const PLAN_USAGE = `Usage: refinery plan [PIPELINE] [-p KEY=VALUE]... [--force] [--json]
 
@@ -32,8 +33,8 @@ async function preview(argv: string[], io: CommandIo): Promise<{ entries: Previe
   if (!opened) return 2;
   const entries = previewPlan(opened.expansion.plan, {
     root: io.cwd,
-    hashes: new FileHashes(io.cwd),
-    state: new StageState(io.cwd, opened.spec.name),
+    hashes: new FileHashes(io.cwd, stateWarn(io)),
+    state: new StageState(io.cwd, opened.spec.name, stateWarn(io)),
     force: values.force,
     taskFile: (n) => opened.resolver.taskFile(n),
     schemaFile: (n) => opened.resolver.schemaFile(n),

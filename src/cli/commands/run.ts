@@ -12,6 +12,10 @@ import { consoleSink } from '../../events/console-sink.ts';
 import { jsonlSink } from '../../events/jsonl-sink.ts';
 import { junitSink } from '../../events/junit-sink.ts';
 import { acquireProjectLock } from '../../state/project-lock.ts';
+import { prepareStateFolders } from '../../state/state-folders.ts';
+import type { StateWarn } from '../../state/set-aside.ts';
+import { writeProblem, type WriteProblem } from '../../state/write-problem.ts';
+import { reportLockRefusal, reportWriteProblems, stateWarn } from '../state-report.ts';
 import { concurrencyFlag, parseOrReport } from '../flags.ts';
 
 const USAGE = `Usage: refinery run [PIPELINE] [options]
@@ -67,9 +71,9 @@ function refineryVersion(): string {
   return (JSON.parse(readSource(path.join(PACKAGE_ROOT, 'package.json'))) as { version: string }).version;
 }
 
-function runBus(io: CommandIo, flags: RunFlags, runId: string, pipeline: string): { bus: EventBus; close: () => void } {
+function runBus(io: CommandIo, flags: RunFlags, runId: string, pipeline: string, warn?: StateWarn): { bus: EventBus; close: () => WriteProblem | undefined } {
   const bus = new EventBus(runId, pipeline);
-  const jsonl = jsonlSink(io.cwd, runId);
+  const jsonl = jsonlSink(io.cwd, runId, warn);
   bus.subscribe(jsonl.sink);
   if (flags.json) bus.subscribe((e) => io.stdout.write(`${JSON.stringify(e)}\n`));
   else {
@@ -96,8 +100,7 @@ function reportNoop(io: CommandIo, flags: RunFlags, unchanged: { pipeline: strin
   const skipped = unchanged.stages.filter((s) => unchanged.skipped.has(s)).length;
   const counts = { succeeded: 0, failed: 0, fresh: unchanged.stages.length - skipped, skipped, blocked: 0, aborted: 0 };
   bus.emit({ type: 'run-end', status: 'succeeded', durationMs: Date.now() - started, counts });
-  close();
-  return 0;
+  return reportWriteProblems(io, [close()]) ? 1 : 0;
 }
 
 /** The stages this run reports skipped (a stage it did not look at again keeps its last status). */
@@ -125,10 +128,10 @@ function merged(previous: Observations, current: Observations): Observations {
   return out;
 }
 
-function recordNoop(root: string, opened: OpenedPipeline, key: string, observations: Observations, skipped: ReadonlyMap<string, string>): void {
+function recordNoop(root: string, opened: OpenedPipeline, key: string, observations: Observations, skipped: ReadonlyMap<string, string>, warn: StateWarn): WriteProblem | undefined {
   // Loops expand while running: their instances are in the state, named by the loop.
-  if (opened.expansion.plan.loops.length > 0) return;
-  writeManifest(root, opened.spec.file, opened.spec.name, key, opened.expansion.plan.instances.map((i) => i.id), observations, skipped);
+  if (opened.expansion.plan.loops.length > 0) return undefined;
+  return writeManifest(root, opened.spec.file, opened.spec.name, key, opened.expansion.plan.instances.map((i) => i.id), observations, skipped, warn);
 }
 
 async function run(argv: string[], io: CommandIo): Promise<number> {
@@ -145,7 +148,8 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const found = findPipelineFile(io.cwd, positionals[0]);
   const noopKey = found.file && !params.error ? manifestKey({ version: refineryVersion(), pipelineFile: found.file, pipelineText: readSource(found.file), params: params.params }) : undefined;
   const shortcut = found.file && noopKey && !flags.force && flags.only.length === 0;
-  const last = found.file && noopKey && shortcut ? compareWithLastRun(io.cwd, found.file, noopKey) : undefined;
+  const warn = stateWarn(io);
+  const last = found.file && noopKey && shortcut ? compareWithLastRun(io.cwd, found.file, noopKey, warn) : undefined;
   if (last && 'unchanged' in last) return reportNoop(io, flags, last.unchanged, concurrency);
   // Some files changed, nothing else: only the stages they reach need checking.
   const changed = last && 'changed' in last ? last.changed : undefined;
@@ -160,24 +164,30 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const select = changed ? affectedStages(opened.expansion.plan, changed.files) : undefined;
   // Before anything runs (and is paid for): every backend and tool the tasks will use.
   const { preflightPlan } = await import('../../executor/preflight.ts');
-  const problems = await preflightPlan(opened.expansion.plan, {
+  const preflight = await preflightPlan(opened.expansion.plan, {
     root: io.cwd,
     env: io.env,
     taskFile: (n) => opened.resolver.taskFile(n),
     expandIteration: (loop, i) => opened.expansion.expandIteration(loop, i),
   });
-  if (problems.length > 0) {
-    printDiagnostics(io, problems, new Map());
+  if (preflight.length > 0) {
+    printDiagnostics(io, preflight, new Map());
     return 2;
   }
-  const lock = acquireProjectLock(io.cwd);
+  const lock = acquireProjectLock(io.cwd, warn);
   if (!lock.ok) {
-    io.stderr.write(`refinery: another refinery process (pid ${lock.holder}) is running in ${io.cwd}; wait for it or stop it\n`);
+    reportLockRefusal(io, lock);
     return 1;
   }
   try {
+    try {
+      prepareStateFolders(io.cwd, warn);
+    } catch (error) {
+      reportWriteProblems(io, [writeProblem(path.join(io.cwd, '.refinery'), error)]);
+      return 1;
+    }
     const runId = newRunId();
-    const { bus, close } = runBus(io, flags, runId, opened.spec.name);
+    const { bus, close } = runBus(io, flags, runId, opened.spec.name, warn);
     const skipped = skippedStages(bus, changed?.skipped);
     // Loaded only when something may run: the no-op path above needs none of them.
     const [{ execute }, { FileHashes }, { StageState }, { SchemaRegistry }, { removeLeftoverStaging }] = await Promise.all([
@@ -198,8 +208,8 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       force: flags.force,
       keepGoing: flags['keep-going'],
       only: flags.only,
-      hashes: new FileHashes(io.cwd),
-      state: new StageState(io.cwd, opened.spec.name),
+      hashes: new FileHashes(io.cwd, warn),
+      state: new StageState(io.cwd, opened.spec.name, warn),
       schemas: new SchemaRegistry(io.cwd),
       taskFile: (n) => opened.resolver.taskFile(n),
       schemaFile: (n) => opened.resolver.schemaFile(n),
@@ -208,12 +218,14 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       ...(budgetUsd !== undefined ? { budgetUsd } : {}),
       ...(select ? { select, reportUnselected: true, previouslySkipped: changed?.skipped } : {}),
     });
-    close();
+    const problems = [...result.writeProblems, close()];
     if (result.status === 'succeeded' && noopKey && flags.only.length === 0 && canSkipByStat(opened.spec)) {
-      recordNoop(io.cwd, opened, noopKey, select && changed ? merged(changed.previous, observations) : observations, skipped);
+      problems.push(recordNoop(io.cwd, opened, noopKey, select && changed ? merged(changed.previous, observations) : observations, skipped, warn));
     }
     for (const d of result.diagnostics) io.stderr.write(`error: ${d.message}\n`);
+    const unwritten = reportWriteProblems(io, problems, result.status === 'failed');
     if (result.status === 'aborted') return 130;
+    if (unwritten) return 1;
     return result.status === 'succeeded' ? 0 : result.diagnostics.length && result.counts.failed === 0 ? 2 : 1;
   } finally {
     lock.release();

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
 import { StageState } from '../../state/stage-state.ts';
+import { stateWarn } from '../state-report.ts';
 
 const USAGE = `Usage: refinery status [--runs N] [--json]
 
@@ -60,7 +61,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   }
   const runs = readRuns(io.cwd, Number(parsed.values.runs) || 10);
   const stages = Object.fromEntries(
-    pipelinesWithState(io.cwd).map((p) => [p, new StageState(io.cwd, p).all().map((r) => ({ stage: r.stage, finishedAt: r.finishedAt, durationMs: r.durationMs, runId: r.runId, outputs: Object.keys(r.outputs) })).sort((a, b) => (a.stage < b.stage ? -1 : 1))]),
+    pipelinesWithState(io.cwd).map((p) => [p, new StageState(io.cwd, p, stateWarn(io)).all().map((r) => ({ stage: r.stage, finishedAt: r.finishedAt, durationMs: r.durationMs, runId: r.runId, outputs: Object.keys(r.outputs) })).sort((a, b) => (a.stage < b.stage ? -1 : 1))]),
   );
   if (parsed.values.json) {
     io.stdout.write(`${JSON.stringify({ runs, stages }, null, 2)}\n`);

@@ -16,6 +16,7 @@ import { consoleSink } from '../../events/console-sink.ts';
 import { jsonlSink } from '../../events/jsonl-sink.ts';
 import { FileHashes } from '../../state/file-hashes.ts';
 import { StageState } from '../../state/stage-state.ts';
+import { reportWriteProblems, stateWarn } from '../state-report.ts';
 import { SchemaRegistry } from '../../artifacts/schema-registry.ts';
 
 const USAGE = `Usage: refinery task NAME [--param KEY=VALUE]... [--output NAME=PATH]... [--json]
@@ -88,12 +89,13 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const inst: StageInstance = { id: `task:${name}`, stageId: name, spec, vars: {}, inputs: [], outputs, needs: [] };
   const runId = newRunId();
   const bus = new EventBus(runId, `task-${name}`);
-  const jsonl = jsonlSink(io.cwd, runId);
+  const warn = stateWarn(io);
+  const jsonl = jsonlSink(io.cwd, runId, warn);
   bus.subscribe(jsonl.sink);
   if (parsed.values.json) bus.subscribe((e) => io.stdout.write(`${JSON.stringify(e)}\n`));
   else bus.subscribe(consoleSink({ out: io.stdout, live: false, color: false, verbose: true }));
-  const hashes = new FileHashes(io.cwd);
-  const state = new StageState(io.cwd, `task-${name}`);
+  const hashes = new FileHashes(io.cwd, warn);
+  const state = new StageState(io.cwd, `task-${name}`, warn);
   bus.emit({ type: 'run-start', stages: 1, params: spec.with, concurrency: 1 });
   const started = Date.now();
   const outcome = await runStage(
@@ -115,10 +117,10 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   rmSync(stagingDir(io.cwd, runId), { recursive: true, force: true });
   bus.emit({ type: 'stage-end', stage: inst.id, status, durationMs: Date.now() - started, attempts: outcome.attempts, ...(outcome.reason ? { reason: outcome.reason } : {}), ...(outcome.summary ? { summary: outcome.summary } : {}), ...(outcome.issues ? { issues: outcome.issues } : {}), ...(outcome.rejectedDir ? { rejectedDir: outcome.rejectedDir } : {}), ...(status === 'succeeded' ? { outputs: Object.fromEntries(Object.entries(outputs).map(([k, o]) => [k, o.path])) } : {}) });
   bus.emit({ type: 'run-end', status: status === 'succeeded' ? 'succeeded' : status === 'aborted' ? 'aborted' : 'failed', durationMs: Date.now() - started, counts: { succeeded: status === 'succeeded' ? 1 : 0, failed: status === 'failed' ? 1 : 0, fresh: 0, skipped: 0, blocked: 0, aborted: status === 'aborted' ? 1 : 0 } });
-  jsonl.close();
-  hashes.save();
+  const problems = [jsonl.close(), hashes.save()];
   state.close();
-  return status === 'succeeded' ? 0 : status === 'aborted' ? 130 : 1;
+  const unwritten = reportWriteProblems(io, problems, status === 'failed');
+  return status === 'succeeded' && !unwritten ? 0 : status === 'aborted' ? 130 : 1;
 }
 
 export const taskCommand: Command = { name: 'task', summary: 'Run one task on its own', usage: USAGE, run };

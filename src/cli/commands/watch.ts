@@ -8,6 +8,9 @@ import { jsonlSink } from '../../events/jsonl-sink.ts';
 import { mqttSink, type MqttSink } from '../../events/mqtt-sink.ts';
 import { acquireProjectLock } from '../../state/project-lock.ts';
 import { removeLeftoverStaging } from '../../executor/staging.ts';
+import { prepareStateFolders } from '../../state/state-folders.ts';
+import { writeProblem } from '../../state/write-problem.ts';
+import { reportLockRefusal, reportWriteProblems, stateWarn } from '../state-report.ts';
 import { loadPipeline, type LoadedPipeline } from '../../watch/load-pipeline.ts';
 import { WatchDaemon } from '../../watch/watch-daemon.ts';
 import type { BusyPolicy, WatchNotice } from '../../watch/types.ts';
@@ -109,7 +112,7 @@ async function loadAll(io: CommandIo, args: string[], overrides: Record<string, 
       io.stderr.write(`refinery watch: ${found.error}\n`);
       return undefined;
     }
-    const outcome = await loadPipeline(io.cwd, found.file, overrides);
+    const outcome = await loadPipeline(io.cwd, found.file, overrides, stateWarn(io));
     if (!outcome.ok) {
       printDiagnostics(io, outcome.diagnostics, new Map([[outcome.file, outcome.source]]));
       return undefined;
@@ -231,14 +234,21 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   }
   const pipelines = await loadAll(io, positionals, settings.overrides);
   if (!pipelines) return 2;
-  const lock = acquireProjectLock(io.cwd);
+  const warn = stateWarn(io);
+  const lock = acquireProjectLock(io.cwd, warn);
   if (!lock.ok) {
-    io.stderr.write(`refinery: another refinery process (pid ${lock.holder}) is running in ${io.cwd}; wait for it or stop it\n`);
+    reportLockRefusal(io, lock);
     return 1;
   }
   // Holding the lock, no other run is live: what killed runs left in staging can go.
   removeLeftoverStaging(io.cwd);
   try {
+    try {
+      prepareStateFolders(io.cwd, warn);
+    } catch (error) {
+      reportWriteProblems(io, [writeProblem(path.join(io.cwd, '.refinery'), error)]);
+      return 1;
+    }
     const mqtt = await openMqtt(io, flags, settings.mqttPort);
     if (typeof mqtt === 'string') {
       io.stderr.write(`refinery watch: ${mqtt}\n`);
@@ -255,14 +265,16 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       concurrency: settings.concurrency,
       keepGoing: flags['keep-going'],
       notify: (n) => renderNotice(io, n, flags.verbose),
+      warn,
+      onRunEnd: (_pipeline, result) => reportWriteProblems(io, result.writeProblems),
       openRun(runId, pipeline) {
         const bus = new EventBus(runId, pipeline);
-        const jsonl = jsonlSink(io.cwd, runId);
+        const jsonl = jsonlSink(io.cwd, runId, warn);
         bus.subscribe(jsonl.sink);
         if (flags.json) bus.subscribe((e) => io.stdout.write(`${JSON.stringify(e)}\n`));
         else bus.subscribe(consoleSink({ out: io.stdout, live, color: live && io.env.NO_COLOR === undefined, verbose: flags.verbose, ...(io.stdout.columns ? { columns: io.stdout.columns } : {}) }));
         if (mqtt.sink) bus.subscribe(mqtt.sink.sink);
-        return { bus, close: () => jsonl.close() };
+        return { bus, close: () => reportWriteProblems(io, [jsonl.close()]) };
       },
     });
     await waitFor(io.signal);

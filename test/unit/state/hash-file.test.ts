@@ -44,7 +44,7 @@ describe('hashing files', () => {
     const size = 12 * MiB;
     const file = randomFile(size);
     const rel = path.basename(file);
-    const first = new FileHashes(dir, { streamAboveBytes: MiB });
+    const first = new FileHashes(dir, undefined, { streamAboveBytes: MiB });
     const stamp = first.stamp(rel);
     expect(stamp?.[0]).toBe(size);
     first.save();
@@ -53,15 +53,15 @@ describe('hashing files', () => {
     writeSync(fd, Buffer.from('changed'), 0, 7, 0);
     closeSync(fd);
     utimesSync(file, OLD, OLD);
-    expect(new FileHashes(dir, { streamAboveBytes: MiB }).hash(rel)).toBe(stamp?.[3]);
+    expect(new FileHashes(dir, undefined, { streamAboveBytes: MiB }).hash(rel)).toBe(stamp?.[3]);
     utimesSync(file, OLD + 10, OLD + 10);
-    expect(new FileHashes(dir, { streamAboveBytes: MiB }).hash(rel)).not.toBe(stamp?.[3]);
+    expect(new FileHashes(dir, undefined, { streamAboveBytes: MiB }).hash(rel)).not.toBe(stamp?.[3]);
   });
 
   it('FileHashes - a file that exists but cannot be read throws FileReadError naming it, in one read or in chunks; a missing one is undefined', () => {
     // /proc/self/mem is a regular file whose read at offset 0 fails with EIO, for root too.
     for (const streamAboveBytes of [undefined, -1]) {
-      const hashes = new FileHashes('/proc/self', streamAboveBytes === undefined ? {} : { streamAboveBytes });
+      const hashes = new FileHashes('/proc/self', undefined, streamAboveBytes === undefined ? {} : { streamAboveBytes });
       expect(() => hashes.stamp('mem')).toThrow(FileReadError);
       expect(() => hashes.hash('mem')).toThrow(/^cannot read mem to fingerprint it: EIO/);
     }
