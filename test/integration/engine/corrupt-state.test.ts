@@ -4,6 +4,7 @@ import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSyn
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { demoProject, events, REPO_ROOT, runCli, stageEnds, tempProject, type CliResult, type TempProject } from '../../helpers/project.ts';
+import { EXAMPLE_REFINE_PARAMS } from '../../helpers/refine-example.ts';
 
 let project: TempProject | undefined;
 afterEach(() => project?.cleanup());
@@ -170,7 +171,7 @@ describe('damaged state is set aside', () => {
   it('LLM cache - a damaged response entry is set aside with a warning and the call is made again', async () => {
     project = tempProject();
     for (const rel of ['refinery.config.yaml', 'pipelines/refine.yaml', 'examples/refine']) cpSync(path.join(REPO_ROOT, rel), project.path(rel), { recursive: true });
-    const refine = (...args: string[]) => runCli(['run', 'refine', '--only', 'criteria', '--json', ...args], { cwd: project!.root });
+    const refine = (...args: string[]) => runCli(['run', 'refine', ...EXAMPLE_REFINE_PARAMS, '--only', 'criteria', '--json', ...args], { cwd: project!.root });
     const first = await refine();
     expect(first.code, first.stderr).toBe(0);
     const llm = project.path('.refinery/cache/llm');
