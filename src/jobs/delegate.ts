@@ -73,6 +73,10 @@ export interface DelegateResult {
   via: WatchOutcome['via'];
 }
 
+function sessionLabel(kind: string, session: string): string {
+  return kind === 'tmux' ? session : kind;
+}
+
 /** Register, subscribe, hand over, wait; for loop/discuss, alternate worker and reviewer; then validate. */
 export async function delegateJob(options: DelegateOptions): Promise<DelegateResult> {
   if (options.type !== 'direct' && !options.reviewer) throw new Error(`a ${options.type} job needs a reviewer agent (--reviewer)`);
@@ -81,7 +85,8 @@ export async function delegateJob(options: DelegateOptions): Promise<DelegateRes
   const { record, extras } = await registry.register({
     prompt: options.prompt,
     agent: options.worker.name,
-    agentSession: options.worker.session,
+    // Only a tmux agent has a session; the others are named by their kind.
+    agentSession: sessionLabel(options.worker.agent.kind, options.worker.session),
     broker: recordBlockOf(options.broker),
     timeoutSec: options.timeoutSec,
     idleTimeoutSec: options.idleTimeoutSec,
@@ -207,7 +212,7 @@ class DelegateRun {
   private async phase(role: 'worker' | 'reviewer', iteration: number, prompt: string, spec: AgentSpec): Promise<WatchOutcome> {
     const { options } = this;
     const { record } = await this.registry.update(this.jobId, (current, extras) => ({
-      record: { ...current, status: 'pending', prompt, agent: spec.name, agent_session: spec.session },
+      record: { ...current, status: 'pending', prompt, agent: spec.name, agent_session: sessionLabel(spec.agent.kind, spec.session) },
       extras: { ...extras, iteration },
     }));
     await this.audit.local(this.jobId, 'iteration', `${role} ${iteration} (${spec.agent.describe()})`);

@@ -76,6 +76,8 @@ describe('refinery jobs (CLI)', () => {
       expect((await jobs(dir, 'logs', '--list')).out.trim()).toBe(path.join(dir, '.mam/delegate_job_logs', id));
       // The token lives only in the 0600 record; no log, audit file or command output carries it.
       const record = JSON.parse(readFileSync(path.join(dir, '.mam/jobs', `${id}.json`), 'utf8'));
+      // A human has no tmux session: the record names the kind, not the seed's tmux default.
+      expect(record.agent_session).toBe('human');
       const everything = [submitter.out(), submitter.err(), list.out, status.out, logs.out, published.out, ...readdirSync(path.join(dir, '.mam/delegate_job_logs', id)).map((f) => readFileSync(path.join(dir, '.mam/delegate_job_logs', id, f), 'utf8'))].join('\n');
       expect(everything).not.toContain(record.auth_token);
     } finally {
