@@ -6,6 +6,10 @@ export interface Dag {
   /** For each stage i: the paths it reads (sources or earlier stages' outputs). */
   inputs: string[][];
   sources: string[];
+  /** The source the touch measurement edits. */
+  touched: string;
+  /** How many stages that edit makes stale. */
+  touchReach: number;
 }
 
 /** N stages; the first tenth read 1-3 source files, the rest 1-3 outputs of earlier stages. */
@@ -20,7 +24,44 @@ export function makeDag(n: number, seed = 42): Dag {
     for (let j = 0; j < k; j += 1) picks.add(i < sourceCount ? (sources[Math.floor(rand() * sourceCount)] as string) : `out/s${Math.floor(rand() * i)}.txt`);
     inputs.push([...picks].sort());
   }
-  return { inputs, sources };
+  const touched = sources[0] as string;
+  return { inputs, sources, touched, touchReach: reach(inputs, touched) };
+}
+
+/**
+ * The edit-loop shape: N stages, each reading its own source file and 0-2 outputs of earlier
+ * stages (1-3 files in all). The touched source is the one whose rebuild set is the median size.
+ */
+export function makeManySourcesDag(n: number, seed = 7): Dag {
+  const rand = mulberry32(seed);
+  const sources = Array.from({ length: n }, (_, i) => `src/f${i}.txt`);
+  const inputs: string[][] = [];
+  for (let i = 0; i < n; i += 1) {
+    const picks = new Set<string>([sources[i] as string]);
+    const extra = i === 0 ? 0 : Math.floor(rand() * 3);
+    for (let j = 0; j < extra; j += 1) picks.add(stageOutput(Math.floor(rand() * i)));
+    inputs.push([...picks].sort());
+  }
+  const reaches = sources.map((s) => ({ s, r: reach(inputs, s) })).sort((a, b) => a.r - b.r);
+  const median = reaches[Math.floor(reaches.length / 2)] as { s: string; r: number };
+  return { inputs, sources, touched: median.s, touchReach: median.r };
+}
+
+/** How many stages a change to `path` makes stale: those reading it, and everything downstream. */
+function reach(inputs: string[][], path: string): number {
+  const readers = new Map<string, number[]>();
+  inputs.forEach((ins, i) => {
+    for (const p of ins) readers.set(p, [...(readers.get(p) ?? []), i]);
+  });
+  const seen = new Set<number>();
+  const queue = [...(readers.get(path) ?? [])];
+  while (queue.length > 0) {
+    const i = queue.pop() as number;
+    if (seen.has(i)) continue;
+    seen.add(i);
+    queue.push(...(readers.get(stageOutput(i)) ?? []));
+  }
+  return seen.size;
 }
 
 export function stageOutput(i: number): string {

@@ -5,13 +5,19 @@ import { appendFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'n
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { CHECKSUM_TASK, makeDag, makefile, ninjaFile, refineryPipeline, resetDir, stageOutput, writeSources, type Dag } from './generate.ts';
+import { CHECKSUM_TASK, makeDag, makeManySourcesDag, makefile, ninjaFile, refineryPipeline, resetDir, stageOutput, writeSources, type Dag } from './generate.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const WORK = path.join(REPO, 'bench', '.work', 'graph');
 const CLI = path.join(REPO, 'bin', 'refinery.js');
 
 type Tool = 'refinery' | 'make' | 'ninja';
+/** layered: a tenth of the stages read sources, the rest earlier outputs; sources: one source file per stage (the edit loop). */
+type Shape = 'layered' | 'sources';
+const SHAPES: Record<Shape, { make: (n: number) => Dag; about: string }> = {
+  layered: { make: (n) => makeDag(n), about: 'a tenth of the stages read 1-3 of N/10 sources, the rest 1-3 earlier outputs' },
+  sources: { make: (n) => makeManySourcesDag(n), about: 'each stage reads its own source and 0-2 earlier outputs; the touched source has the median rebuild set' },
+};
 
 function command(tool: Tool): [string, string[]] {
   if (tool === 'make') return ['make', ['-j2', '-s']];
@@ -102,8 +108,8 @@ interface Figures {
   touch: number;
 }
 
-function measure(n: number, dag: Dag, tool: Tool, reps: number, fullReps: number): Figures {
-  const dir = path.join(WORK, `${tool}-${n}`);
+function measure(n: number, dag: Dag, tool: Tool, reps: number, fullReps: number, shape: Shape): Figures {
+  const dir = path.join(WORK, `${shape}-${tool}-${n}`);
   setup(dir, dag, tool);
   const full: number[] = [];
   for (let r = 0; r < fullReps; r += 1) {
@@ -115,7 +121,7 @@ function measure(n: number, dag: Dag, tool: Tool, reps: number, fullReps: number
   const touch: number[] = [];
   for (let r = 0; r < reps; r += 1) {
     // A real edit (content and mtime change) of one source read by the first stages.
-    appendFileSync(path.join(dir, dag.sources[0] as string), `edit ${r}\n`);
+    appendFileSync(path.join(dir, dag.touched), `edit ${r}\n`);
     touch.push(timeCommand(dir, tool));
   }
   leftovers.push(dir);
@@ -128,23 +134,24 @@ function fmt(ms: number): string {
 
 function main(): void {
   const { values } = parseArgs({
-    options: { sizes: { type: 'string', default: '1000,10000' }, reps: { type: 'string', default: '3' }, 'full-reps-large': { type: 'string', default: '1' }, 'task-stages': { type: 'string', default: '10000' } },
+    options: { shapes: { type: 'string', default: 'layered,sources' }, sizes: { type: 'string', default: '1000,10000' }, reps: { type: 'string', default: '3' }, 'full-reps-large': { type: 'string', default: '1' }, 'task-stages': { type: 'string', default: '10000' } },
   });
   const sizes = values.sizes.split(',').map(Number).filter((n) => n > 0);
   const reps = Number(values.reps);
   rmSync(WORK, { recursive: true, force: true });
   mkdirSync(WORK, { recursive: true });
   console.log(`bench/graph: ${reps} repetitions (median), -j2, ${process.platform} ${process.arch}, node ${process.version}`);
-  for (const n of sizes) {
-    const dag = makeDag(n);
+  const shapes = values.shapes.split(',').filter((s): s is Shape => s in SHAPES);
+  for (const [shape, n] of shapes.flatMap((shape) => sizes.map((n) => [shape, n] as const))) {
+    const dag = SHAPES[shape].make(n);
     const fullReps = n >= 10_000 ? Number(values['full-reps-large']) : reps;
     const results = {} as Record<Tool, Figures>;
     for (const tool of ['make', 'ninja', 'refinery'] as Tool[]) {
       process.stdout.write(`  N=${n} ${tool}… `);
-      results[tool] = measure(n, dag, tool, reps, fullReps);
+      results[tool] = measure(n, dag, tool, reps, fullReps, shape);
       console.log(`full ${fmt(results[tool].full)}, no-op ${fmt(results[tool].noop)}, touch ${fmt(results[tool].touch)}`);
     }
-    console.log(`\nN = ${n} stages (${dag.sources.length} source files)`);
+    console.log(`\n${shape}: N = ${n} stages, ${dag.sources.length} source files (${SHAPES[shape].about}); the touch makes ${dag.touchReach} stages stale`);
     console.log('| measure | make | ninja | refinery | refinery/make | refinery/ninja |');
     console.log('| --- | --- | --- | --- | --- | --- |');
     for (const m of ['full', 'noop', 'touch'] as const) {
