@@ -1,7 +1,9 @@
 import { rememberSecret, redactSecrets } from '../security/known-secrets.ts';
 import { BackendError } from './errors.ts';
 import { parseRetryAfter } from './retry.ts';
+import { promptWithSchema } from './schema-prompt.ts';
 import { sseData } from './sse.ts';
+import { strictSchemaProblems } from './strict-schema.ts';
 import type { OpenAiBackendConfig } from './config-schema.ts';
 import type { Backend, CallOptions, LlmRequest, LlmResult } from './types.ts';
 
@@ -14,13 +16,38 @@ function chatUrl(baseUrl: string): string {
   return new URL('chat/completions', baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`).toString();
 }
 
-/** Any OpenAI-compatible chat completions API: OpenAI, Ollama, vLLM, llama.cpp server. */
+/** Ollama's own chat endpoint beside its OpenAI-compatible one: `http://host:11434/v1` -> `http://host:11434/api/chat`. */
+function ollamaChatUrl(baseUrl: string): string {
+  const url = new URL(baseUrl);
+  url.pathname = `${url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '')}/api/chat`;
+  return url.toString();
+}
+
+/** Ollama listens on 11434 unless told otherwise; any other server is taken for OpenAI's API. */
+export function defaultApi(baseUrl: string): 'openai' | 'ollama' {
+  return new URL(baseUrl).port === '11434' ? 'ollama' : 'openai';
+}
+
+/** How one attempt carries the answer schema: not at all (no schema), natively, or in the prompt. */
+type SchemaMode = 'plain' | 'native' | 'prompt';
+
+/** A server that does not take the schema answers 400 (or 422) to the request that carries it. */
+function refusesSchema(error: unknown): boolean {
+  return error instanceof BackendError && (error.status === 400 || error.status === 422);
+}
+
+/**
+ * Any OpenAI-compatible chat completions API: OpenAI, Ollama, vLLM, llama.cpp server. An answer schema
+ * goes as `response_format` (json_schema, strict when it fits OpenAI's strict subset), or as Ollama's
+ * `format` on its own /api/chat; a server that refuses it is asked once more with the schema in the prompt.
+ */
 export class OpenAiBackend implements Backend {
   readonly kind = 'openai' as const;
   readonly model: string;
   readonly cacheIdentity: Readonly<Record<string, unknown>>;
-  /** Turned off for this process when the server rejects `response_format`. */
-  private jsonSchemaSupported: boolean;
+  readonly api: 'openai' | 'ollama';
+  /** Set for this process once the server refused a schema (and took the same request without it). */
+  private schemaRefused = false;
 
   constructor(
     readonly name: string,
@@ -28,7 +55,7 @@ export class OpenAiBackend implements Backend {
     private readonly env: NodeJS.ProcessEnv = process.env,
   ) {
     this.model = config.model;
-    this.jsonSchemaSupported = config.json_schema;
+    this.api = config.api ?? defaultApi(config.base_url);
     this.cacheIdentity = { base_url: config.base_url, temperature: config.temperature, max_tokens: config.max_tokens };
   }
 
@@ -44,49 +71,69 @@ export class OpenAiBackend implements Backend {
     return headers;
   }
 
-  private body(request: LlmRequest, withSchema: boolean): Record<string, unknown> {
-    const messages = [
+  private messages(request: LlmRequest, mode: SchemaMode): Array<{ role: string; content: string }> {
+    return [
       ...(request.system ? [{ role: 'system', content: request.system }] : []),
-      { role: 'user', content: request.prompt },
+      { role: 'user', content: mode === 'prompt' ? promptWithSchema(request) : request.prompt },
     ];
+  }
+
+  private openAiBody(request: LlmRequest, mode: SchemaMode): Record<string, unknown> {
+    const schema = mode === 'native' ? request.jsonSchema : undefined;
     return {
       model: this.config.model,
-      messages,
+      messages: this.messages(request, mode),
       temperature: request.temperature ?? this.config.temperature,
       max_tokens: request.maxTokens ?? this.config.max_tokens,
       stream: this.config.stream,
       ...(this.config.stream ? { stream_options: { include_usage: true } } : {}),
-      ...(withSchema && request.jsonSchema
-        ? { response_format: { type: 'json_schema', json_schema: { name: request.jsonSchema.name, schema: request.jsonSchema.schema, strict: false } } }
+      ...(schema
+        ? { response_format: { type: 'json_schema', json_schema: { name: schema.name, schema: schema.schema, strict: strictSchemaProblems(schema.schema).length === 0 } } }
         : {}),
     };
   }
 
+  private ollamaBody(request: LlmRequest, mode: SchemaMode): Record<string, unknown> {
+    const options = Object.fromEntries(
+      Object.entries({ temperature: request.temperature ?? this.config.temperature, num_predict: request.maxTokens ?? this.config.max_tokens }).filter(([, v]) => v !== undefined),
+    );
+    return {
+      model: this.config.model,
+      messages: this.messages(request, mode),
+      stream: false,
+      ...(mode === 'native' && request.jsonSchema ? { format: request.jsonSchema.schema } : {}),
+      ...(Object.keys(options).length > 0 ? { options } : {}),
+    };
+  }
+
   async complete(request: LlmRequest, options: CallOptions): Promise<LlmResult> {
-    const withSchema = this.jsonSchemaSupported && request.jsonSchema !== undefined;
+    if (!request.jsonSchema) return this.attempt(request, options, 'plain');
+    if (!this.config.json_schema) return { ...(await this.attempt(request, options, 'prompt')), schemaVia: 'prompt' };
+    if (this.schemaRefused) return { ...(await this.attempt(request, options, 'prompt')), schemaVia: 'refused' };
     try {
-      return await this.attempt(request, options, withSchema);
+      return { ...(await this.attempt(request, options, 'native')), schemaVia: this.api === 'ollama' ? 'ollama_format' : 'response_format' };
     } catch (error) {
-      if (withSchema && error instanceof BackendError && error.status === 400 && /response_format|json_schema/i.test(error.message)) {
-        this.jsonSchemaSupported = false;
-        return this.attempt(request, options, false);
-      }
-      throw error;
+      if (!refusesSchema(error)) throw error;
+      const result = await this.attempt(request, options, 'prompt');
+      this.schemaRefused = true;
+      return { ...result, schemaVia: 'refused' };
     }
   }
 
-  private async attempt(request: LlmRequest, options: CallOptions, withSchema: boolean): Promise<LlmResult> {
+  private async attempt(request: LlmRequest, options: CallOptions, mode: SchemaMode): Promise<LlmResult> {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(new Error('timeout')), this.config.timeout_s * 1000);
     const signal = AbortSignal.any([options.signal, timeout.signal]);
+    const ollama = this.api === 'ollama';
     try {
-      const response = await fetch(chatUrl(this.config.base_url), {
+      const response = await fetch(ollama ? ollamaChatUrl(this.config.base_url) : chatUrl(this.config.base_url), {
         method: 'POST',
         headers: this.headers(),
-        body: JSON.stringify(this.body(request, withSchema)),
+        body: JSON.stringify(ollama ? this.ollamaBody(request, mode) : this.openAiBody(request, mode)),
         signal,
       });
       if (!response.ok) throw await this.httpError(response);
+      if (ollama) return await this.readOllama(response);
       return this.config.stream ? await this.readStream(response) : await this.readJson(response);
     } catch (error) {
       if (error instanceof BackendError) throw error;
@@ -122,6 +169,20 @@ export class OpenAiBackend implements Backend {
     const content = data.choices?.[0]?.message?.content;
     if (typeof content !== 'string') throw new BackendError(this.name, 'bad_response', 'response has no choices[0].message.content');
     return this.result(content, data.model, data.usage);
+  }
+
+  private async readOllama(response: Response): Promise<LlmResult> {
+    const raw = await response.text();
+    let data: { model?: string; message?: { content?: unknown }; prompt_eval_count?: number; eval_count?: number; error?: unknown };
+    try {
+      data = JSON.parse(raw) as typeof data;
+    } catch {
+      throw new BackendError(this.name, 'bad_response', `response is not JSON: ${redactSecrets(raw).slice(0, 120)}`);
+    }
+    if (data.error !== undefined) throw new BackendError(this.name, 'other', `ollama reported ${redactSecrets(JSON.stringify(data.error)).slice(0, 300)}`);
+    const content = data.message?.content;
+    if (typeof content !== 'string') throw new BackendError(this.name, 'bad_response', 'response has no message.content');
+    return this.result(content, data.model, { prompt_tokens: data.prompt_eval_count, completion_tokens: data.eval_count });
   }
 
   private async readStream(response: Response): Promise<LlmResult> {

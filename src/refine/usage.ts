@@ -1,4 +1,5 @@
 import type { LlmCallRecord } from '../backends/llm-client.ts';
+import type { SchemaVia } from '../backends/types.ts';
 
 /** One model call as a task records it in its usage.json (schema `llm-usage`). */
 export interface UsageCall {
@@ -14,6 +15,10 @@ export interface UsageCall {
   original_cost_usd: number;
   latency_ms: number;
   attempts: number;
+  /** How the answer schema reached the model (`refused`: the server refused it and was asked without it). */
+  schema?: SchemaVia;
+  /** Whether the answer was usable as it came (parsed, matched the schema, complete); false asks for a repair. */
+  valid?: boolean;
 }
 
 export interface UsageTotals {
@@ -81,6 +86,8 @@ function toCall(r: LlmCallRecord): UsageCall {
     original_cost_usd: roundUsd(r.originalCostUsd),
     latency_ms: r.latencyMs,
     attempts: r.attempts,
+    ...(r.schema ? { schema: r.schema } : {}),
+    ...(r.valid !== undefined ? { valid: r.valid } : {}),
   };
 }
 
