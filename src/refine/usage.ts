@@ -39,6 +39,22 @@ export interface UsageArtifact {
   totals: UsageTotals;
 }
 
+const SCHEMA_NOTES: Record<SchemaVia, string> = {
+  response_format: 'answer schema sent as response_format (json_schema)',
+  ollama_format: "answer schema sent as Ollama's format",
+  cli_option: "answer schema sent through the CLI's own option",
+  prompt: 'answer schema in the prompt only (the backend takes none)',
+  refused: 'answer schema refused by the server; asked again with the schema in the prompt',
+  none: 'no answer schema (a replayed answer)',
+};
+
+/** One line for `-v`: how a call's answer schema reached the model and whether the answer was usable. */
+export function callNote(call: Pick<LlmCallRecord, 'backend' | 'tag' | 'schema' | 'valid' | 'cached'>): string {
+  const how = call.schema ? SCHEMA_NOTES[call.schema] : 'no answer schema';
+  const answer = call.valid === undefined ? '' : call.valid ? '; answer valid' : '; answer unusable as it came';
+  return `${call.backend} ${call.tag}: ${how}${answer}${call.cached ? ' (from the cache)' : ''}`;
+}
+
 /** Rounds USD to 1e-8 so sums of floats stay readable and stable. */
 export function roundUsd(usd: number): number {
   return Math.round(usd * 1e8) / 1e8;
