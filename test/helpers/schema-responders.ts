@@ -95,11 +95,27 @@ export interface SchemaModeOptions {
   withoutSchema?: (request: RecordedRequest) => FakeReply;
 }
 
-/** Answers every request within the schema it was sent; a request without one gets prose (or `withoutSchema`). */
+/** The schema a prompt carries under refinery's `## Answer schema` heading (its last line), if any. */
+export function schemaInPrompt(prompt: string): Schema | undefined {
+  const at = prompt.lastIndexOf('\n## Answer schema\n');
+  if (at < 0) return undefined;
+  try {
+    const value = JSON.parse(prompt.slice(at).trim().split('\n').at(-1) ?? '') as unknown;
+    return isObject(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Answers every request within the schema it was sent; a request without one follows the schema its
+ * prompt carries (as a capable model would), else gets prose (or `withoutSchema`).
+ */
 export function schemaFollowingResponder(options: SchemaModeOptions = {}): Responder {
   return (request) => {
-    if (!request.schema) return options.withoutSchema?.(request) ?? { kind: 'content', content: PROSE, ...(options.delayMs ? { delayMs: options.delayMs } : {}) };
-    const content = JSON.stringify(exampleFromSchema(request.schema, options.example?.(request) ?? {}));
+    const schema = request.schema ?? schemaInPrompt(request.prompt);
+    if (!schema) return options.withoutSchema?.(request) ?? { kind: 'content', content: PROSE, ...(options.delayMs ? { delayMs: options.delayMs } : {}) };
+    const content = JSON.stringify(exampleFromSchema(schema, options.example?.(request) ?? {}));
     return { kind: 'content', content, ...(options.delayMs ? { delayMs: options.delayMs } : {}) };
   };
 }
