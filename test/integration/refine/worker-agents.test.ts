@@ -96,9 +96,10 @@ describe('refine worker rounds', () => {
   describe.skipIf(skipWithout(systemTool('tmux')))('tmux', () => {
     it('refine - worker=tmux:SESSION: the job is pasted into a live tmux session whose agent edits the deliverable and reports back', async () => {
       const project = exampleProject();
-      // A tmux server of this test's own (its socket under TMUX_TMPDIR), shared by the test and refinery.
+      // A tmux server of this test's own (its socket under TMUX_TMPDIR), shared by the test and refinery;
+      // TMUX emptied so that a test run from inside tmux never reaches (or kills) the user's own server.
       const sockets = mkdtempSync(path.join(tmpdir(), 'refinery-tmux-'));
-      const env = { TMUX_TMPDIR: sockets };
+      const env = { TMUX_TMPDIR: sockets, TMUX: '' };
       try {
         execFileSync('tmux', ['new-session', '-d', '-s', 'refine-worker', '-x', '200', '-y', '50', '-c', project.root, 'env', 'WORKER_INPUT=tmux-lines', process.execPath, WORKER], {
           cwd: project.root,
