@@ -1,5 +1,6 @@
 import { rememberSecret, redactSecrets } from '../security/known-secrets.ts';
 import { BackendError } from './errors.ts';
+import { defaultApi, ollamaChatBody, ollamaChatUrl, readOllamaChat } from './ollama-chat.ts';
 import { parseRetryAfter } from './retry.ts';
 import { promptWithSchema } from './schema-prompt.ts';
 import { sseData } from './sse.ts';
@@ -14,18 +15,6 @@ interface ChatUsage {
 
 function chatUrl(baseUrl: string): string {
   return new URL('chat/completions', baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`).toString();
-}
-
-/** Ollama's own chat endpoint beside its OpenAI-compatible one: `http://host:11434/v1` -> `http://host:11434/api/chat`. */
-function ollamaChatUrl(baseUrl: string): string {
-  const url = new URL(baseUrl);
-  url.pathname = `${url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '')}/api/chat`;
-  return url.toString();
-}
-
-/** Ollama listens on 11434 unless told otherwise; any other server is taken for OpenAI's API. */
-export function defaultApi(baseUrl: string): 'openai' | 'ollama' {
-  return new URL(baseUrl).port === '11434' ? 'ollama' : 'openai';
 }
 
 /** How one attempt carries the answer schema: not at all (no schema), natively, or in the prompt. */
@@ -93,19 +82,6 @@ export class OpenAiBackend implements Backend {
     };
   }
 
-  private ollamaBody(request: LlmRequest, mode: SchemaMode): Record<string, unknown> {
-    const options = Object.fromEntries(
-      Object.entries({ temperature: request.temperature ?? this.config.temperature, num_predict: request.maxTokens ?? this.config.max_tokens }).filter(([, v]) => v !== undefined),
-    );
-    return {
-      model: this.config.model,
-      messages: this.messages(request, mode),
-      stream: false,
-      ...(mode === 'native' && request.jsonSchema ? { format: request.jsonSchema.schema } : {}),
-      ...(Object.keys(options).length > 0 ? { options } : {}),
-    };
-  }
-
   async complete(request: LlmRequest, options: CallOptions): Promise<LlmResult> {
     if (!request.jsonSchema) return this.attempt(request, options, 'plain');
     if (!this.config.json_schema) return { ...(await this.attempt(request, options, 'prompt')), schemaVia: 'prompt' };
@@ -129,11 +105,18 @@ export class OpenAiBackend implements Backend {
       const response = await fetch(ollama ? ollamaChatUrl(this.config.base_url) : chatUrl(this.config.base_url), {
         method: 'POST',
         headers: this.headers(),
-        body: JSON.stringify(ollama ? this.ollamaBody(request, mode) : this.openAiBody(request, mode)),
+        body: JSON.stringify(
+          ollama
+            ? ollamaChatBody(this.config, request, this.messages(request, mode), mode === 'native' ? request.jsonSchema?.schema : undefined)
+            : this.openAiBody(request, mode),
+        ),
         signal,
       });
       if (!response.ok) throw await this.httpError(response);
-      if (ollama) return await this.readOllama(response);
+      if (ollama) {
+        const answer = readOllamaChat(this.name, await response.text());
+        return this.result(answer.content, answer.model, { prompt_tokens: answer.promptTokens, completion_tokens: answer.completionTokens });
+      }
       return this.config.stream ? await this.readStream(response) : await this.readJson(response);
     } catch (error) {
       if (error instanceof BackendError) throw error;
@@ -169,20 +152,6 @@ export class OpenAiBackend implements Backend {
     const content = data.choices?.[0]?.message?.content;
     if (typeof content !== 'string') throw new BackendError(this.name, 'bad_response', 'response has no choices[0].message.content');
     return this.result(content, data.model, data.usage);
-  }
-
-  private async readOllama(response: Response): Promise<LlmResult> {
-    const raw = await response.text();
-    let data: { model?: string; message?: { content?: unknown }; prompt_eval_count?: number; eval_count?: number; error?: unknown };
-    try {
-      data = JSON.parse(raw) as typeof data;
-    } catch {
-      throw new BackendError(this.name, 'bad_response', `response is not JSON: ${redactSecrets(raw).slice(0, 120)}`);
-    }
-    if (data.error !== undefined) throw new BackendError(this.name, 'other', `ollama reported ${redactSecrets(JSON.stringify(data.error)).slice(0, 300)}`);
-    const content = data.message?.content;
-    if (typeof content !== 'string') throw new BackendError(this.name, 'bad_response', 'response has no message.content');
-    return this.result(content, data.model, { prompt_tokens: data.prompt_eval_count, completion_tokens: data.eval_count });
   }
 
   private async readStream(response: Response): Promise<LlmResult> {

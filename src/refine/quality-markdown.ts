@@ -1,6 +1,7 @@
 import { mdCell, mermaidLabel } from '../security/markdown-escape.ts';
 import type { JudgeStanding } from './judge-quality.ts';
-import type { AnswerStats, SessionSummary } from './session-summary.ts';
+import type { AnswerStats } from './answer-stats.ts';
+import type { SessionSummary } from './session-summary.ts';
 
 /** Judge names, schema routes and file paths come from config and the session: every cell is escaped. */
 

@@ -1,10 +1,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { SchemaVia } from '../backends/types.ts';
 import type { CriteriaDocument, Criterion } from './criteria.ts';
 import type { ConsensusReport } from './consensus/report.ts';
 import type { NextTasksArtifact } from './next-tasks.ts';
 import type { RegressionArtifact } from './regression.ts';
+import { answerStats, type AnswerStats } from './answer-stats.ts';
 import { roundAgreement, sessionStandings, type JudgeStanding, type RoundAgreement, type ScoredJudge } from './judge-quality.ts';
 import { sessionFiles } from './session-layout.ts';
 import { taskLines, type TaskLine } from './task-list.ts';
@@ -38,17 +38,6 @@ export interface RoundSummary {
   /** How far the usable judges agree, and each one's offset from the consensus (null: no usable judge). */
   agreement: RoundAgreement | null;
   usage: UsageTotals;
-}
-
-/** How the model answers came back over the session: schemas used, first tries that were usable, what degraded. */
-export interface AnswerStats {
-  /** First-try calls whose answer was checked (repairs and unchecked calls aside). */
-  first_try: number;
-  first_try_valid: number;
-  repairs: number;
-  /** The session's artifacts whose status is degraded (or criteria that fell back to the defaults). */
-  degraded_artifacts: string[];
-  backends: Array<{ backend: string; calls: number; schema: Partial<Record<SchemaVia, number>>; first_try: number; first_try_valid: number }>;
 }
 
 export interface UsagePart {
@@ -222,29 +211,6 @@ function readRounds(reader: SessionReader, input: SummaryInput, ids: readonly st
     if (!input.hasWorker) return { rounds, stopped: { reason: 'no_worker', round: n } };
   }
   return { rounds, stopped: { reason: 'max_rounds', round: limit } };
-}
-
-/** First tries are the calls whose tag is not a repair; a repair follows a first try that was unusable. */
-function answerStats(calls: readonly UsageCall[], degraded: readonly string[]): AnswerStats {
-  const checked = calls.filter((c) => c.valid !== undefined && !c.tag.startsWith('repair-'));
-  const byBackend = new Map<string, AnswerStats['backends'][number]>();
-  for (const call of calls) {
-    const entry = byBackend.get(call.backend) ?? { backend: call.backend, calls: 0, schema: {}, first_try: 0, first_try_valid: 0 };
-    entry.calls += 1;
-    if (call.schema) entry.schema[call.schema] = (entry.schema[call.schema] ?? 0) + 1;
-    if (call.valid !== undefined && !call.tag.startsWith('repair-')) {
-      entry.first_try += 1;
-      if (call.valid) entry.first_try_valid += 1;
-    }
-    byBackend.set(call.backend, entry);
-  }
-  return {
-    first_try: checked.length,
-    first_try_valid: checked.filter((c) => c.valid).length,
-    repairs: calls.filter((c) => c.tag.startsWith('repair-')).length,
-    degraded_artifacts: [...degraded],
-    backends: [...byBackend.values()].sort((a, b) => (a.backend < b.backend ? -1 : 1)),
-  };
 }
 
 export function summarizeSession(input: SummaryInput): SessionSummary {

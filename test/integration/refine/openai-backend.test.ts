@@ -3,7 +3,7 @@ import { startFakeOpenAiServer, type FakeOpenAiServer } from '../../helpers/fake
 import { parseBackendsConfig } from '../../../src/backends/config-file.ts';
 import { LlmClient, type LlmCallRecord } from '../../../src/backends/llm-client.ts';
 import { BackendError } from '../../../src/backends/errors.ts';
-import { defaultApi } from '../../../src/backends/openai-backend.ts';
+import { defaultApi } from '../../../src/backends/ollama-chat.ts';
 
 let server: FakeOpenAiServer;
 beforeAll(async () => {
