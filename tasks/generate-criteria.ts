@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { defineTask } from '../src/task/define-task.ts';
 import { checkBackends } from '../src/backends/preflight.ts';
 import { askWithRepair } from '../src/refine/judge-call.ts';
-import { parseCriteriaResponse } from '../src/refine/criteria-parse.ts';
+import { criteriaReader } from '../src/refine/criteria-parse.ts';
+import { criteriaAnswerSchema } from '../src/refine/answer-schemas/call-schemas.ts';
 import { DEFAULT_CRITERIA, type CriteriaDocument } from '../src/refine/criteria.ts';
 import { readCriteriaParam } from '../src/refine/criteria-input.ts';
 import { criteriaPrompt } from '../src/refine/prompts/criteria-prompt.ts';
@@ -62,11 +63,8 @@ export default defineTask({
     const result = await askWithRepair(
       client,
       p.backend as string,
-      { tag: 'criteria', prompt: criteriaPrompt(task, bounds, note), temperature: 0 },
-      (text) => {
-        const parsed = parseCriteriaResponse(text, bounds);
-        return parsed.ok ? { ok: true, value: parsed, complete: true, problems: [] } : { ok: false, reasons: [parsed.reason] };
-      },
+      { tag: 'criteria', prompt: criteriaPrompt(task, bounds, note), jsonSchema: criteriaAnswerSchema(bounds), temperature: 0 },
+      criteriaReader(bounds),
       ctx.signal,
     );
     let doc: CriteriaDocument;

@@ -7,9 +7,9 @@ import { sha256 } from '../src/backends/cache-key.ts';
 import { readCriteriaParam } from '../src/refine/criteria-input.ts';
 import { readDeliverable, renderDeliverable, type DeliverableFile } from '../src/refine/deliverable.ts';
 import { askWithRepair } from '../src/refine/judge-call.ts';
-import { REGRESSION_ANSWER_SCHEMA } from '../src/refine/prompts/answer-schemas.ts';
+import { regressionAnswerSchema } from '../src/refine/answer-schemas/call-schemas.ts';
 import { regressionPrompt } from '../src/refine/prompts/regression-prompt.ts';
-import { deriveResult, parseGuardAnswer, type RegressionArtifact, type Side } from '../src/refine/regression.ts';
+import { deriveResult, guardReader, type RegressionArtifact, type Side } from '../src/refine/regression.ts';
 import { resolveInside } from '../src/refine/safe-path.ts';
 import { seededRandom } from '../src/refine/seeded.ts';
 import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson, writeUsageIfDeclared } from '../src/refine/task-support.ts';
@@ -71,8 +71,8 @@ export default defineTask({
     const result = await askWithRepair(
       client,
       p.backend,
-      { tag: 'regression', prompt, jsonSchema: { name: 'regression_guard', schema: REGRESSION_ANSWER_SCHEMA }, temperature: 0 },
-      (text) => parseGuardAnswer(text, ids),
+      { tag: 'regression', prompt, jsonSchema: regressionAnswerSchema(ids), temperature: 0 },
+      guardReader(ids),
       ctx.signal,
     );
     const artifact: RegressionArtifact = result.ok

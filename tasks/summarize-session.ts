@@ -13,7 +13,7 @@ const params = z.strictObject({
   sessions_dir: z.string().min(1).default(DEFAULT_SESSIONS_DIR),
   /** Judge names in registration order (default: the folders under round_NNN/judges/). */
   judges: z.array(z.string().min(1)).optional(),
-  /** The loop's max and whether a worker ran between rounds: the summary counts rounds as the loop did. */
+  /** The loop's max_rounds and whether a worker ran between rounds: the summary counts rounds as the loop did (with a worker, max_rounds + 1). */
   max_rounds: z.int().min(1).default(3),
   worker: z.string().default(''),
 });
@@ -44,6 +44,11 @@ export default defineTask({
     writeText(outputPath(ctx, 'report'), renderSummaryMarkdown(summary));
     for (const w of summary.warnings) ctx.report({ kind: 'warning', message: w });
     for (const t of summary.next_tasks) ctx.log(`next task ${t.id}: ${t.description}`);
+    for (const b of summary.answers.backends) {
+      const routes = Object.entries(b.schema).map(([via, n]) => `${via} ${n}`).join(', ') || 'no schema';
+      ctx.log(`answers from ${b.backend}: ${b.calls} calls, answer schema ${routes}; ${b.first_try_valid}/${b.first_try} first tries usable`);
+    }
+    for (const s of summary.judge_standings) ctx.log(`judge ${s.judge}: mean offset from the consensus ${s.mean_offset}, mean |offset| ${s.mean_abs_offset} (${s.rounds} rounds)`);
     const n = summary.rounds.length;
     const verdict = `${(summary.final_verdict ?? 'no verdict').toUpperCase()} after ${n} round${n === 1 ? '' : 's'} (${summary.stopped.reason.replace('_', ' ')})`;
     const next = nextTasksLine(summary.next_tasks, 40);

@@ -1,10 +1,13 @@
 // Benchmark: three judges evaluating in parallel vs one judge alone, against the fake OpenAI-compatible
 // server (in its own process) at 300 ms latency per call, measured in the same run; then an identical rerun that must make
-// zero backend calls and cost $0.   Run: npx tsx bench/refine/run.ts
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// zero backend calls and cost $0; then whole sessions (`refinery run refine`: writer, three judges, votes, guard) against
+// schema-following judges (a server that answers within the JSON Schema each call sends): degraded artifacts per
+// session (target 0) and first-try valid answers (target 100 %).   Run: npx tsx bench/refine/run.ts
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startServerProcess } from './server-handle.ts';
+import { REPO_ROOT, runCli, tempProject } from '../../test/helpers/project.ts';
 import { runTask, type TaskRun } from '../../test/integration/refine/helpers/task-context.ts';
 import evaluateBackend from '../../tasks/evaluate-backend.ts';
 import type { TaskReport } from '../../src/task/define-task.ts';
@@ -86,4 +89,45 @@ const lines = [
 process.stdout.write(`${lines.join('\n')}\n`);
 await server.close();
 rmSync(root, { recursive: true, force: true });
-if (ratio > MAX_RATIO || backendCalls !== 0 || rerunCost !== 0) process.exitCode = 1;
+
+// Whole sessions against schema-following judges.
+const SESSIONS = 3;
+const schemaServer = await startServerProcess(LATENCY_MS, 'schema');
+const project = tempProject({
+  'refinery.config.yaml': `backends:\n${['writer', ...JUDGES].map((j) => `  ${j}: {kind: openai, base_url: "${schemaServer.url}", model: m-${j}, ${price}}`).join('\n')}\n`,
+});
+cpSync(path.join(REPO_ROOT, 'pipelines/refine.yaml'), project.path('pipelines/refine.yaml'));
+const degradedPerSession: number[] = [];
+const sessionMs: number[] = [];
+let firstTries = 0;
+let firstTriesValid = 0;
+let sessionFailures = 0;
+for (let i = 0; i < SESSIONS; i++) {
+  project.write(`doc-${i}/README.md`, `# Tool ${i}\n\nRun \`tool --help\`.\n`);
+  project.write(`doc-${i}/previous.md`, `# Tool ${i}\n`);
+  const params = { session: `s${i}`, query: `Write a README for tool ${i}`, deliverable: `doc-${i}/README.md`, previous: `doc-${i}/previous.md`, writer: 'writer', judges: JUDGES.join(',') };
+  const started = performance.now();
+  const run = await runCli(['run', 'refine', ...Object.entries(params).flatMap(([k, v]) => ['--param', `${k}=${v}`])], { cwd: project.root });
+  sessionMs.push(performance.now() - started);
+  if (run.code !== 0) {
+    sessionFailures += 1;
+    process.stderr.write(run.stdout.slice(-2000) + run.stderr);
+    continue;
+  }
+  const summary = JSON.parse(readFileSync(project.path(`.refinery/sessions/s${i}/summary.json`), 'utf8')) as { answers: { first_try: number; first_try_valid: number; degraded_artifacts: string[] } };
+  degradedPerSession.push(summary.answers.degraded_artifacts.length);
+  firstTries += summary.answers.first_try;
+  firstTriesValid += summary.answers.first_try_valid;
+}
+await schemaServer.close();
+project.cleanup();
+const degradedOk = sessionFailures === 0 && degradedPerSession.every((d) => d === 0);
+const validShare = firstTries > 0 ? firstTriesValid / firstTries : 0;
+const sessionLines = [
+  `  schema-following judges  : ${SESSIONS} sessions of \`refinery run refine\` (writer + ${JUDGES.length} judges, votes, guard; response_format strict), ${LATENCY_MS} ms per call`,
+  `  session wall time        : ${median(sessionMs).toFixed(0)} ms median   (runs: ${sessionMs.map((x) => x.toFixed(0)).join(', ')})`,
+  `  degraded artifacts       : ${degradedPerSession.join(', ') || '-'} per session${sessionFailures ? ` (${sessionFailures} runs failed)` : ''}   (target 0)  ${degradedOk ? 'OK' : 'FAIL'}`,
+  `  first-try valid answers  : ${firstTriesValid}/${firstTries} (${(validShare * 100).toFixed(1)} %)   (target 100 %)  ${validShare === 1 ? 'OK' : 'FAIL'}`,
+];
+process.stdout.write(`${sessionLines.join('\n')}\n`);
+if (ratio > MAX_RATIO || backendCalls !== 0 || rerunCost !== 0 || !degradedOk || validShare !== 1) process.exitCode = 1;

@@ -8,11 +8,11 @@ export interface ServerHandle {
   close(): Promise<void>;
 }
 
-/** Starts bench/refine/server-worker.ts in a child process and waits for its URL. */
-export async function startServerProcess(latencyMs: number): Promise<ServerHandle> {
+/** Starts bench/refine/server-worker.ts in a child process and waits for its URL; `schema` mode answers within the schema it is sent. */
+export async function startServerProcess(latencyMs: number, mode: 'canned' | 'schema' = 'canned'): Promise<ServerHandle> {
   const child = fork(fileURLToPath(new URL('./server-worker.ts', import.meta.url)), [], {
     execArgv: ['--import', 'tsx'],
-    env: { ...process.env, FAKE_LATENCY_MS: String(latencyMs) },
+    env: { ...process.env, FAKE_LATENCY_MS: String(latencyMs), FAKE_MODE: mode },
   });
   const [ready] = (await once(child, 'message')) as [{ type: string; url: string }];
   return {

@@ -76,3 +76,24 @@ export class SchemaRegistry {
     return { ok: false, issues: (validate.errors ?? []).map(describe) };
   }
 }
+
+/**
+ * Schemas built at run time (a model call's answer schema): compiled once per distinct schema text in
+ * a small cache, since a session asks with the same few schemas over and over.
+ */
+const inlineAjv = new Ajv2020({ allErrors: true, strict: false });
+addFormats(inlineAjv);
+const inlineCompiled = new Map<string, ValidateFunction>();
+const INLINE_CACHE_LIMIT = 64;
+
+export function validateAgainst(schema: Record<string, unknown>, data: unknown): ValidationResult {
+  const key = JSON.stringify(schema);
+  let validate = inlineCompiled.get(key);
+  if (!validate) {
+    validate = inlineAjv.compile(schema);
+    if (inlineCompiled.size >= INLINE_CACHE_LIMIT) inlineCompiled.delete(inlineCompiled.keys().next().value as string);
+    inlineCompiled.set(key, validate);
+  }
+  if (validate(data)) return { ok: true };
+  return { ok: false, issues: (validate.errors ?? []).map(describe) };
+}

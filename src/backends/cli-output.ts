@@ -44,12 +44,15 @@ function parseClaude(backend: string, model: string, stdout: string): LlmResult 
     const detail = `${String(data.subtype ?? 'error')}: ${String(data.result ?? '')}`;
     throw new BackendError(backend, kindFromText(detail), `claude reported ${detail}`);
   }
-  if (typeof data.result !== 'string') throw new BackendError(backend, 'bad_response', 'claude JSON has no string "result"');
+  // With --json-schema the validated answer is `structured_output`; `result` may then be prose.
+  const structured = data.structured_output;
+  const text = structured !== null && typeof structured === 'object' ? JSON.stringify(structured) : data.result;
+  if (typeof text !== 'string') throw new BackendError(backend, 'bad_response', 'claude JSON has no string "result"');
   const usage = (data.usage ?? {}) as Json;
   const modelUsage = data.modelUsage && typeof data.modelUsage === 'object' ? Object.keys(data.modelUsage as Json) : [];
   const cost = data.total_cost_usd ?? data.cost_usd;
   return {
-    text: data.result,
+    text,
     model: modelUsage[0] ?? model,
     inputTokens: num(usage.input_tokens) + num(usage.cache_creation_input_tokens) + num(usage.cache_read_input_tokens),
     outputTokens: num(usage.output_tokens),

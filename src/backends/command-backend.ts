@@ -5,9 +5,10 @@ import { parseCliOutput, kindFromText } from './cli-output.ts';
 import { rememberSecretsOf, redactSecrets } from '../security/known-secrets.ts';
 import { BackendError } from './errors.ts';
 import { PRESETS, expandTemplate, type OutputFormat } from './presets.ts';
+import { promptWithSchema } from './schema-prompt.ts';
 import { runProcess } from '../shell/run-process.ts';
 import type { CommandBackendConfig } from './config-schema.ts';
-import type { Backend, CallOptions, LlmRequest, LlmResult } from './types.ts';
+import type { Backend, CallOptions, LlmRequest, LlmResult, SchemaVia } from './types.ts';
 
 const BASE_ENV = ['PATH', 'HOME', 'USER', 'LANG', 'LC_ALL', 'TMPDIR', 'TZ'];
 const PRESET_ENV: Record<string, string[]> = {
@@ -21,6 +22,15 @@ interface Resolved {
   template: string[];
   promptVia: 'stdin' | 'file';
   output: OutputFormat;
+}
+
+/** The arguments, prompt and schema route of one call. */
+interface Invocation {
+  template: readonly string[];
+  prompt: string;
+  schemaVia?: SchemaVia;
+  /** Whether the schema must be written to a file for the arguments. */
+  schemaFile: boolean;
 }
 
 function resolve(name: string, config: CommandBackendConfig): Resolved {
@@ -70,17 +80,34 @@ export class CommandBackend implements Backend {
     return env;
   }
 
-  private fullPrompt(request: LlmRequest): string {
-    return request.system ? `${request.system}\n\n${request.prompt}` : request.prompt;
+  private fullPrompt(request: LlmRequest, prompt: string): string {
+    return request.system ? `${request.system}\n\n${prompt}` : prompt;
+  }
+
+  /** The schema goes through the CLI's own option (a preset's, or a `{schema_file}` argument), else into the prompt. */
+  private invocation(request: LlmRequest): Invocation {
+    if (!request.jsonSchema) return { template: this.resolved.template, prompt: this.fullPrompt(request, request.prompt), schemaFile: false };
+    const preset = this.config.preset ? PRESETS[this.config.preset] : undefined;
+    if (preset?.schemaArgs) {
+      const extra = preset.schemaArgs({ json: JSON.stringify(request.jsonSchema.schema), file: '{schema_file}' });
+      const template = [...preset.args(this.config.model, extra), ...this.config.extra_args];
+      return { template, prompt: this.fullPrompt(request, request.prompt), schemaVia: 'cli_option', schemaFile: extra.some((a) => a.includes('{schema_file}')) };
+    }
+    if (this.resolved.template.some((arg) => arg.includes('{schema_file}')))
+      return { template: this.resolved.template, prompt: this.fullPrompt(request, request.prompt), schemaVia: 'cli_option', schemaFile: true };
+    return { template: this.resolved.template, prompt: this.fullPrompt(request, promptWithSchema(request)), schemaVia: 'prompt', schemaFile: false };
   }
 
   async complete(request: LlmRequest, options: CallOptions): Promise<LlmResult> {
-    const prompt = this.fullPrompt(request);
-    const fileDir = this.resolved.promptVia === 'file' ? mkdtempSync(path.join(tmpdir(), 'refinery-prompt-')) : undefined;
-    const promptFile = fileDir ? path.join(fileDir, 'prompt.md') : undefined;
+    const call = this.invocation(request);
+    const prompt = call.prompt;
+    const fileDir = this.resolved.promptVia === 'file' || call.schemaFile ? mkdtempSync(path.join(tmpdir(), 'refinery-prompt-')) : undefined;
+    const promptFile = fileDir && this.resolved.promptVia === 'file' ? path.join(fileDir, 'prompt.md') : undefined;
+    const schemaFile = fileDir && call.schemaFile ? path.join(fileDir, 'schema.json') : undefined;
     try {
       if (promptFile) writeFileSync(promptFile, prompt, { mode: 0o600 });
-      const args = expandTemplate(this.resolved.template, { model: this.config.model, promptFile });
+      if (schemaFile) writeFileSync(schemaFile, JSON.stringify(request.jsonSchema?.schema), { mode: 0o600 });
+      const args = expandTemplate(call.template, { model: this.config.model, promptFile, schemaFile });
       const result = await runProcess({
         executable: this.resolved.executable,
         args,
@@ -104,7 +131,8 @@ export class CommandBackend implements Backend {
         const tail = redactSecrets(`${result.stderr}\n${result.stdout}`).trim().slice(-400);
         throw new BackendError(this.name, kindFromText(tail) === 'other' ? 'process' : kindFromText(tail), `exit ${result.exitCode ?? result.signal}: ${tail}`);
       }
-      return parseCliOutput(this.resolved.output, this.name, this.model, result.stdout);
+      const parsed = parseCliOutput(this.resolved.output, this.name, this.model, result.stdout);
+      return call.schemaVia ? { ...parsed, schemaVia: call.schemaVia } : parsed;
     } finally {
       if (fileDir) rmSync(fileDir, { recursive: true, force: true });
     }

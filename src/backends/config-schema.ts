@@ -48,6 +48,8 @@ export const openaiBackendSchema = z.strictObject({
   model: z.string().min(1),
   base_url: z.url({ protocol: /^https?$/ }),
   api_key_env: envName.optional(),
+  /** The server's own API for answers with a schema: `ollama` posts to /api/chat with `format`. Default: ollama on port 11434. */
+  api: z.enum(['openai', 'ollama']).optional(),
   json_schema: z.boolean().default(true),
   stream: z.boolean().default(false),
   temperature: z.number().min(0).max(2).optional(),

@@ -9,7 +9,7 @@ import { withRetry } from './retry.ts';
 import { poolFor } from './semaphore.ts';
 import { redactSecrets, rememberSecretsOf } from '../security/known-secrets.ts';
 import type { BackendConfig, BackendsConfig } from './config-schema.ts';
-import type { Backend, LlmRequest, LlmResponse } from './types.ts';
+import type { Backend, LlmRequest, LlmResponse, SchemaVia } from './types.ts';
 
 export interface LlmCallRecord {
   backend: string;
@@ -23,6 +23,10 @@ export interface LlmCallRecord {
   latencyMs: number;
   cached: boolean;
   attempts: number;
+  /** How the answer schema reached the model, when the request had one. */
+  schema?: SchemaVia;
+  /** The request's own check of the answer, when it gave one. */
+  valid?: boolean;
 }
 
 export interface LlmClientOptions {
@@ -139,6 +143,8 @@ export class LlmClient {
       latencyMs: response.latencyMs,
       cached: response.cached,
       attempts: response.attempts,
+      ...(response.schemaVia ? { schema: response.schemaVia } : {}),
+      ...(request.check ? { valid: request.check(response.text) } : {}),
     });
     return response;
   }

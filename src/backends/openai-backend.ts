@@ -1,7 +1,10 @@
 import { rememberSecret, redactSecrets } from '../security/known-secrets.ts';
 import { BackendError } from './errors.ts';
+import { defaultApi, ollamaChatBody, ollamaChatUrl, readOllamaChat } from './ollama-chat.ts';
 import { parseRetryAfter } from './retry.ts';
+import { promptWithSchema } from './schema-prompt.ts';
 import { sseData } from './sse.ts';
+import { strictSchemaProblems } from './strict-schema.ts';
 import type { OpenAiBackendConfig } from './config-schema.ts';
 import type { Backend, CallOptions, LlmRequest, LlmResult } from './types.ts';
 
@@ -14,13 +17,26 @@ function chatUrl(baseUrl: string): string {
   return new URL('chat/completions', baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`).toString();
 }
 
-/** Any OpenAI-compatible chat completions API: OpenAI, Ollama, vLLM, llama.cpp server. */
+/** How one attempt carries the answer schema: not at all (no schema), natively, or in the prompt. */
+type SchemaMode = 'plain' | 'native' | 'prompt';
+
+/** A server that does not take the schema answers 400 (or 422) to the request that carries it. */
+function refusesSchema(error: unknown): boolean {
+  return error instanceof BackendError && (error.status === 400 || error.status === 422);
+}
+
+/**
+ * Any OpenAI-compatible chat completions API: OpenAI, Ollama, vLLM, llama.cpp server. An answer schema
+ * goes as `response_format` (json_schema, strict when it fits OpenAI's strict subset), or as Ollama's
+ * `format` on its own /api/chat; a server that refuses it is asked once more with the schema in the prompt.
+ */
 export class OpenAiBackend implements Backend {
   readonly kind = 'openai' as const;
   readonly model: string;
   readonly cacheIdentity: Readonly<Record<string, unknown>>;
-  /** Turned off for this process when the server rejects `response_format`. */
-  private jsonSchemaSupported: boolean;
+  readonly api: 'openai' | 'ollama';
+  /** Set for this process once the server refused a schema (and took the same request without it). */
+  private schemaRefused = false;
 
   constructor(
     readonly name: string,
@@ -28,7 +44,7 @@ export class OpenAiBackend implements Backend {
     private readonly env: NodeJS.ProcessEnv = process.env,
   ) {
     this.model = config.model;
-    this.jsonSchemaSupported = config.json_schema;
+    this.api = config.api ?? defaultApi(config.base_url);
     this.cacheIdentity = { base_url: config.base_url, temperature: config.temperature, max_tokens: config.max_tokens };
   }
 
@@ -44,49 +60,63 @@ export class OpenAiBackend implements Backend {
     return headers;
   }
 
-  private body(request: LlmRequest, withSchema: boolean): Record<string, unknown> {
-    const messages = [
+  private messages(request: LlmRequest, mode: SchemaMode): Array<{ role: string; content: string }> {
+    return [
       ...(request.system ? [{ role: 'system', content: request.system }] : []),
-      { role: 'user', content: request.prompt },
+      { role: 'user', content: mode === 'prompt' ? promptWithSchema(request) : request.prompt },
     ];
+  }
+
+  private openAiBody(request: LlmRequest, mode: SchemaMode): Record<string, unknown> {
+    const schema = mode === 'native' ? request.jsonSchema : undefined;
     return {
       model: this.config.model,
-      messages,
+      messages: this.messages(request, mode),
       temperature: request.temperature ?? this.config.temperature,
       max_tokens: request.maxTokens ?? this.config.max_tokens,
       stream: this.config.stream,
       ...(this.config.stream ? { stream_options: { include_usage: true } } : {}),
-      ...(withSchema && request.jsonSchema
-        ? { response_format: { type: 'json_schema', json_schema: { name: request.jsonSchema.name, schema: request.jsonSchema.schema, strict: false } } }
+      ...(schema
+        ? { response_format: { type: 'json_schema', json_schema: { name: schema.name, schema: schema.schema, strict: strictSchemaProblems(schema.schema).length === 0 } } }
         : {}),
     };
   }
 
   async complete(request: LlmRequest, options: CallOptions): Promise<LlmResult> {
-    const withSchema = this.jsonSchemaSupported && request.jsonSchema !== undefined;
+    if (!request.jsonSchema) return this.attempt(request, options, 'plain');
+    if (!this.config.json_schema) return { ...(await this.attempt(request, options, 'prompt')), schemaVia: 'prompt' };
+    if (this.schemaRefused) return { ...(await this.attempt(request, options, 'prompt')), schemaVia: 'refused' };
     try {
-      return await this.attempt(request, options, withSchema);
+      return { ...(await this.attempt(request, options, 'native')), schemaVia: this.api === 'ollama' ? 'ollama_format' : 'response_format' };
     } catch (error) {
-      if (withSchema && error instanceof BackendError && error.status === 400 && /response_format|json_schema/i.test(error.message)) {
-        this.jsonSchemaSupported = false;
-        return this.attempt(request, options, false);
-      }
-      throw error;
+      if (!refusesSchema(error)) throw error;
+      const result = await this.attempt(request, options, 'prompt');
+      this.schemaRefused = true;
+      return { ...result, schemaVia: 'refused' };
     }
   }
 
-  private async attempt(request: LlmRequest, options: CallOptions, withSchema: boolean): Promise<LlmResult> {
+  private async attempt(request: LlmRequest, options: CallOptions, mode: SchemaMode): Promise<LlmResult> {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(new Error('timeout')), this.config.timeout_s * 1000);
     const signal = AbortSignal.any([options.signal, timeout.signal]);
+    const ollama = this.api === 'ollama';
     try {
-      const response = await fetch(chatUrl(this.config.base_url), {
+      const response = await fetch(ollama ? ollamaChatUrl(this.config.base_url) : chatUrl(this.config.base_url), {
         method: 'POST',
         headers: this.headers(),
-        body: JSON.stringify(this.body(request, withSchema)),
+        body: JSON.stringify(
+          ollama
+            ? ollamaChatBody(this.config, request, this.messages(request, mode), mode === 'native' ? request.jsonSchema?.schema : undefined)
+            : this.openAiBody(request, mode),
+        ),
         signal,
       });
       if (!response.ok) throw await this.httpError(response);
+      if (ollama) {
+        const answer = readOllamaChat(this.name, await response.text());
+        return this.result(answer.content, answer.model, { prompt_tokens: answer.promptTokens, completion_tokens: answer.completionTokens });
+      }
       return this.config.stream ? await this.readStream(response) : await this.readJson(response);
     } catch (error) {
       if (error instanceof BackendError) throw error;

@@ -81,6 +81,8 @@ export class ReplayBackend implements Backend {
       inputTokens: recording.input_tokens ?? 0,
       outputTokens: recording.output_tokens ?? 0,
       costUsd: recording.cost_usd,
+      // A recording answers as it was recorded: no schema reaches anything.
+      ...(request.jsonSchema ? { schemaVia: 'none' as const } : {}),
     };
   }
 }

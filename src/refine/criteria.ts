@@ -20,27 +20,60 @@ export interface CriteriaDocument {
   warnings?: string[];
 }
 
-/** MassGen's `_DEFAULT_CRITERIA`: the fallback when generation fails. */
+/**
+ * The fallback when generation fails. Like MassGen's `_DEFAULT_CRITERIA` (whose ids, categories and aspects
+ * these keep: E1 requirements fidelity, E2 multi-level correctness, E3 per-part depth as the primary, E4
+ * intentional craft), each names its anti-patterns and score anchors for 3/5/7/9. The wording is
+ * refinery's own.
+ */
 export const DEFAULT_CRITERIA: readonly Criterion[] = [
   {
     id: 'E1',
     text: 'Requirements fidelity: the output does everything the task asks, completely and literally, with nothing required missing or misread.',
     category: 'standard',
+    anti_patterns: ['a requirement quietly dropped or narrowed', 'answering an easier question than the one asked', 'placeholders left where the task wanted real content'],
+    score_anchors: {
+      '3': 'several requirements are missing or misread',
+      '5': 'the main requirements are met; some are partial or loosely read',
+      '7': 'every requirement is met; a few only at the minimum',
+      '9': 'every requirement is met exactly, including the easy-to-miss ones',
+    },
   },
   {
     id: 'E2',
     text: 'Multi-level correctness: structure, content and experience are all correct; nothing is broken, wrong or misleading at any level.',
     category: 'standard',
+    anti_patterns: ['it looks right but does not work when used', 'facts, numbers or examples that were never checked', 'a broken structure hidden behind good prose'],
+    score_anchors: {
+      '3': 'visible errors at more than one level',
+      '5': 'works on the main path; errors off it',
+      '7': 'correct at every level, with minor slips',
+      '9': 'correct at every level, and checked',
+    },
   },
   {
     id: 'E3',
     text: 'Per-part depth: every part of the output, including the weakest one, shows real depth and care rather than a thin placeholder.',
     category: 'primary',
+    anti_patterns: ['one polished part carrying several thin ones', 'generic filler where specifics belong', 'sections that restate the task instead of doing it'],
+    score_anchors: {
+      '3': 'most parts are thin',
+      '5': 'the strongest parts are solid; the weakest is a placeholder',
+      '7': 'every part is substantive; the weakest is merely adequate',
+      '9': 'even the weakest part would stand on its own',
+    },
   },
   {
     id: 'E4',
     text: 'Intentional craft: choices look deliberate and opinionated; the result reads as designed rather than assembled from defaults.',
     category: 'standard',
+    anti_patterns: ['template defaults left as they came', 'inconsistent style from part to part', 'decoration that serves no purpose'],
+    score_anchors: {
+      '3': 'assembled from defaults',
+      '5': 'tidy but generic',
+      '7': 'consistent, with visible deliberate choices',
+      '9': 'every choice serves the purpose; nothing is there by accident',
+    },
   },
 ];
 

@@ -1,4 +1,5 @@
 import { checkCritique, type Critique } from './critique.ts';
+import type { AnswerReader } from './judge-call.ts';
 import { extractJson, isRecord } from './json-extract.ts';
 import { checkNextTasks, type NextTasksOk } from './next-tasks.ts';
 import { checkVerdict, type ParsedVerdict } from './verdict.ts';
@@ -32,10 +33,16 @@ export function evaluationFromValue(value: unknown, criteriaIds: readonly string
   return { ok: true, value: { ...evaluation, nextTasksProblem: problem }, complete: false, problems: [problem] };
 }
 
+const EVALUATION_MARKER = /\{\s*"verdict"/;
+
 export function parseEvaluation(text: string, criteriaIds: readonly string[]): ParseOutcome<Evaluation> {
-  const extracted = extractJson(text, /\{\s*"verdict"/);
+  const extracted = extractJson(text, EVALUATION_MARKER);
   if (!extracted.ok) return { ok: false, reasons: [extracted.reason] };
   return evaluationFromValue(extracted.value, criteriaIds);
+}
+
+export function evaluationReader(criteriaIds: readonly string[]): AnswerReader<Evaluation> {
+  return { marker: EVALUATION_MARKER, parse: (value) => evaluationFromValue(value, criteriaIds) };
 }
 
 const VERDICT_BLOCK = /(?:```|~~~)json\s+verdict_block\s*\n([\s\S]*?)\n(?:```|~~~)/;

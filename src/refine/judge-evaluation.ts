@@ -1,7 +1,7 @@
 import type { LlmClient } from '../backends/llm-client.ts';
-import { EVALUATION_ANSWER_SCHEMA } from './prompts/answer-schemas.ts';
+import { evaluationAnswerSchema } from './answer-schemas/evaluation-schema.ts';
 import { degradedFiles, filesFromEvaluation, filesFromSalvage, type EvaluationFiles, type Judge } from './evaluation-files.ts';
-import { parseEvaluation, salvageVerdictBlock } from './evaluation.ts';
+import { evaluationReader, salvageVerdictBlock } from './evaluation.ts';
 import { askWithRepair } from './judge-call.ts';
 
 export interface JudgedFiles {
@@ -27,8 +27,8 @@ export async function judgeEvaluation(
   const result = await askWithRepair(
     client,
     backend,
-    { tag: `evaluate.r${round}`, prompt, jsonSchema: { name: 'evaluation', schema: EVALUATION_ANSWER_SCHEMA }, temperature: 0 },
-    (text) => parseEvaluation(text, criteriaIds),
+    { tag: `evaluate.r${round}`, prompt, jsonSchema: evaluationAnswerSchema(criteriaIds), temperature: 0 },
+    evaluationReader(criteriaIds),
     signal,
   );
   if (result.ok) {

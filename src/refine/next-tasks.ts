@@ -72,7 +72,8 @@ function checkTask(raw: unknown, where: string, reasons: string[]): NextTask | u
   if (!task.id) task.id = where.replace(/\W+/g, '_');
   for (const key of ['description', 'verification', 'success_criteria'] as const) if (!task[key]) reasons.push(`${where}.${key} is required`);
   for (const key of ['failure_signals', 'required_evidence'] as const) if (task[key].length === 0) reasons.push(`${where}.${key} needs at least one item`);
-  if (raw.strategy_role !== undefined) {
+  // A strict answer schema spells "no role" as null.
+  if (raw.strategy_role !== undefined && raw.strategy_role !== null) {
     if (!(ROLES as readonly unknown[]).includes(raw.strategy_role)) reasons.push(`${where}.strategy_role must be one of ${ROLES.join(', ')}`);
     else task.strategy_role = raw.strategy_role as NextTask['strategy_role'];
   }

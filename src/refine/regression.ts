@@ -1,5 +1,6 @@
 import { extractJson, isRecord } from './json-extract.ts';
 import type { ParseOutcome } from './evaluation.ts';
+import type { AnswerReader } from './judge-call.ts';
 
 export type Side = 'A' | 'B';
 
@@ -64,11 +65,20 @@ function dimension(raw: unknown, where: string, ids: readonly string[], reasons:
   };
 }
 
+const GUARD_MARKER = /\{\s*"summary"/;
+
 /** The guard's answer: one dimension per criterion; the win lists are derived from the dimensions. */
 export function parseGuardAnswer(text: string, ids: readonly string[]): ParseOutcome<GuardVerdict> {
-  const extracted = extractJson(text, /\{\s*"summary"/);
+  const extracted = extractJson(text, GUARD_MARKER);
   if (!extracted.ok) return { ok: false, reasons: [extracted.reason] };
-  const value = extracted.value;
+  return guardFromValue(extracted.value, ids);
+}
+
+export function guardReader(ids: readonly string[]): AnswerReader<GuardVerdict> {
+  return { marker: GUARD_MARKER, parse: (value) => guardFromValue(value, ids) };
+}
+
+function guardFromValue(value: unknown, ids: readonly string[]): ParseOutcome<GuardVerdict> {
   if (!isRecord(value) || !Array.isArray(value.dimensions)) return { ok: false, reasons: ['the answer needs a "dimensions" array'] };
   const reasons: string[] = [];
   const dims = value.dimensions.map((d, i) => dimension(d, `dimensions[${i}]`, ids, reasons)).filter((d): d is Dimension => d !== undefined);

@@ -2,6 +2,7 @@ import type { RoundSummary, SessionSummary, StopReason } from './session-summary
 import { oneLine, type TaskLine } from './task-list.ts';
 import type { UsageTotals } from './usage.ts';
 import { mdCell, mdText, mermaidLabel } from '../security/markdown-escape.ts';
+import { answersSection, qualitySection } from './quality-markdown.ts';
 
 const STOPPED: Record<StopReason, string> = {
   converged: 'the judges converged',
@@ -108,11 +109,14 @@ export function renderSummaryMarkdown(summary: SessionSummary): string {
   if (n === 0) lines.push('_No round finished._', '');
   else lines.push(...scoreTable(summary, ids), '', ...charts(summary, ids));
   lines.push('## Rounds', '', ...(n === 0 ? ['_No round finished._'] : roundsTable(summary)), '');
+  if (summary.stopped.reason === 'max_rounds' && n > 1)
+    lines.push(`Round ${n} is the final evaluation: it scored the worker's changes after round ${n - 1}, the last round handed to the worker (max_rounds ${n - 1}).`, '');
+  lines.push(...qualitySection(summary, ids));
   const last = summary.rounds.at(-1);
   lines.push(`## Next tasks${last ? ` (round ${last.round})` : ''}`, '');
   if (summary.next_tasks.length > 0) lines.push(...taskList(summary.next_tasks));
   else lines.push(summary.final_verdict === 'converged' ? '_None: the verdict is converged._' : '_None usable: see the round\'s critique_packet.md._');
-  lines.push('', '## Cost and tokens', '', ...usageSection(summary), '');
+  lines.push('', ...answersSection(summary.answers), '## Cost and tokens', '', ...usageSection(summary), '');
   if (summary.warnings.length > 0) lines.push('## Warnings', '', ...summary.warnings.map((w) => `- ${mdText(w)}`), '');
   return `${lines.join('\n')}\n`;
 }

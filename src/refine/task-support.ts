@@ -6,7 +6,7 @@ import { loadBackendsConfig } from '../backends/config-file.ts';
 import { LlmClient } from '../backends/llm-client.ts';
 import { SchemaRegistry } from '../artifacts/schema-registry.ts';
 import type { TaskContext } from '../task/define-task.ts';
-import type { UsageRecorder } from './usage.ts';
+import { callNote, type UsageRecorder } from './usage.ts';
 
 /** Params every model-calling task shares. */
 export const llmParamShape = {
@@ -36,6 +36,7 @@ export function llmClientFor(ctx: TaskContext<unknown>, params: { config: string
     warn: (message) => ctx.report({ kind: 'warning', message }),
     onCall: (call) => {
       usage?.add(call);
+      ctx.log(callNote(call));
       ctx.report({
         kind: 'llm-call',
         backend: call.backend,

@@ -1,4 +1,5 @@
 import type { LlmCallRecord } from '../backends/llm-client.ts';
+import type { SchemaVia } from '../backends/types.ts';
 
 /** One model call as a task records it in its usage.json (schema `llm-usage`). */
 export interface UsageCall {
@@ -14,6 +15,10 @@ export interface UsageCall {
   original_cost_usd: number;
   latency_ms: number;
   attempts: number;
+  /** How the answer schema reached the model (`refused`: the server refused it and was asked without it). */
+  schema?: SchemaVia;
+  /** Whether the answer was usable as it came (parsed, matched the schema, complete); false asks for a repair. */
+  valid?: boolean;
 }
 
 export interface UsageTotals {
@@ -32,6 +37,22 @@ export interface UsageArtifact {
   run_id: string;
   calls: UsageCall[];
   totals: UsageTotals;
+}
+
+const SCHEMA_NOTES: Record<SchemaVia, string> = {
+  response_format: 'answer schema sent as response_format (json_schema)',
+  ollama_format: "answer schema sent as Ollama's format",
+  cli_option: "answer schema sent through the CLI's own option",
+  prompt: 'answer schema in the prompt only (the backend takes none)',
+  refused: 'answer schema refused by the server; asked again with the schema in the prompt',
+  none: 'no answer schema (a replayed answer)',
+};
+
+/** One line for `-v`: how a call's answer schema reached the model and whether the answer was usable. */
+export function callNote(call: Pick<LlmCallRecord, 'backend' | 'tag' | 'schema' | 'valid' | 'cached'>): string {
+  const how = call.schema ? SCHEMA_NOTES[call.schema] : 'no answer schema';
+  const answer = call.valid === undefined ? '' : call.valid ? '; answer valid' : '; answer unusable as it came';
+  return `${call.backend} ${call.tag}: ${how}${answer}${call.cached ? ' (from the cache)' : ''}`;
 }
 
 /** Rounds USD to 1e-8 so sums of floats stay readable and stable. */
@@ -81,6 +102,8 @@ function toCall(r: LlmCallRecord): UsageCall {
     original_cost_usd: roundUsd(r.originalCostUsd),
     latency_ms: r.latencyMs,
     attempts: r.attempts,
+    ...(r.schema ? { schema: r.schema } : {}),
+    ...(r.valid !== undefined ? { valid: r.valid } : {}),
   };
 }
 

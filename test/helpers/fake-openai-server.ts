@@ -1,5 +1,8 @@
 // An OpenAI-compatible chat completions server on 127.0.0.1 for tests and benchmarks: real node:http,
 // JSON or SSE streaming, and scripted failures (429 with Retry-After, 5xx, garbage, slow, hanging).
+// It also answers Ollama's own /api/chat (non-streaming), and records the answer schema each request
+// carried (`response_format` json_schema, or Ollama's `format`); see schema-responders.ts for modes that
+// answer from that schema.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { EventEmitter, once } from 'node:events';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +20,12 @@ export interface RecordedRequest {
   };
   /** The user message. */
   prompt: string;
+  /** Which API the request came through: OpenAI's chat completions or Ollama's /api/chat. */
+  api: 'openai' | 'ollama';
+  /** The JSON Schema the answer was asked to match, when the request carried one. */
+  schema?: Record<string, unknown>;
+  /** OpenAI's `strict` flag of that schema (undefined for Ollama). */
+  strict?: boolean;
 }
 
 export type FakeReply =
@@ -77,10 +86,24 @@ async function writeStream(res: ServerResponse, request: RecordedRequest, reply:
   res.end();
 }
 
+/** Ollama's /api/chat answer (stream: false). */
+function ollamaCompletion(model: string, reply: Extract<FakeReply, { kind: 'content' }>, prompt: string) {
+  const counts = usage(reply, prompt, reply.content);
+  return { model, created_at: '1970-01-01T00:00:00Z', message: { role: 'assistant', content: reply.content }, done: true, done_reason: 'stop', prompt_eval_count: counts.prompt_tokens, eval_count: counts.completion_tokens };
+}
+
+function schemaOf(body: RecordedRequest['body'], api: RecordedRequest['api']): { schema?: Record<string, unknown>; strict?: boolean } {
+  const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+  if (api === 'ollama') return isObject(body.format) ? { schema: body.format } : {};
+  const format = body.response_format as { type?: string; json_schema?: { schema?: unknown; strict?: unknown } } | undefined;
+  if (format?.type !== 'json_schema' || !isObject(format.json_schema?.schema)) return {};
+  return { schema: format.json_schema.schema, strict: format.json_schema.strict === true };
+}
+
 async function answer(res: ServerResponse, request: RecordedRequest, reply: FakeReply): Promise<void> {
   if (reply.kind === 'hang') return;
   // A streamed answer is slow between its chunks; everything else is slow before the headers.
-  if (reply.kind === 'content' && request.body.stream) return writeStream(res, request, reply);
+  if (reply.kind === 'content' && request.body.stream && request.api === 'openai') return writeStream(res, request, reply);
   await delay(reply.delayMs);
   if (reply.kind === 'status') {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -95,7 +118,8 @@ async function answer(res: ServerResponse, request: RecordedRequest, reply: Fake
     return;
   }
   res.writeHead(200, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(completion(request.body.model ?? 'fake', reply.content, reply, request.prompt)));
+  const model = request.body.model ?? 'fake';
+  res.end(JSON.stringify(request.api === 'ollama' ? ollamaCompletion(model, reply, request.prompt) : completion(model, reply.content, reply, request.prompt)));
 }
 
 /** Starts the server on 127.0.0.1 with a random port. */
@@ -117,10 +141,11 @@ export async function startFakeOpenAiServer(responder?: Responder): Promise<Fake
         return;
       }
       const prompt = body.messages?.filter((m) => m.role === 'user').map((m) => m.content).join('\n') ?? '';
-      const request: RecordedRequest = { index: requests.length, path: req.url ?? '', headers: req.headers, body, prompt };
+      const api = (req.url ?? '').endsWith('/api/chat') ? 'ollama' : 'openai';
+      const request: RecordedRequest = { index: requests.length, path: req.url ?? '', headers: req.headers, body, prompt, api, ...schemaOf(body, api) };
       requests.push(request);
       events.emit('request', requests.length);
-      if (req.method !== 'POST' || !request.path.endsWith('/chat/completions')) {
+      if (req.method !== 'POST' || !(request.path.endsWith('/chat/completions') || api === 'ollama')) {
         res.writeHead(404).end('{"error":{"message":"not found"}}');
         return;
       }

@@ -2,10 +2,10 @@ import type { LlmClient } from '../../backends/llm-client.ts';
 import type { Criterion } from '../criteria.ts';
 import { filesFromEvaluation, type EvaluationFiles } from '../evaluation-files.ts';
 import { askWithRepair } from '../judge-call.ts';
-import { VOTE_ANSWER_SCHEMA } from '../prompts/answer-schemas.ts';
+import { voteAnswerSchema } from '../answer-schemas/call-schemas.ts';
 import { votePrompt, type LabeledAnswer } from '../prompts/vote-prompt.ts';
 import { seededShuffle } from '../seeded.ts';
-import { parseVoteReply } from './vote-parse.ts';
+import { voteReader } from './vote-parse.ts';
 import type { JudgeAction, JudgeSeat, RoundView } from './types.ts';
 
 export interface VoteContext {
@@ -46,8 +46,8 @@ export function voteAsker(context: VoteContext): (judge: JudgeSeat, view: RoundV
     const result = await askWithRepair(
       context.client,
       judge.backend,
-      { tag: `vote.r${view.round}`, prompt, jsonSchema: { name: 'vote_or_answer', schema: VOTE_ANSWER_SCHEMA }, temperature: 0 },
-      (text) => parseVoteReply(text, context.labels, shown, ids),
+      { tag: `vote.r${view.round}`, prompt, jsonSchema: voteAnswerSchema(ids, order.map((a) => a.label).sort()), temperature: 0 },
+      voteReader(context.labels, shown, ids),
       signal,
     );
     if (!result.ok) return { kind: 'none', why: result.budgetExhausted ? 'budget' : 'degraded', detail: result.reason };

@@ -34,7 +34,8 @@ export function criteriaPrompt(task: string, bounds: { min: number; max: number 
     '',
     '## Output',
     'Reply with ONLY this JSON object (no prose, no code fence):',
-    '{"aspiration": "1-2 phrase quality ceiling", "criteria": [{"text": "Aspect: opinionated definition", "category": "primary|standard|stretch", "anti_patterns": ["..."], "verify_by": "optional", "score_anchors": {"3": "...", "5": "...", "7": "...", "9": "..."}}]}',
+    '{"aspiration": "1-2 phrase quality ceiling", "criteria": [{"id": "E1", "text": "Aspect: opinionated definition", "category": "primary|standard|stretch", "anti_patterns": ["..."], "verify_by": "how to check it, or null", "score_anchors": {"3": "...", "5": "...", "7": "...", "9": "..."}}]}',
+    'Ids are E1, E2, ... in order.',
   ]
     .filter((line, i, all) => !(line === '' && all[i - 1] === ''))
     .join('\n');

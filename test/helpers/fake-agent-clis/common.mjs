@@ -7,9 +7,16 @@ export async function readStdin() {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Appends {cli, argv, stdin} to $FAKE_AGENT_LOG when set (tests assert the prompt came on stdin). */
-export function logInvocation(cli, stdin) {
-  if (process.env.FAKE_AGENT_LOG) appendFileSync(process.env.FAKE_AGENT_LOG, `${JSON.stringify({ cli, argv: process.argv.slice(2), stdin })}\n`);
+/** The value after `flag` in argv, if given. */
+export function argValue(flag) {
+  const argv = process.argv.slice(2);
+  const i = argv.indexOf(flag);
+  return i >= 0 ? argv[i + 1] : undefined;
+}
+
+/** Appends {cli, argv, stdin, ...extra} to $FAKE_AGENT_LOG when set (tests assert the prompt came on stdin). */
+export function logInvocation(cli, stdin, extra = {}) {
+  if (process.env.FAKE_AGENT_LOG) appendFileSync(process.env.FAKE_AGENT_LOG, `${JSON.stringify({ cli, argv: process.argv.slice(2), stdin, ...extra })}\n`);
 }
 
 /** The reply text: $FAKE_AGENT_REPLY_FILE's content, else an echo of the prompt's first line. */

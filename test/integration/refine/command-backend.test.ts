@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseBackendsConfig } from '../../../src/backends/config-file.ts';
-import { LlmClient } from '../../../src/backends/llm-client.ts';
+import { LlmClient, type LlmCallRecord } from '../../../src/backends/llm-client.ts';
 import { BackendError } from '../../../src/backends/errors.ts';
 
 const CLIS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../helpers/fake-agent-clis');
@@ -13,7 +13,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const PROMPT = 'Evaluate this deliverable; it contains $HOME `whoami` and "quotes" that must not reach a shell.';
 
-function setup(name: string, backendYaml: string, env: Record<string, string> = {}) {
+function setup(name: string, backendYaml: string, env: Record<string, string> = {}, calls: LlmCallRecord[] = []) {
   const log = path.join(dir, `${name}.jsonl`);
   const reply = path.join(dir, `${name}.reply`);
   writeFileSync(reply, `{"answer": "${name}"}`);
@@ -22,6 +22,7 @@ function setup(name: string, backendYaml: string, env: Record<string, string> = 
     config: parseBackendsConfig(yaml, 'test.yaml'),
     root: dir,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, FAKE_AGENT_LOG: log, FAKE_AGENT_REPLY_FILE: reply, SECRET_NOT_PASSED: 'x', ...env },
+    onCall: (call) => calls.push(call),
   });
   const invocations = () => readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { cli: string; argv: string[]; stdin: string });
   return { client, invocations };
@@ -65,6 +66,45 @@ describe('CommandBackend with fake agent CLIs', () => {
     const { client } = setup('custom', `    kind: command\n    command: [node, ${script}, "--model={model}", "{prompt_file}"]\n    model: tiny\n`);
     const out = await client.call('custom', { tag: 'evaluate', prompt: PROMPT }, signal);
     expect(out.text).toBe(`--model=tiny|${PROMPT.length}|true`);
+  });
+
+  const SCHEMA = { name: 'answer', schema: { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false } };
+
+  it('CommandBackend - claude preset with an answer schema: --json-schema carries it, the answer is structured_output', async () => {
+    const calls: LlmCallRecord[] = [];
+    const { client, invocations } = setup('claude-schema', `    kind: command\n    preset: claude\n    model: sonnet\n    executable: ${CLIS}/claude\n`, {}, calls);
+    const out = await client.call('claude-schema', { tag: 'evaluate', prompt: PROMPT, jsonSchema: SCHEMA }, signal);
+    expect(JSON.parse(out.text)).toEqual({ answer: 'claude-schema' });
+    const [call] = invocations();
+    expect(call?.argv).toEqual(['-p', '--output-format', 'json', '--model', 'sonnet', '--json-schema', JSON.stringify(SCHEMA.schema)]);
+    expect(call?.stdin).toBe(PROMPT);
+    expect(calls[0]?.schema).toBe('cli_option');
+  });
+
+  it('CommandBackend - codex preset with an answer schema: --output-schema names a file holding it, before the stdin marker', async () => {
+    const calls: LlmCallRecord[] = [];
+    const { client, invocations } = setup('codex-schema', `    kind: command\n    preset: codex\n    executable: ${CLIS}/codex\n`, {}, calls);
+    await client.call('codex-schema', { tag: 'evaluate', prompt: PROMPT, jsonSchema: SCHEMA }, signal);
+    const [call] = invocations() as Array<{ argv: string[]; stdin: string; outputSchema?: unknown }>;
+    const at = call?.argv.indexOf('--output-schema') ?? -1;
+    expect(at).toBeGreaterThan(0);
+    expect(call?.argv.at(-1)).toBe('-');
+    expect(call?.outputSchema).toEqual(SCHEMA.schema);
+    expect(existsSync(call?.argv[at + 1] as string)).toBe(false);
+    expect(calls[0]?.schema).toBe('cli_option');
+  });
+
+  it('CommandBackend - gemini (no schema option) gets the schema in the prompt; a {schema_file} template gets a file', async () => {
+    const calls: LlmCallRecord[] = [];
+    const gemini = setup('gemini-schema', `    kind: command\n    preset: gemini\n    executable: ${CLIS}/gemini\n`, {}, calls);
+    await gemini.client.call('gemini-schema', { tag: 'evaluate', prompt: PROMPT, jsonSchema: SCHEMA }, signal);
+    expect(gemini.invocations()[0]?.stdin).toBe(`${PROMPT}\n\n## Answer schema\n\nYour answer must be exactly one JSON object valid against this JSON Schema (no prose, no code fence):\n\n${JSON.stringify(SCHEMA.schema)}`);
+    const script = path.join(dir, 'schema-file.mjs');
+    writeFileSync(script, "import { readFileSync } from 'node:fs';\nprocess.stdout.write(readFileSync(process.argv[2], 'utf8'));\n");
+    const custom = setup('custom-schema', `    kind: command\n    command: [node, ${script}, "{schema_file}"]\n`, {}, calls);
+    const out = await custom.client.call('custom-schema', { tag: 'evaluate', prompt: PROMPT, jsonSchema: SCHEMA }, signal);
+    expect(JSON.parse(out.text)).toEqual(SCHEMA.schema);
+    expect(calls.map((c) => c.schema)).toEqual(['prompt', 'cli_option']);
   });
 
   it('CommandBackend - environment is an allowlist: unlisted variables never reach the child', async () => {

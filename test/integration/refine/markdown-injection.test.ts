@@ -80,8 +80,9 @@ describe('refine Markdown outputs with hostile model text', () => {
     expect(headings(summary).filter((h) => h.includes('INJECTED'))).toEqual([]);
     expect(summary).not.toMatch(/<[A-Za-z/!?]/);
     const charts = [...summary.matchAll(/^```mermaid\nxychart-beta\n([\s\S]*?)\n```$/gm)].map((m) => m[1] as string);
-    expect(charts).toHaveLength(4);
-    expect(fences(summary)).toHaveLength(8);
+    // One score chart per criterion, and the judges' offsets from the consensus.
+    expect(charts).toHaveLength(5);
+    expect(fences(summary)).toHaveLength(10);
     for (const chart of charts) expect(chart.split('\n')[0]).toMatch(/^ {2}title "[^"`<>#;|]*"$/);
     for (const table of tables(summary)) {
       const width = columns(table[0] as string);

@@ -3,6 +3,7 @@ import { startFakeOpenAiServer, type FakeOpenAiServer } from '../../helpers/fake
 import { parseBackendsConfig } from '../../../src/backends/config-file.ts';
 import { LlmClient, type LlmCallRecord } from '../../../src/backends/llm-client.ts';
 import { BackendError } from '../../../src/backends/errors.ts';
+import { defaultApi } from '../../../src/backends/ollama-chat.ts';
 
 let server: FakeOpenAiServer;
 beforeAll(async () => {
@@ -79,17 +80,69 @@ describe('OpenAiBackend against a real HTTP server', () => {
     expect(out.text).toBe('slowly streamed');
   });
 
-  it('OpenAiBackend - response_format json_schema is sent, and dropped for good when the server rejects it', async () => {
-    const schema = { name: 'verdict', schema: { type: 'object' } };
+  it('OpenAiBackend - the answer schema goes as response_format json_schema, strict when it fits the strict subset', async () => {
+    const calls: LlmCallRecord[] = [];
+    const c = client('', {}, calls);
+    const strict = { name: 'verdict', schema: { type: 'object', properties: { v: { type: 'string' } }, required: ['v'], additionalProperties: false } };
+    await c.call('judge', { ...request, jsonSchema: strict }, signal);
+    expect(server.requests[0]?.body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'verdict', schema: strict.schema, strict: true } });
+    expect(server.requests[0]?.prompt).toBe('Rate this.');
+    const open = { name: 'loose', schema: { type: 'object' } };
+    await c.call('judge', { ...request, prompt: 'other', jsonSchema: open }, signal);
+    expect(server.requests[1]?.strict).toBe(false);
+    expect(calls.map((call) => call.schema)).toEqual(['response_format', 'response_format']);
+  });
+
+  it('OpenAiBackend - a server that refuses the schema (400) is asked once more with the schema in the prompt; the call records schema: refused', async () => {
+    const schema = { name: 'verdict', schema: { type: 'object', properties: { v: { type: 'string' } }, required: ['v'], additionalProperties: false } };
     server.setResponder((req) =>
-      req.body.response_format ? { kind: 'status', status: 400, body: '{"error":{"message":"response_format json_schema is not supported"}}' } : { kind: 'content', content: '{}' },
+      req.body.response_format ? { kind: 'status', status: 400, body: '{"error":{"message":"response_format json_schema is not supported"}}' } : { kind: 'content', content: '{"v":"x"}' },
     );
-    const c = client();
-    expect((await c.call('judge', { ...request, jsonSchema: schema }, signal)).text).toBe('{}');
-    expect(server.requests[0]?.body.response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'verdict' } });
+    const calls: LlmCallRecord[] = [];
+    const c = client('', {}, calls);
+    const out = await c.call('judge', { ...request, jsonSchema: schema }, signal);
+    expect(out).toMatchObject({ text: '{"v":"x"}', schemaVia: 'refused' });
+    expect(server.requests).toHaveLength(2);
     expect(server.requests[1]?.body.response_format).toBeUndefined();
+    expect(server.requests[1]?.prompt).toContain('## Answer schema');
+    expect(server.requests[1]?.prompt).toContain(JSON.stringify(schema.schema));
+    // Known now: later calls go without it at once.
     await c.call('judge', { ...request, prompt: 'other', jsonSchema: schema }, signal);
     expect(server.requests).toHaveLength(3);
+    expect(calls.map((call) => call.schema)).toEqual(['refused', 'refused']);
+  });
+
+  it('OpenAiBackend - a 400 that persists without the schema is the error it is, not a refusal', async () => {
+    server.setResponder(() => ({ kind: 'status', status: 400, body: '{"error":{"message":"context too long"}}' }));
+    const error = await client().call('judge', { ...request, jsonSchema: { name: 'v', schema: { type: 'object' } } }, signal).catch((e: unknown) => e);
+    expect((error as BackendError).message).toContain('context too long');
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('OpenAiBackend - json_schema: false puts the schema in the prompt and records schema: prompt', async () => {
+    const calls: LlmCallRecord[] = [];
+    await client('    json_schema: false\n', {}, calls).call('judge', { ...request, jsonSchema: { name: 'v', schema: { type: 'object' } } }, signal);
+    expect(server.requests[0]?.body.response_format).toBeUndefined();
+    expect(server.requests[0]?.prompt).toContain('## Answer schema');
+    expect(calls[0]?.schema).toBe('prompt');
+  });
+
+  it("OpenAiBackend - api: ollama posts to Ollama's /api/chat with the schema as format, and reads its answer and token counts", async () => {
+    server.setResponder(() => ({ kind: 'content', content: '{"v":"x"}', promptTokens: 21, completionTokens: 4 }));
+    const calls: LlmCallRecord[] = [];
+    const schema = { name: 'verdict', schema: { type: 'object', properties: { v: { type: 'string' } }, required: ['v'], additionalProperties: false } };
+    const out = await client('    api: ollama\n    temperature: 0\n', {}, calls).call('judge', { ...request, jsonSchema: schema }, signal);
+    expect(out).toMatchObject({ text: '{"v":"x"}', inputTokens: 21, outputTokens: 4 });
+    expect(server.requests[0]?.path).toBe('/api/chat');
+    expect(server.requests[0]?.body).toMatchObject({ model: 'fake-model', stream: false, format: schema.schema, options: { temperature: 0 } });
+    expect(server.requests[0]?.body.response_format).toBeUndefined();
+    expect(calls[0]?.schema).toBe('ollama_format');
+  });
+
+  it('OpenAiBackend - a base URL on port 11434 is taken for Ollama unless api says otherwise', () => {
+    expect(defaultApi('http://127.0.0.1:11434/v1')).toBe('ollama');
+    expect(defaultApi('https://api.openai.com/v1')).toBe('openai');
+    expect(defaultApi('http://127.0.0.1:8000/v1')).toBe('openai');
   });
 
   it('OpenAiBackend - the key comes from the named environment variable, never from the file', async () => {

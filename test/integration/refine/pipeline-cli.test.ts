@@ -90,7 +90,8 @@ describe('refine pipeline through the CLI', () => {
       expect(summary.usage.total.cost_usd).toBeGreaterThan(0);
       expect(summary.usage.this_run).toEqual(summary.usage.total);
       const md = readFileSync(path.join(session, 'SUMMARY.md'), 'utf8');
-      expect(md.match(/```mermaid\nxychart-beta\n/g)).toHaveLength(5);
+      expect(md.match(/```mermaid\nxychart-beta\n/g)).toHaveLength(6);
+      expect(md.match(/y-axis "score" 0 --> 10/g)).toHaveLength(5);
       expect(md).toContain('1. **T1** Replace --sep with the real flag --separator');
       expect(summaryOf(first.stdout, 'summary')).toMatch(/^ITERATE after 1 round \(no worker\); next: T1 .*; T2 .*; T3 /);
       expect(summaryOf(first.stdout, 'rounds#1.consensus')).toMatch(/winner example-judge-b; iterate; next: T1 /);
@@ -116,7 +117,7 @@ describe('refine pipeline through the CLI', () => {
         const answer = recording.json;
         answer.verdict = 'converged';
         answer.scores = Object.fromEntries(Object.keys(answer.scores).map((id) => [id, 8]));
-        delete answer.next_tasks;
+        answer.next_tasks = null;
         writeFileSync(path.join(dir, 'evaluate.r2.json'), JSON.stringify(recording));
       }
       cpSync(path.join(REPO_ROOT, 'test/helpers/scripted-worker.mjs'), project.path('scripted-worker.mjs'));

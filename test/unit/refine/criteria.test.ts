@@ -3,6 +3,9 @@ import { parseCriteriaResponse } from '../../../src/refine/criteria-parse.ts';
 import { criteriaFromUserData, CriteriaFileError } from '../../../src/refine/criteria-file.ts';
 import { DEFAULT_CRITERIA, mapCategory } from '../../../src/refine/criteria.ts';
 import { extractJson } from '../../../src/refine/json-extract.ts';
+import { toEvalCriteriaFile, toMassgenChecklist } from '../../../src/refine/criteria-export.ts';
+import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
+import { REPO_ROOT } from '../../helpers/project.ts';
 import { criteriaAnswer } from '../../integration/refine/helpers/answers.ts';
 
 describe('extractJson', () => {
@@ -87,5 +90,36 @@ describe('criteriaFromUserData', () => {
   it('DEFAULT_CRITERIA - four defaults with E3 primary, as in MassGen', () => {
     expect(DEFAULT_CRITERIA.map((c) => `${c.id}:${c.category}`)).toEqual(['E1:standard', 'E2:standard', 'E3:primary', 'E4:standard']);
     expect(mapCategory(' Primary ')).toBe('primary');
+  });
+
+  it("DEFAULT_CRITERIA - MassGen's aspects, each with anti-patterns and score anchors for 3, 5, 7 and 9", () => {
+    expect(DEFAULT_CRITERIA.map((c) => c.text.split(':')[0])).toEqual(['Requirements fidelity', 'Multi-level correctness', 'Per-part depth', 'Intentional craft']);
+    for (const c of DEFAULT_CRITERIA) {
+      expect(c.anti_patterns?.length, c.id).toBeGreaterThanOrEqual(2);
+      expect(Object.keys(c.score_anchors ?? {}), c.id).toEqual(['3', '5', '7', '9']);
+      expect(Object.values(c.score_anchors ?? {}).every((v) => v.trim().length > 0)).toBe(true);
+    }
+    const doc = { schema_version: '1', source: 'default', criteria: DEFAULT_CRITERIA };
+    expect(new SchemaRegistry(REPO_ROOT).validate('eval-criteria', doc)).toEqual({ ok: true });
+  });
+});
+
+describe('criteria export', () => {
+  const criteria = criteriaFromUserData(JSON.parse(criteriaAnswer(4)), 'x.json');
+
+  it("toMassgenChecklist - the bare array of {id, text, category, rationale} the quality server indexes as a list", () => {
+    const list = toMassgenChecklist(criteria);
+    expect(Array.isArray(list)).toBe(true);
+    expect(list.map((c) => Object.keys(c))).toEqual(criteria.map(() => ['id', 'text', 'category', 'rationale']));
+    expect(list.map((c) => c.id)).toEqual(['E1', 'E2', 'E3', 'E4']);
+  });
+
+  it('toEvalCriteriaFile - the wrapped form --eval-criteria reads: text first, anchors and anti-patterns kept, no ids (MassGen numbers them)', () => {
+    const file = toEvalCriteriaFile(DEFAULT_CRITERIA);
+    expect(file.criteria).toHaveLength(4);
+    expect(file.criteria[2]).toMatchObject({ text: DEFAULT_CRITERIA[2]?.text, category: 'primary', score_anchors: DEFAULT_CRITERIA[2]?.score_anchors });
+    expect(file.criteria.every((c) => !('id' in c))).toBe(true);
+    // Read back the way refinery (and MassGen's criteria_from_inline) reads it.
+    expect(criteriaFromUserData(file, 'exported.json')).toEqual(DEFAULT_CRITERIA);
   });
 });

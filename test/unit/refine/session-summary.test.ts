@@ -5,8 +5,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
 import { REPO_ROOT } from '../../helpers/project.ts';
 import { sessionFiles } from '../../../src/refine/session-layout.ts';
-import { summarizeSession, type SummaryInput } from '../../../src/refine/session-summary.ts';
+import { roundLimit, summarizeSession, type SummaryInput } from '../../../src/refine/session-summary.ts';
 import { renderSummaryMarkdown } from '../../../src/refine/summary-markdown.ts';
+import { standingReading } from '../../../src/refine/quality-markdown.ts';
 import { UsageRecorder, type UsageArtifact } from '../../../src/refine/usage.ts';
 import { degradedVerdict, verdictArtifact } from '../../../src/refine/verdict.ts';
 import { placeholderNextTasks } from '../../../src/refine/next-tasks.ts';
@@ -106,11 +107,15 @@ describe('summarizeSession', () => {
     expect(s.next_tasks.map((t) => t.id)).toEqual(['T1', 'T2', 'T3']);
   });
 
-  it('summarizeSession - max rounds and a missing round are told apart', () => {
+  it('summarizeSession - with a worker, max_rounds rounds hand work over and one final round scores it; a missing round is incomplete', () => {
     round(1, 'iterate', [4, 5]);
     round(2, 'iterate', [5, 5]);
-    expect(summarizeSession(input({ maxRounds: 2 })).stopped).toEqual({ reason: 'max_rounds', round: 2 });
-    expect(summarizeSession(input({ maxRounds: 3 })).stopped).toEqual({ reason: 'incomplete', round: 2 });
+    round(3, 'iterate', [6, 6]);
+    expect(summarizeSession(input({ maxRounds: 1 })).stopped).toEqual({ reason: 'max_rounds', round: 2 });
+    expect(summarizeSession(input({ maxRounds: 2 })).stopped).toEqual({ reason: 'max_rounds', round: 3 });
+    expect(summarizeSession(input({ maxRounds: 3 })).stopped).toEqual({ reason: 'incomplete', round: 3 });
+    expect(roundLimit({ maxRounds: 3, hasWorker: true })).toBe(4);
+    expect(roundLimit({ maxRounds: 3, hasWorker: false })).toBe(1);
   });
 
   it('summarizeSession - an invalid or unreadable artifact becomes a warning, never a crash', () => {
@@ -149,8 +154,8 @@ describe('renderSummaryMarkdown', () => {
     put(sessionFiles.criteria, criteria);
     round(1, 'iterate', [4, 5], { tasks: ['T1'] });
     round(2, 'iterate', [6, 7], { tasks: ['T7', 'T8'] });
-    const md = renderSummaryMarkdown(summarizeSession(input({ maxRounds: 2 })));
-    const charts = [...md.matchAll(/```mermaid\nxychart-beta\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+    const md = renderSummaryMarkdown(summarizeSession(input({ maxRounds: 1 })));
+    const charts = [...md.matchAll(/```mermaid\nxychart-beta\n([\s\S]*?)```/g)].map((m) => m[1] as string).filter((c) => c.includes('y-axis "score"'));
     expect(charts).toHaveLength(2);
     expect(charts[0]).toContain('title "E1 Clarity"');
     expect(charts[0]).toContain('x-axis ["R1", "R2"]');
@@ -158,10 +163,84 @@ describe('renderSummaryMarkdown', () => {
     expect(charts[1]).toContain('line [5, 7]');
     expect(md).toContain('| **E1** Clarity (primary) | 4 | 6 |');
     expect(md).toContain('**ITERATE** after 2 rounds: stopped because max_rounds was reached.');
+    expect(md).toContain("Round 2 is the final evaluation: it scored the worker's changes after round 1");
     expect(md).toContain('## Next tasks (round 2)');
     expect(md).toContain('1. **T7** Fix thing 1 \\| carefully _(priority high; E2)_');
     expect(md).toContain('2. **T8**');
     expect(md).toMatch(/\| whole session \| 6 \| 0 \| 600 \| 300 \| \$0\.1000 \| \$0\.1000 \|/);
+  });
+});
+
+describe('judge quality in the summary', () => {
+  /** Round n with judges given as name -> [verdict, scores]; the consensus takes the first judge's evaluation. */
+  function judgedRound(n: number, judges: Record<string, ['iterate' | 'converged', number[]]>, consensus: ['iterate' | 'converged', number[]]): void {
+    const scores = (values: number[]) => Object.fromEntries(IDS.map((id, i) => [id, values[i] as number]));
+    put(sessionFiles.roundFile(n, 'verdict.json'), verdictArtifact({ verdict: consensus[0], scores: scores(consensus[1]) }, { backend: 'consensus' }, n));
+    put(sessionFiles.roundFile(n, 'next_tasks.json'), consensus[0] === 'iterate' ? plan(['T1']) : placeholderNextTasks('none', 'converged'));
+    for (const [name, [word, values]] of Object.entries(judges)) put(sessionFiles.judgeFile(n, name, 'verdict.json'), verdictArtifact({ verdict: word, scores: scores(values) }, { backend: name }, n));
+  }
+
+  it('summarizeSession - per round and criterion the spread and pass/fail agreement; per judge the mean offset from the consensus', () => {
+    put(sessionFiles.criteria, criteria);
+    judgedRound(1, { mid: ['iterate', [6, 7]], harsh: ['iterate', [3, 4]], kind: ['converged', [9, 9]] }, ['iterate', [6, 7]]);
+    judgedRound(2, { mid: ['iterate', [7, 7]], harsh: ['iterate', [5, 5]], kind: ['converged', [8, 10]] }, ['iterate', [7, 7]]);
+    const s = summarizeSession(input({ maxRounds: 1, judges: ['mid', 'harsh', 'kind'] }));
+    expect(validate('refine-summary', s)).toBeUndefined();
+    expect(s.rounds[0]?.agreement).toEqual({
+      judges: 3,
+      verdicts_agree: 2,
+      criteria: [
+        { id: 'E1', judges: 3, min: 3, max: 9, spread: 6, stdev: 2.45, passing: 1, agree: 2 },
+        { id: 'E2', judges: 3, min: 4, max: 9, spread: 5, stdev: 2.05, passing: 2, agree: 2 },
+      ],
+      offsets: [
+        { judge: 'mid', criteria: 2, mean_offset: 0, mean_abs_offset: 0 },
+        { judge: 'harsh', criteria: 2, mean_offset: -3, mean_abs_offset: 3 },
+        { judge: 'kind', criteria: 2, mean_offset: 2.5, mean_abs_offset: 2.5 },
+      ],
+    });
+    expect(s.judge_standings).toEqual([
+      { judge: 'mid', rounds: 2, criteria: 4, mean_offset: 0, mean_abs_offset: 0 },
+      { judge: 'harsh', rounds: 2, criteria: 4, mean_offset: -2.5, mean_abs_offset: 2.5 },
+      { judge: 'kind', rounds: 2, criteria: 4, mean_offset: 2.25, mean_abs_offset: 2.25 },
+    ]);
+    const md = renderSummaryMarkdown(s);
+    expect(md).toContain('| E1 | 3–9 (spread 6, σ 2.45), 2/3 agree | 5–8 (spread 3, σ 1.25), 2/3 agree |');
+    expect(md).toContain('| verdict | 2/3 gave iterate | 2/3 gave iterate |');
+    expect(md).toContain('| harsh | 2 | -2.50 | 2.50 | harsher than the consensus |');
+    expect(md).toContain('| kind | 2 | +2.25 | 2.25 | more lenient than the consensus |');
+    const chart = /```mermaid\nxychart-beta\n  title "Mean offset from the consensus[^\n]*\n([\s\S]*?)```/.exec(md)?.[1];
+    expect(chart).toContain('x-axis ["mid", "harsh", "kind"]');
+    expect(chart).toContain('y-axis "points" -3 --> 3');
+    expect(chart).toContain('bar [0.00, -2.50, 2.25]');
+  });
+
+  it('standingReading - an erratic judge misses both ways though its mean offset is small', () => {
+    expect(standingReading({ mean_offset: 0.2, mean_abs_offset: 2 })).toBe('in line with the consensus, erratic');
+    expect(standingReading({ mean_offset: -1, mean_abs_offset: 1.2 })).toBe('harsher than the consensus');
+  });
+
+  it('summarizeSession - degraded artifacts and first tries usable are counted from the session', () => {
+    put(sessionFiles.criteria, { ...criteria, source: 'default' });
+    put(sessionFiles.roundFile(1, 'verdict.json'), verdictArtifact({ verdict: 'iterate', scores: { E1: 5, E2: 5 } }, { backend: 'consensus' }, 1));
+    put(sessionFiles.roundFile(1, 'next_tasks.json'), placeholderNextTasks('degraded', 'no usable plan'));
+    put(sessionFiles.judgeFile(1, 'a', 'verdict.json'), degradedVerdict('malformed output after one repair retry: x', { backend: 'a' }, 1));
+    const recorder = new UsageRecorder();
+    const base = { backend: 'a', model: 'm', inputTokens: 1, outputTokens: 1, costUsd: 0, originalCostUsd: 0, latencyMs: 1, cached: false, attempts: 1 };
+    recorder.add({ ...base, tag: 'evaluate.r1', schema: 'response_format', valid: false });
+    recorder.add({ ...base, tag: 'repair-evaluate.r1', schema: 'response_format', valid: false });
+    put(sessionFiles.judgeFile(1, 'a', 'usage.json'), recorder.artifact('rounds#1.evaluate[a]', 'run-2'));
+    const s = summarizeSession(input({ hasWorker: false, judges: ['a'] }));
+    expect(validate('refine-summary', s)).toBeUndefined();
+    expect(s.answers).toEqual({
+      first_try: 1,
+      first_try_valid: 0,
+      repairs: 1,
+      degraded_artifacts: ['criteria.json', 'round_001/next_tasks.json', 'round_001/judges/a/verdict.json'],
+      backends: [{ backend: 'a', calls: 2, schema: { response_format: 2 }, first_try: 1, first_try_valid: 0 }],
+    });
+    // No usable judge: nothing to compare.
+    expect(s.rounds[0]?.agreement).toBeNull();
   });
 });
 

@@ -1,4 +1,5 @@
-// Canned judge answers in the evaluation JSON format the prompts ask for.
+// Canned judge answers in the evaluation JSON format the prompts ask for: each fits the call's exact
+// answer schema (src/refine/answer-schemas), every key present, nulls where a value is absent.
 
 export interface AnswerSpec {
   ids: readonly string[];
@@ -14,6 +15,7 @@ export function nextTasksJson(ids: readonly string[]) {
     primary_strategy: 'Rebuild the weakest section around measured examples',
     why_this_strategy: 'The weakest part sets the ceiling',
     strategy_mode: 'incremental_refinement',
+    incremental_override_reason: null,
     success_contract: {
       outcome_statement: 'Every claim is backed by a runnable example',
       quality_bar: 'A reviewer finds no unsupported claim',
@@ -26,6 +28,7 @@ export function nextTasksJson(ids: readonly string[]) {
       breakthroughs: [{ element: 'the intro', why: 'clear', amplification: 'use its style throughout' }],
       paradigm_shift: { recommended: false, current_limitation: '', alternative_approach: '', transferable_elements: [] },
     },
+    deprioritize_or_remove: [],
     tasks: [
       {
         id: 'T1',
@@ -44,7 +47,11 @@ export function nextTasksJson(ids: readonly string[]) {
       {
         id: 'T2',
         task_category: 'evolution',
+        strategy_role: null,
         description: 'Explain the design choice behind the cache key',
+        implementation_guidance: 'One paragraph under the design section',
+        priority: 'medium',
+        depends_on: ['T1'],
         verification: 'Read the section',
         success_criteria: 'A reader can predict when the cache misses',
         failure_signals: ['the reader cannot say what invalidates the cache'],
@@ -52,6 +59,7 @@ export function nextTasksJson(ids: readonly string[]) {
         metadata: { impact: 'incremental', relates_to: [ids[1] ?? 'E1'] },
       },
     ],
+    evolved_prompt: null,
   };
 }
 
@@ -95,16 +103,18 @@ export function evaluationAnswer(spec: AnswerSpec): string {
 }
 
 export function voteAnswer(target: string, reason = 'most evidence-based'): string {
-  return JSON.stringify({ action: 'vote', target, reason });
+  return JSON.stringify({ action: 'vote', target, reason, evaluation: null });
 }
 
 export function criteriaAnswer(count: number, primaries = 1): string {
   return JSON.stringify({
     aspiration: 'a README a newcomer can act on in five minutes',
     criteria: Array.from({ length: count }, (_, i) => ({
+      id: `E${i + 1}`,
       text: `Aspect ${i + 1}: an opinionated definition`,
       category: i < primaries ? 'primary' : i === count - 1 ? 'stretch' : 'standard',
       anti_patterns: ['vague claims', 'walls of text'],
+      verify_by: null,
       score_anchors: { '3': 'weak', '5': 'adequate', '7': 'good', '9': 'excellent' },
     })),
   });
