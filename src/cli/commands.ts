@@ -14,4 +14,5 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
   jobs: { summary: 'Delegate jobs to agents over MQTT: submit, status, list, wait, verify, logs, publish', load: async () => (await import('./commands/jobs.ts')).jobsCommand },
   broker: { summary: 'Run an embedded MQTT broker on 127.0.0.1', load: async () => (await import('./commands/broker.ts')).brokerCommand },
   logs: { summary: 'List and analyze MassGen log directories', load: async () => (await import('./commands/logs.ts')).logsCommand },
+  ui: { summary: 'Serve the live dashboard: pipelines, runs, MassGen analyses, refine sessions, jobs', load: async () => (await import('./commands/ui.ts')).uiCommand },
 };
