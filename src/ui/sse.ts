@@ -63,7 +63,8 @@ export function serveEventStream(req: IncomingMessage, res: ServerResponse, hub:
     send(`id: ${hub.seq}\nevent: hello\ndata: ${JSON.stringify({ seq: hub.seq })}\n\n`);
     return;
   }
-  const missed = hub.since(since);
+  // A number past the newest is from another start of the server: what it had is gone.
+  const missed = since > hub.seq ? undefined : hub.since(since);
   if (missed === undefined) send(`id: ${hub.seq}\nevent: reset\ndata: ${JSON.stringify({ seq: hub.seq })}\n\n`);
   else for (const m of missed) send(frame(m));
 }
