@@ -15,7 +15,11 @@ const etags = new Map<string, { etag: string; data: unknown }>();
 export async function getJson<T>(path: string): Promise<T> {
   const cached = etags.get(path);
   const response = await fetch(path, { headers: cached ? { 'If-None-Match': cached.etag } : {}, credentials: 'same-origin' });
-  if (response.status === 304 && cached) return cached.data as T;
+  if (response.status === 304 && cached) {
+    // Read the (empty) body: a response left unread is reported as an aborted request.
+    await response.text();
+    return cached.data as T;
+  }
   if (!response.ok) {
     let message = `${response.status} ${response.statusText}`;
     try {

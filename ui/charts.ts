@@ -15,7 +15,7 @@ export interface LineSeries {
 }
 
 /** A line chart; x is 1..n (or the given labels' positions) with an optional tick formatter. */
-export function lineChart(options: { title: string; x: number[]; series: LineSeries[]; xLabel?: (x: number) => string; yLabel?: string; height?: number; width?: number; points?: boolean }): HTMLElement {
+export function lineChart(options: { title: string; x: number[]; xName?: string; series: LineSeries[]; xLabel?: (x: number) => string; yLabel?: string; height?: number; width?: number; points?: boolean }): HTMLElement {
   const box = h('div', { class: 'chart', attrs: { 'data-chart': options.title } });
   const width = options.width ?? 560;
   const uPlot = window.uPlot;
@@ -31,7 +31,7 @@ export function lineChart(options: { title: string; x: number[]; series: LineSer
         { ...(xFormat ? { values: (_u: unknown, ticks: number[]) => ticks.map((t) => (Number.isInteger(t) ? xFormat(t) : '')) } : {}) },
         { label: options.yLabel ?? '' },
       ],
-      series: [{}, ...options.series.map((s, i) => ({ label: s.label, stroke: color(i), width: 2, points: { show: options.points ?? options.x.length < 40, size: 6 } }))],
+      series: [{ label: options.xName ?? 'x' }, ...options.series.map((s, i) => ({ label: s.label, stroke: color(i), width: 2, points: { show: options.points ?? options.x.length < 40, size: 6 } }))],
     },
     data,
     box,

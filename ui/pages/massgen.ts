@@ -6,7 +6,7 @@
 import { getJson, qs } from '../api.ts';
 import type { App, View } from '../app.ts';
 import { throttle } from '../app.ts';
-import { barList, color, lineChart } from '../charts.ts';
+import { barList, lineChart } from '../charts.ts';
 import { diffView } from '../diff.ts';
 import { chip, empty, errorBox, h, link, replace, route, seconds, section, svg, table, usd } from '../dom.ts';
 import { renderMarkdown } from '../markdown.ts';
@@ -153,9 +153,9 @@ export function massgenView(app: App): View {
       h(
         'div',
         { class: 'chart-grid' },
-        lineChart({ title: 'Cost per turn (USD)', x, series: [{ label: 'cost', values: points.map((p) => p.costUsd) }], xLabel: label }),
-        lineChart({ title: 'Duration per turn (s)', x, series: [{ label: 'wall clock', values: points.map((p) => p.wallClockSeconds) }], xLabel: label }),
-        lineChart({ title: 'Enforcement retries per turn', x, series: [{ label: 'retries', values: points.map((p) => p.enforcementRetries) }], xLabel: label }),
+        lineChart({ title: 'Cost per turn (USD)', x, xName: 'turn #', series: [{ label: 'cost', values: points.map((p) => p.costUsd) }], xLabel: label }),
+        lineChart({ title: 'Duration per turn (s)', x, xName: 'turn #', series: [{ label: 'wall clock', values: points.map((p) => p.wallClockSeconds) }], xLabel: label }),
+        lineChart({ title: 'Enforcement retries per turn', x, xName: 'turn #', series: [{ label: 'retries', values: points.map((p) => p.enforcementRetries) }], xLabel: label }),
         h('div', null, barList('Winners by agent', top(wins)), barList('Winners by model', top(models))),
       ),
     );
@@ -399,4 +399,3 @@ export function turnView(app: App, dir: string): View {
   return { el, title: dir, onLive: (m) => m.kind === 'run-event' && m.event.type === 'stage-end' && String(m.event.stage ?? '').includes(dir.split('/').slice(-2).join('/')) && refresh(), reload: () => void load() };
 }
 
-export { color };

@@ -114,6 +114,7 @@ export function refineView(_app: App, name: string): View {
         ? lineChart({
             title: 'Consensus score per criterion per round',
             x: roundNumbers,
+            xName: 'round',
             series: criteria.map((c) => ({ label: c.id, values: s.rounds.map((r) => r.scores[c.id] ?? null) })),
             xLabel: (x) => `round ${x}`,
             yLabel: 'score (1-10)',
