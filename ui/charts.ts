@@ -17,7 +17,7 @@ export interface LineSeries {
 /** A line chart; x is 1..n (or the given labels' positions) with an optional tick formatter. */
 export function lineChart(options: { title: string; x: number[]; xName?: string; series: LineSeries[]; xLabel?: (x: number) => string; yLabel?: string; height?: number; width?: number; points?: boolean }): HTMLElement {
   const box = h('div', { class: 'chart', attrs: { 'data-chart': options.title } });
-  const width = options.width ?? 560;
+  const width = options.width ?? 520;
   const uPlot = window.uPlot;
   const data = [options.x, ...options.series.map((s) => s.values)] as unknown as ConstructorParameters<typeof uPlot>[1];
   const xFormat = options.xLabel;

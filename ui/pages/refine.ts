@@ -101,6 +101,23 @@ function matrix(data: SessionData, criteria: Array<{ id: string; text: string }>
   return h('div', { class: 'matrix-box' }, h('table', { class: 'grid matrix' }, h('thead', null, head), h('tbody', null, body)), h('p', { class: 'muted small' }, `Cells outlined in red: judges ${DISAGREEMENT} or more points apart on that criterion in that round.`));
 }
 
+/** The newest round: each judge's score per criterion (where judges disagree shows at a glance). */
+function judgesChart(data: SessionData, criteria: Array<{ id: string }>): HTMLElement | null {
+  const last = data.rounds.at(-1);
+  const judges = last?.judges.filter((j) => j.verdict) ?? [];
+  if (!last || judges.length === 0 || criteria.length === 0) return null;
+  return lineChart({
+    title: `Round ${last.round}: each judge's score per criterion`,
+    x: criteria.map((_, i) => i + 1),
+    xName: 'criterion',
+    xLabel: (x) => criteria[x - 1]?.id ?? '',
+    series: judges.map((j) => ({ label: j.name, values: criteria.map((c) => j.verdict?.scores[c.id] ?? null) })),
+    yLabel: 'score (1-10)',
+    points: true,
+    width: 520,
+  });
+}
+
 export function refineView(_app: App, name: string): View {
   const body = h('div', null, empty('Loading…'));
   const el = h('div', { class: 'page' }, h('p', { class: 'crumbs' }, link('#/refine', 'refine')), h('h1', null, name), body);
@@ -119,7 +136,7 @@ export function refineView(_app: App, name: string): View {
             xLabel: (x) => `round ${x}`,
             yLabel: 'score (1-10)',
             points: true,
-            width: 640,
+            width: 520,
           })
         : empty('No scores yet: summary.json is written after the loop.');
     const critiques = h('div');
@@ -133,7 +150,7 @@ export function refineView(_app: App, name: string): View {
             s.warnings.length ? h('ul', { class: 'warnings' }, s.warnings.map((w) => h('li', null, w))) : null,
           )
         : null,
-      section('Scores', scoreChart, criteria.length && data.rounds.length ? matrix(data, criteria) : null),
+      section('Scores', h('div', { class: 'chart-grid' }, scoreChart, judgesChart(data, criteria)), criteria.length && data.rounds.length ? matrix(data, criteria) : null),
       section('Criteria', table(['id', 'category', 'criterion'], criteria.map((c) => [c.id, c.category, c.text]))),
       s
         ? section(

@@ -123,7 +123,7 @@ function gantt(run: RunDetail, pipeline: string): HTMLElement {
     return h(
       'div',
       { class: `gantt-row status-${s.status}`, dataset: { stage: s.id } },
-      h('span', { class: 'gantt-label' }, link(route('pipelines', pipeline, 'stage', s.id), s.id)),
+      h('span', { class: 'gantt-label', title: s.id }, link(route('pipelines', pipeline, 'stage', s.id), s.id)),
       h('span', { class: 'gantt-track' }, h('span', { class: `gantt-bar state-${s.status === 'succeeded' || s.status === 'fresh' ? 'up-to-date' : s.status}`, title: `${s.id}: ${s.status}, ${ms(s.durationMs)}${s.reason ? ` (${s.reason})` : ''}`, attrs: { style: `left:${left.toFixed(2)}%;width:${Math.min(width, 100 - left).toFixed(2)}%` } })),
       h('span', { class: 'gantt-time' }, s.status === 'running' ? 'running' : ms(s.durationMs)),
     );
