@@ -10,6 +10,7 @@ import { compareView, runsView, runView } from './pages/runs.ts';
 import { massgenView, turnView } from './pages/massgen.ts';
 import { refineListView, refineView } from './pages/refine.ts';
 import { jobsView, jobView } from './pages/jobs.ts';
+import { fileView } from './pages/file.ts';
 
 const SECTIONS: Array<[string, string, string]> = [
   ['1', 'Pipelines', '#/'],
@@ -71,6 +72,8 @@ function viewFor(app: App, parts: string[]): View {
       return a ? refineView(app, a) : refineListView(app);
     case 'jobs':
       return a && b ? jobView(app, a, b) : jobsView(app);
+    case 'file':
+      return fileView(app, a ?? '');
     case 'help':
       return helpView();
     default:

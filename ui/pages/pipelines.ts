@@ -244,7 +244,7 @@ interface StageDetail {
 }
 
 function fileLink(path: string): HTMLAnchorElement {
-  return h('a', { href: `/files/${path.split('/').map(encodeURIComponent).join('/')}`, attrs: { target: '_blank', rel: 'noopener' } }, path);
+  return link(route('file', path), path);
 }
 
 function whyText(why: StageDetail['why']): HTMLElement {

@@ -81,10 +81,28 @@ export function refineListView(_app: App): View {
 /** Judges disagree on a criterion in a round when their scores are 3 or more apart. */
 const DISAGREEMENT = 3;
 
-function matrix(data: SessionData, criteria: Array<{ id: string; text: string }>): HTMLElement {
+/** A judge's finding on one criterion, from its critique's `- **E2**: ...` line. */
+export function findingFor(critique: string | null, criterion: string): string | null {
+  if (!critique) return null;
+  const line = critique.split('\n').find((l) => new RegExp(`^\\s*[-*]\\s*\\*\\*${criterion}\\*\\*\\s*[:\\-\u2013]`).test(l));
+  return line ? line.replace(/^\s*[-*]\s*\*\*[^*]+\*\*\s*[:\-\u2013]\s*/, '') : null;
+}
+
+function matrix(app: App, data: SessionData, criteria: Array<{ id: string; text: string }>): HTMLElement {
   const rounds = data.rounds;
   const judges = [...new Set(rounds.flatMap((r) => r.judges.map((j) => j.name)))];
-  const head = h('tr', null, h('th', null, 'criterion'), rounds.flatMap((r) => judges.map((j) => h('th', { title: j }, `R${r.round} ${j.replace(/^.*-/, '')}`))));
+  const detail = h('div', { class: 'cell-detail' });
+  const cells = new Map<string, HTMLElement>();
+  const show = (key: string | null): void => {
+    for (const [k, td] of cells) td.classList.toggle('focused', k === key);
+    const [round, judge, criterion] = (key ?? '').split('|');
+    const r = rounds.find((x) => String(x.round) === round);
+    const j = r?.judges.find((x) => x.name === judge);
+    if (!key || !r || !j || !criterion) return replace(detail);
+    const score = j.verdict?.scores?.[criterion];
+    replace(detail, h('p', null, h('strong', null, `Round ${round} · ${judge} · ${criterion}: ${score ?? '–'}`), ' ', findingFor(j.critique, criterion) ?? h('span', { class: 'muted' }, '(no finding on this criterion in the critique)')));
+  };
+  const head = h('tr', null, h('th', null, 'criterion'), rounds.flatMap((r) => judges.map((j) => h('th', { title: j }, `R${r.round} ${j}`))));
   const body = criteria.map((c) =>
     h(
       'tr',
@@ -94,11 +112,24 @@ function matrix(data: SessionData, criteria: Array<{ id: string; text: string }>
         const scores = judges.map((j) => r.judges.find((x) => x.name === j)?.verdict?.scores?.[c.id]);
         const known = scores.filter((s): s is number => typeof s === 'number');
         const split = known.length > 1 && Math.max(...known) - Math.min(...known) >= DISAGREEMENT;
-        return scores.map((s, i) => h('td', { class: `score score-${s ?? 'none'}${split ? ' disagree' : ''}`, title: `${c.id} · round ${r.round} · ${judges[i]}${split ? ' · judges disagree' : ''}` }, s === undefined ? '–' : String(s)));
+        return scores.map((s, i) => {
+          const judge = judges[i] as string;
+          const key = `${r.round}|${judge}|${c.id}`;
+          const finding = findingFor(r.judges.find((x) => x.name === judge)?.critique ?? null, c.id);
+          const td = h(
+            'td',
+            { class: `score score-${s ?? 'none'}${split ? ' disagree' : ''}`, title: `${c.id} · round ${r.round} · ${judge}${split ? ' · judges disagree' : ''}${finding ? `\n${finding}` : ''}`, dataset: { cell: key } },
+            h('a', { href: `${route('refine', data.session)}?cell=${encodeURIComponent(key)}`, on: { click: (e) => { e.preventDefault(); app.setQuery({ cell: key }); show(key); } } }, s === undefined ? '–' : String(s)),
+          );
+          cells.set(key, td);
+          return td;
+        });
       }),
     ),
   );
-  return h('div', { class: 'matrix-box' }, h('table', { class: 'grid matrix' }, h('thead', null, head), h('tbody', null, body)), h('p', { class: 'muted small' }, `Cells outlined in red: judges ${DISAGREEMENT} or more points apart on that criterion in that round.`));
+  const box = h('div', { class: 'matrix-box' }, h('table', { class: 'grid matrix' }, h('thead', null, head), h('tbody', null, body)), h('p', { class: 'muted small' }, `Cells outlined in red: judges ${DISAGREEMENT} or more points apart on that criterion in that round. Click a score for the judge's finding (each cell has its own address).`), detail);
+  show(app.query.get('cell'));
+  return box;
 }
 
 /** The newest round: each judge's score per criterion (where judges disagree shows at a glance). */
@@ -118,7 +149,7 @@ function judgesChart(data: SessionData, criteria: Array<{ id: string }>): HTMLEl
   });
 }
 
-export function refineView(_app: App, name: string): View {
+export function refineView(app: App, name: string): View {
   const body = h('div', null, empty('Loading…'));
   const el = h('div', { class: 'page' }, h('p', { class: 'crumbs' }, link('#/refine', 'refine')), h('h1', null, name), body);
   const load = async (): Promise<void> => {
@@ -150,7 +181,7 @@ export function refineView(_app: App, name: string): View {
             s.warnings.length ? h('ul', { class: 'warnings' }, s.warnings.map((w) => h('li', null, w))) : null,
           )
         : null,
-      section('Scores', h('div', { class: 'chart-grid' }, scoreChart, judgesChart(data, criteria)), criteria.length && data.rounds.length ? matrix(data, criteria) : null),
+      section('Scores', h('div', { class: 'chart-grid' }, scoreChart, judgesChart(data, criteria)), criteria.length && data.rounds.length ? matrix(app, data, criteria) : null),
       section('Criteria', table(['id', 'category', 'criterion'], criteria.map((c) => [c.id, c.category, c.text]))),
       s
         ? section(
