@@ -73,7 +73,7 @@ async function route(options: UiServerOptions, req: IncomingMessage, res: Server
   const method = req.method ?? 'GET';
   const mutation = method !== 'GET' && method !== 'HEAD';
   if (mutation && !sameOriginRequest(req.headers, security.allowed, true)) return sendText(res, 403, '403 Forbidden: changes are accepted only from the dashboard\'s own pages (Origin / Sec-Fetch-Site)');
-  if (viaQuery && !mutation && !url.pathname.startsWith('/api/')) {
+  if (viaQuery && !mutation && (url.pathname === '/' || url.pathname === '/index.html')) {
     // The token leaves the address bar (and the history) for an HttpOnly, SameSite=Strict cookie.
     url.searchParams.delete('token');
     const rest = url.searchParams.toString();

@@ -39,6 +39,9 @@ export interface StageRow {
   finishedAt: string | null;
 }
 
+/** How many recent runs of a pipeline tell the state of its stages when the dashboard starts. */
+const SEED_RUNS = 10;
+
 const PIPELINE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 export function isPipelineName(name: string): boolean {
@@ -152,12 +155,30 @@ export class PipelineStore {
     return result;
   }
 
-  /** Seeds the tracker with the newest run on disk the first time a pipeline is shown. */
+  /**
+   * Seeds the tracker the first time a pipeline is shown: what the pipeline's recent runs said of
+   * each stage, the newest run first (a watch runs only what a change touched, so a stage that
+   * failed three runs ago and was not run since is still failed).
+   */
   private async seedTracker(name: string): Promise<void> {
     if (this.tracker.isSeeded(name)) return;
-    const row = this.runs.latest(name);
-    const detail = row ? await this.runs.detail(row.runId) : undefined;
-    this.tracker.seed(name, row?.runId ?? '', row?.status === 'running', new Map((detail?.stages ?? []).map((s) => [s.id, s.status])));
+    const stages = new Map<string, RunStageStatus>();
+    let live = false;
+    let newest = '';
+    let seen = 0;
+    for (const runId of this.runs.ids()) {
+      const row = this.runs.row(runId);
+      if (!row || row.pipeline !== name) continue;
+      if (seen === 0) {
+        newest = runId;
+        live = row.status === 'running';
+      }
+      seen += 1;
+      const detail = await this.runs.detail(runId);
+      for (const s of detail?.stages ?? []) if (!stages.has(s.id)) stages.set(s.id, s.status);
+      if (seen >= SEED_RUNS) break;
+    }
+    this.tracker.seed(name, newest, live, stages);
   }
 
   /** Every instance of the plan (and the newest run's loop iterations) with its state. */
@@ -184,9 +205,13 @@ export class PipelineStore {
   }
 
   async summary(name: string): Promise<PipelineSummary | undefined> {
-    const file = this.fileOf(name);
     const states = await this.states(name);
-    if (!file || !states) return undefined;
+    return states ? this.summarize(name, states) : undefined;
+  }
+
+  private summarize(name: string, states: NonNullable<Awaited<ReturnType<PipelineStore['states']>>>): PipelineSummary | undefined {
+    const file = this.fileOf(name);
+    if (!file) return undefined;
     const rel = relativeInProject(this.root, file) ?? `(refinery) pipelines/${path.basename(file)}`;
     if ('error' in states) return { name, file: rel, description: null, stages: 0, loops: 0, counts: {}, error: states.error };
     const counts: Partial<Record<UiStageState, number>> = {};
@@ -196,8 +221,8 @@ export class PipelineStore {
   }
 
   async graph(name: string, maxNodes: number): Promise<{ summary: PipelineSummary; graph: FoldedGraph; params: Record<string, unknown>; assessed: boolean } | { error: string } | undefined> {
-    const summary = await this.summary(name);
     const states = await this.states(name);
+    const summary = states ? this.summarize(name, states) : undefined;
     if (!summary || !states) return undefined;
     if ('error' in states) return { error: states.error };
     return { summary, graph: foldGraph(states.items, maxNodes), params: states.pipeline.params, assessed: states.assessed };
