@@ -60,6 +60,30 @@ describe.skipIf(skipWithout(CHROMIUM))('refinery watch --ui', () => {
     expect(problems).toEqual([]);
   });
 
+  it('watch-ui - a lost stream shows a banner, comes back by itself and replays what it missed', async () => {
+    const { go, page } = await openDashboard(browser, ui);
+    await go(route('pipelines', 'live'));
+    await page.waitForSelector('.dag .node[data-id="a"][data-state="up-to-date"]');
+    await page.evaluate(() => {
+      const w = window as unknown as { seenA: string[] };
+      w.seenA = [];
+      new MutationObserver((records) => {
+        for (const r of records) if ((r.target as Element).getAttribute('data-id') === 'a') w.seenA.push((r.target as Element).getAttribute('data-state') as string);
+      }).observe(document.querySelector('#view') as Element, { subtree: true, attributes: true, attributeFilter: ['data-state'] });
+    });
+    // The network drops: the stream and its reconnections fail until it is back.
+    await page.route('**/api/events**', (r) => r.abort());
+    await page.evaluate(() => (window as unknown as { refineryLive: { drop(): void } }).refineryLive.drop());
+    await page.waitForSelector('#banner:not([hidden])');
+    const ended = ui.nextEvent((m) => m.kind === 'run-event' && m.event.type === 'run-end', { since: Number.MAX_SAFE_INTEGER });
+    project.write('src/a.txt', 'three\n');
+    await ended;
+    expect(await page.evaluate(() => (window as unknown as { seenA: string[] }).seenA)).toEqual([]);
+    await page.unroute('**/api/events**');
+    await page.waitForSelector('#banner[hidden]', { state: 'attached' });
+    await page.waitForFunction(() => (window as unknown as { seenA: string[] }).seenA.join(',').endsWith('running,up-to-date'));
+  });
+
   it('watch-ui - the dashboard is attached to the watch: its overview says so and the URL is printed once', async () => {
     const overview = JSON.parse((await ui.request('/api/overview', { auth: true })).body) as { mode: string; pipelines: string[] };
     expect(overview).toMatchObject({ mode: 'watch', pipelines: ['live'] });
