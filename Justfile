@@ -43,6 +43,14 @@ refine *args:
 watch *pipelines:
     {{refinery}} watch {{pipelines}}
 
+# The live dashboard: pipelines, runs, MassGen analyses, refine sessions, jobs (prints its URL with a token).
+ui *args:
+    {{refinery}} ui {{args}}
+
+# The dashboard screenshots the README shows (docs/images/ui-*.png), from the bundled examples, in chromium.
+screenshots:
+    npx tsx scripts/ui-screenshots.ts
+
 # The whole test suite (what CI runs).
 test:
     npm test
@@ -53,11 +61,15 @@ check:
     npm test
 
 # All benchmarks.
-bench: bench-graph bench-analyze bench-analyze-run bench-refine bench-jobs
+bench: bench-graph bench-analyze bench-analyze-run bench-refine bench-jobs bench-ui
 
 # Three judges at 300 ms against one judge alone; a cached rerun costs nothing.
 bench-refine:
     npx tsx bench/refine/run.ts
+
+# The dashboard in chromium: first render of 1,000 MassGen runs and of 10,000 stages; event-to-pixel latency.
+bench-ui:
+    npx tsx bench/ui/run.ts
 
 # 1,000 concurrent delegated jobs through mosquitto, restarted once mid-run.
 bench-jobs:

@@ -15,4 +15,5 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
   broker: { summary: 'Run an embedded MQTT broker on 127.0.0.1', load: async () => (await import('./commands/broker.ts')).brokerCommand },
   logs: { summary: 'List and analyze MassGen log directories', load: async () => (await import('./commands/logs.ts')).logsCommand },
   refine: { summary: "Refine sessions: export a session's criteria for MassGen", load: async () => (await import('./commands/refine.ts')).refineCommand },
+  ui: { summary: 'Serve the live dashboard: pipelines, runs, MassGen analyses, refine sessions, jobs', load: async () => (await import('./commands/ui.ts')).uiCommand },
 };

@@ -16,6 +16,8 @@ import { WatchDaemon } from '../../watch/watch-daemon.ts';
 import type { BusyPolicy, WatchNotice } from '../../watch/types.ts';
 import type { BrokerConfig } from '../../mqtt/broker-config.ts';
 import { concurrencyFlag, parseOrReport } from '../flags.ts';
+import { checkUiSettings } from './ui.ts';
+import type { Dashboard } from '../../ui/dashboard.ts';
 
 const USAGE = `Usage: refinery watch [PIPELINE...] [options]
 
@@ -40,6 +42,10 @@ Options:
       --no-mqtt           do not publish over MQTT
       --json              print events as JSON lines instead of the console view
   -v, --verbose           also show up-to-date stages and log lines
+      --ui                serve the live dashboard (as refinery ui does) fed by this watch; its
+                          URL, with the token, is printed on stderr
+      --ui-port N         the dashboard's port (default: a free one)
+      --allow-actions     let the dashboard abort the running stages
 
 Exit codes: 0 stopped by Ctrl-C/SIGTERM; 1 another refinery holds the project or the broker
 failed; 2 a pipeline file or the arguments are wrong (nothing ran).`;
@@ -56,6 +62,9 @@ interface WatchFlags {
   'no-mqtt': boolean;
   json: boolean;
   verbose: boolean;
+  ui: boolean;
+  'ui-port'?: string;
+  'allow-actions': boolean;
 }
 
 function parseFlags(argv: string[]): { flags: WatchFlags; positionals: string[] } {
@@ -74,6 +83,9 @@ function parseFlags(argv: string[]): { flags: WatchFlags; positionals: string[] 
       'no-mqtt': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       verbose: { type: 'boolean', short: 'v', default: false },
+      ui: { type: 'boolean', default: false },
+      'ui-port': { type: 'string' },
+      'allow-actions': { type: 'boolean', default: false },
     },
   });
   return { flags: values as WatchFlags, positionals };
@@ -234,6 +246,11 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   }
   const pipelines = await loadAll(io, positionals, settings.overrides);
   if (!pipelines) return 2;
+  const ui = flags.ui ? await checkUiSettings(io.cwd, { ...(flags['ui-port'] !== undefined ? { port: flags['ui-port'] } : {}), allowActions: flags['allow-actions'] }) : undefined;
+  if (typeof ui === 'string') {
+    io.stderr.write(`refinery watch: ${ui}\n`);
+    return 2;
+  }
   const warn = stateWarn(io);
   const lock = acquireProjectLock(io.cwd, warn);
   if (!lock.ok) {
@@ -254,8 +271,21 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       io.stderr.write(`refinery watch: ${mqtt}\n`);
       return 1;
     }
+    let daemon: WatchDaemon | undefined;
+    let dashboard: Dashboard | undefined;
+    if (ui) {
+      const { attachDashboard } = await import('../../ui/watch-attach.ts');
+      try {
+        dashboard = await attachDashboard({ root: io.cwd, ...ui, pipelines: pipelines.map((p) => p.spec.name), overrides: settings.overrides, abort: () => daemon?.abort() });
+      } catch (error) {
+        await mqtt.close();
+        io.stderr.write(`refinery watch: the dashboard cannot serve on ${ui.host}:${ui.port}: ${(error as Error).message}\n`);
+        return 1;
+      }
+      io.stderr.write(`watch: dashboard at ${dashboard.url}\n`);
+    }
     const live = Boolean(io.stdout.isTTY) && !io.env.CI;
-    const daemon = await WatchDaemon.start({
+    daemon = await WatchDaemon.start({
       root: io.cwd,
       pipelines,
       overrides: settings.overrides,
@@ -274,6 +304,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
         if (flags.json) bus.subscribe((e) => io.stdout.write(`${JSON.stringify(e)}\n`));
         else bus.subscribe(consoleSink({ out: io.stdout, live, color: live && io.env.NO_COLOR === undefined, verbose: flags.verbose, ...(io.stdout.columns ? { columns: io.stdout.columns } : {}) }));
         if (mqtt.sink) bus.subscribe(mqtt.sink.sink);
+        if (dashboard) bus.subscribe(dashboard.hub.sink);
         return { bus, close: () => reportWriteProblems(io, [jsonl.close()]) };
       },
     });
@@ -284,6 +315,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     if (io.forceSignal.aborted) daemon.abort();
     await daemon.stop();
     io.forceSignal.removeEventListener('abort', onForce);
+    await dashboard?.close();
     await mqtt.close();
     return 0;
   } finally {

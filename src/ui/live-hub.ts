@@ -1,0 +1,60 @@
+// Everything the dashboard's pages learn live goes through here: run events (from the watch
+// daemon's bus in-process, or tailed from events.jsonl) and "this changed" notices (jobs, files).
+// Each message gets a rising sequence number and stays in a ring buffer, so a client that lost its
+// connection resumes from its last number with nothing lost or repeated.
+import type { RunEvent } from '../model/events.ts';
+import type { EventSink } from '../events/bus.ts';
+
+export type LiveTopic = 'jobs' | 'massgen' | 'refine' | 'runs' | 'pipelines';
+
+export type LiveMessage = { kind: 'run-event'; event: RunEvent } | { kind: 'changed'; topic: LiveTopic; detail?: string };
+
+export type LiveEnvelope = LiveMessage & { seq: number };
+
+export type LiveListener = (message: LiveEnvelope) => void;
+
+export class LiveHub {
+  private readonly buffer: LiveEnvelope[] = [];
+  private readonly listeners = new Set<LiveListener>();
+  private last = 0;
+
+  constructor(private readonly capacity = 20_000) {}
+
+  /** The number of the newest message (0: none yet). A snapshot taken now is current up to it. */
+  get seq(): number {
+    return this.last;
+  }
+
+  publish(message: LiveMessage): LiveEnvelope {
+    this.last += 1;
+    const envelope = { ...message, seq: this.last } as LiveEnvelope;
+    this.buffer.push(envelope);
+    if (this.buffer.length > this.capacity) this.buffer.splice(0, this.buffer.length - this.capacity);
+    for (const listener of this.listeners) {
+      try {
+        listener(envelope);
+      } catch {
+        this.listeners.delete(listener);
+      }
+    }
+    return envelope;
+  }
+
+  /** For an EventBus: every run event of the runs it is subscribed to. */
+  readonly sink: EventSink = (event) => {
+    this.publish({ kind: 'run-event', event });
+  };
+
+  /** Messages after `seq`, or undefined when some of them are no longer kept (the client must reload). */
+  since(seq: number): LiveEnvelope[] | undefined {
+    if (seq >= this.last) return [];
+    const oldest = this.buffer[0]?.seq ?? this.last + 1;
+    if (seq + 1 < oldest) return undefined;
+    return this.buffer.slice(seq + 1 - oldest);
+  }
+
+  subscribe(listener: LiveListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}

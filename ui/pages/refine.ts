@@ -1,0 +1,236 @@
+/// <reference lib="dom" />
+// Refine: the sessions, and one session: scores per criterion per round (a chart and a criterion ×
+// judge × round matrix, disagreement between judges highlighted), each judge's verdict and critique,
+// the consensus votes (stale ones marked), next tasks, and cost per round with what the cache saved.
+import { getJson } from '../api.ts';
+import type { App, View } from '../app.ts';
+import { throttle } from '../app.ts';
+import { lineChart } from '../charts.ts';
+import { chip, empty, errorBox, h, link, replace, route, section, table, usd } from '../dom.ts';
+import { renderMarkdown } from '../markdown.ts';
+
+interface Totals {
+  calls: number;
+  cached_calls: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+  original_cost_usd: number;
+}
+
+interface Summary {
+  session: string;
+  criteria: Array<{ id: string; text: string; category: string }>;
+  rounds: Array<{
+    round: number;
+    verdict: string;
+    status: string;
+    winner: string | null;
+    scores: Record<string, number>;
+    judges: Array<{ name: string; verdict: string | null; status: string; scores: Record<string, number>; reason?: string }>;
+    next_tasks: Array<{ id: string; description: string; priority?: string | number }>;
+    usage: Totals;
+  }>;
+  stopped: { reason: string; round: number };
+  final_verdict: string | null;
+  next_tasks: Array<{ id: string; description: string; priority?: string | number; relates_to?: string[] }>;
+  usage: { total: Totals; this_run: Totals };
+  warnings: string[];
+}
+
+interface Vote {
+  voter: string;
+  target: string;
+  reason: string;
+  round: number;
+}
+
+interface SessionData {
+  session: string;
+  summary: Summary | null;
+  criteria: { criteria: Array<{ id: string; text: string; category: string }> } | null;
+  regression: { status: string; result?: string } | null;
+  rounds: Array<{
+    round: number;
+    consensus: { mode: string; winner: { judge: string } | null; votes: Vote[]; stale_votes: Vote[]; tally?: Record<string, number> } | null;
+    critique: string | null;
+    judges: Array<{ name: string; verdict: { verdict: string; scores: Record<string, number>; status: string; degraded_reason?: string; judge?: { backend: string; model?: string } } | null; critique: string | null }>;
+  }>;
+}
+
+export function refineListView(_app: App): View {
+  const box = h('div', null, empty('Loading sessions…'));
+  const el = h('div', { class: 'page' }, h('h1', null, 'Refine sessions'), box);
+  const load = async (): Promise<void> => {
+    const { sessions } = await getJson<{ sessions: Array<{ session: string; rounds: number; finalVerdict: string | null; stopped: { reason: string } | null; criteria: number | null; costUsd: number | null; originalCostUsd: number | null }> }>('/api/refine/sessions');
+    replace(
+      box,
+      sessions.length
+        ? table(
+            ['session', 'rounds', 'verdict', 'stopped', 'criteria', 'cost (this run)', 'cost when made'],
+            sessions.map((s) => [link(route('refine', s.session), s.session), String(s.rounds), s.finalVerdict ? chip(s.finalVerdict === 'converged' ? 'up-to-date' : 'stale', s.finalVerdict) : '–', s.stopped?.reason ?? '–', s.criteria === null ? '–' : String(s.criteria), usd(s.costUsd), usd(s.originalCostUsd)]),
+          )
+        : empty('No refine session yet (just refine runs the bundled example).'),
+    );
+  };
+  void load().catch((e: Error) => replace(box, errorBox(e.message)));
+  const refresh = throttle(() => void load().catch(() => undefined), 1000);
+  return { el, title: 'Refine', onLive: (m) => m.kind === 'run-event' && m.event.type === 'run-end' && refresh() };
+}
+
+/** Judges disagree on a criterion in a round when their scores are 3 or more apart. */
+const DISAGREEMENT = 3;
+
+/** A judge's finding on one criterion, from its critique's `- **E2**: ...` line. */
+export function findingFor(critique: string | null, criterion: string): string | null {
+  if (!critique) return null;
+  const line = critique.split('\n').find((l) => new RegExp(`^\\s*[-*]\\s*\\*\\*${criterion}\\*\\*\\s*[:\\-\u2013]`).test(l));
+  return line ? line.replace(/^\s*[-*]\s*\*\*[^*]+\*\*\s*[:\-\u2013]\s*/, '') : null;
+}
+
+function matrix(app: App, data: SessionData, criteria: Array<{ id: string; text: string }>): HTMLElement {
+  const rounds = data.rounds;
+  const judges = [...new Set(rounds.flatMap((r) => r.judges.map((j) => j.name)))];
+  const detail = h('div', { class: 'cell-detail' });
+  const cells = new Map<string, HTMLElement>();
+  const show = (key: string | null): void => {
+    for (const [k, td] of cells) td.classList.toggle('focused', k === key);
+    const [round, judge, criterion] = (key ?? '').split('|');
+    const r = rounds.find((x) => String(x.round) === round);
+    const j = r?.judges.find((x) => x.name === judge);
+    if (!key || !r || !j || !criterion) return replace(detail);
+    const score = j.verdict?.scores?.[criterion];
+    replace(detail, h('p', null, h('strong', null, `Round ${round} · ${judge} · ${criterion}: ${score ?? '–'}`), ' ', findingFor(j.critique, criterion) ?? h('span', { class: 'muted' }, '(no finding on this criterion in the critique)')));
+  };
+  const head = h('tr', null, h('th', null, 'criterion'), rounds.flatMap((r) => judges.map((j) => h('th', { title: j }, `R${r.round} ${j}`))));
+  const body = criteria.map((c) =>
+    h(
+      'tr',
+      null,
+      h('th', { title: c.text }, c.id),
+      rounds.flatMap((r) => {
+        const scores = judges.map((j) => r.judges.find((x) => x.name === j)?.verdict?.scores?.[c.id]);
+        const known = scores.filter((s): s is number => typeof s === 'number');
+        const split = known.length > 1 && Math.max(...known) - Math.min(...known) >= DISAGREEMENT;
+        return scores.map((s, i) => {
+          const judge = judges[i] as string;
+          const key = `${r.round}|${judge}|${c.id}`;
+          const finding = findingFor(r.judges.find((x) => x.name === judge)?.critique ?? null, c.id);
+          const td = h(
+            'td',
+            { class: `score score-${s ?? 'none'}${split ? ' disagree' : ''}`, title: `${c.id} · round ${r.round} · ${judge}${split ? ' · judges disagree' : ''}${finding ? `\n${finding}` : ''}`, dataset: { cell: key } },
+            h('a', { href: `${route('refine', data.session)}?cell=${encodeURIComponent(key)}`, on: { click: (e) => { e.preventDefault(); app.setQuery({ cell: key }); show(key); } } }, s === undefined ? '–' : String(s)),
+          );
+          cells.set(key, td);
+          return td;
+        });
+      }),
+    ),
+  );
+  const box = h('div', { class: 'matrix-box' }, h('table', { class: 'grid matrix' }, h('thead', null, head), h('tbody', null, body)), h('p', { class: 'muted small' }, `Cells outlined in red: judges ${DISAGREEMENT} or more points apart on that criterion in that round. Click a score for the judge's finding (each cell has its own address).`), detail);
+  show(app.query.get('cell'));
+  return box;
+}
+
+/** The newest round: each judge's score per criterion (where judges disagree shows at a glance). */
+function judgesChart(data: SessionData, criteria: Array<{ id: string }>): HTMLElement | null {
+  const last = data.rounds.at(-1);
+  const judges = last?.judges.filter((j) => j.verdict) ?? [];
+  if (!last || judges.length === 0 || criteria.length === 0) return null;
+  return lineChart({
+    title: `Round ${last.round}: each judge's score per criterion`,
+    x: criteria.map((_, i) => i + 1),
+    xName: 'criterion',
+    xLabel: (x) => criteria[x - 1]?.id ?? '',
+    series: judges.map((j) => ({ label: j.name, values: criteria.map((c) => j.verdict?.scores[c.id] ?? null) })),
+    yLabel: 'score (1-10)',
+    points: true,
+    width: 520,
+  });
+}
+
+export function refineView(app: App, name: string): View {
+  const body = h('div', null, empty('Loading…'));
+  const el = h('div', { class: 'page' }, h('p', { class: 'crumbs' }, link('#/refine', 'refine')), h('h1', null, name), body);
+  const load = async (): Promise<void> => {
+    const data = await getJson<SessionData>(`/api/refine/sessions/${encodeURIComponent(name)}`);
+    const s = data.summary;
+    const criteria = s?.criteria ?? data.criteria?.criteria ?? [];
+    const roundNumbers = s?.rounds.map((r) => r.round) ?? data.rounds.map((r) => r.round);
+    const scoreChart =
+      s && s.rounds.length
+        ? lineChart({
+            title: 'Consensus score per criterion per round',
+            x: roundNumbers,
+            xName: 'round',
+            series: criteria.map((c) => ({ label: c.id, values: s.rounds.map((r) => r.scores[c.id] ?? null) })),
+            xLabel: (x) => `round ${x}`,
+            yLabel: 'score (1-10)',
+            points: true,
+            width: 520,
+          })
+        : empty('No scores yet: summary.json is written after the loop.');
+    const critiques = h('div');
+    replace(
+      body,
+      s
+        ? h(
+            'div',
+            { class: 'page-head' },
+            h('p', null, s.final_verdict ? chip(s.final_verdict === 'converged' ? 'up-to-date' : 'stale', s.final_verdict) : null, ` stopped: ${s.stopped.reason} after round ${s.stopped.round} · this run ${usd(s.usage.this_run.cost_usd)} · whole session ${usd(s.usage.total.original_cost_usd)} (cache saved ${usd(Math.max(0, s.usage.total.original_cost_usd - s.usage.this_run.cost_usd))})`),
+            s.warnings.length ? h('ul', { class: 'warnings' }, s.warnings.map((w) => h('li', null, w))) : null,
+          )
+        : null,
+      section('Scores', h('div', { class: 'chart-grid' }, scoreChart, judgesChart(data, criteria)), criteria.length && data.rounds.length ? matrix(app, data, criteria) : null),
+      section('Criteria', table(['id', 'category', 'criterion'], criteria.map((c) => [c.id, c.category, c.text]))),
+      s
+        ? section(
+            'Rounds',
+            table(
+              ['round', 'verdict', 'winner', 'calls (cached)', 'tokens in/out', 'cost', 'cost when made'],
+              s.rounds.map((r) => [String(r.round), chip(r.verdict === 'converged' ? 'up-to-date' : 'stale', r.verdict), r.winner ?? '–', `${r.usage.calls} (${r.usage.cached_calls})`, `${r.usage.input_tokens}/${r.usage.output_tokens}`, usd(r.usage.cost_usd), usd(r.usage.original_cost_usd)]),
+            ),
+          )
+        : null,
+      section(
+        'Consensus votes',
+        data.rounds.map((r) =>
+          r.consensus
+            ? h(
+                'div',
+                null,
+                h('h3', null, `Round ${r.round} · ${r.consensus.mode}${r.consensus.winner ? ` · winner ${r.consensus.winner.judge}` : ''}`),
+                r.consensus.votes.length || r.consensus.stale_votes.length
+                  ? table(
+                      ['voter', '→ voted for', 'reason', ''],
+                      [...r.consensus.votes.map((v) => [v.voter, v.target, v.reason, '']), ...r.consensus.stale_votes.map((v) => [v.voter, v.target, v.reason, chip('stale', 'stale')])],
+                      { class: 'grid vote-table', rowClass: (i) => (i >= (r.consensus?.votes.length ?? 0) ? 'stale-vote' : '') },
+                    )
+                  : empty('no votes (harshest/mean mode, or one judge)'),
+              )
+            : null,
+        ),
+      ),
+      section('Verdicts and critiques', critiques),
+      s?.next_tasks.length ? section('Next tasks', table(['id', 'priority', 'task', 'criteria'], s.next_tasks.map((t) => [t.id, String(t.priority ?? ''), t.description, (t.relates_to ?? []).join(', ')]))) : null,
+    );
+    for (const r of data.rounds) {
+      for (const j of r.judges) {
+        const md = h('div');
+        critiques.appendChild(
+          h(
+            'details',
+            { class: 'judge' },
+            h('summary', null, `Round ${r.round} · ${j.name} · `, j.verdict ? chip(j.verdict.verdict === 'converged' ? 'up-to-date' : 'stale', j.verdict.verdict) : '–', j.verdict ? ` ${Object.entries(j.verdict.scores).map(([k, v]) => `${k}=${v}`).join(' ')}` : '', j.verdict?.status === 'degraded' ? ` (degraded: ${j.verdict.degraded_reason ?? ''})` : ''),
+            md,
+          ),
+        );
+        if (j.critique) await renderMarkdown(j.critique, md);
+        else md.appendChild(empty('no critique'));
+      }
+    }
+  };
+  void load().catch((e: Error) => replace(body, errorBox(e.message)));
+  const refresh = throttle(() => void load().catch(() => undefined), 1500);
+  return { el, title: name, onLive: (m) => m.kind === 'run-event' && m.event.type === 'stage-end' && m.event.pipeline === 'refine' && refresh() };
+}
