@@ -5,9 +5,10 @@
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { isNode, LineCounter, parseDocument } from 'yaml';
+import { isMap, isNode, isScalar, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { rememberSecret } from '../security/known-secrets.ts';
+import { didYouMean } from '../diagnostics/format.ts';
 
 export interface RemoteCacheSettings {
   /** Without credentials and without a trailing slash: safe to print. */
@@ -65,9 +66,16 @@ function truthy(value: string | undefined): boolean {
   return value !== undefined && ['1', 'true', 'yes', 'on'].includes(value.trim().toLowerCase());
 }
 
-function located(file: string, text: string, at: readonly PropertyKey[]): string {
+/** `file:line:col` of the value at `at` (or of the key `key` in the map there), else of the nearest parent. */
+function located(file: string, text: string, at: readonly PropertyKey[], key?: string): string {
   const counter = new LineCounter();
   const doc = parseDocument(text, { lineCounter: counter });
+  const map = key === undefined ? undefined : doc.getIn(at as unknown[], true);
+  const pair = isMap(map) ? map.items.find((p) => isScalar(p.key) && p.key.value === key) : undefined;
+  if (isScalar(pair?.key) && pair.key.range) {
+    const pos = counter.linePos(pair.key.range[0]);
+    return `${file}:${pos.line}:${pos.col}`;
+  }
   for (let depth = at.length; depth >= 0; depth--) {
     const node = doc.getIn(at.slice(0, depth) as unknown[], true);
     if (isNode(node) && node.range) {
@@ -91,6 +99,11 @@ function readFileConfig(root: string, file: string): { config?: FileConfig; erro
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => {
       const at = ['remote_cache', ...issue.path];
+      if (issue.code === 'unrecognized_keys') {
+        const key = issue.keys[0] as string;
+        const hint = didYouMean(key, Object.keys(remoteCacheSchema.shape));
+        return `${located(file, text, at, key)} ${at.map(String).join('.')}: unknown key '${key}'${hint ? `; did you mean '${hint}'?` : ''} (allowed: ${Object.keys(remoteCacheSchema.shape).join(', ')})`;
+      }
       return `${located(file, text, at)} ${at.map(String).join('.')}: ${issue.message}`;
     });
     return { error: `invalid remote cache config:\n${lines.join('\n')}` };
