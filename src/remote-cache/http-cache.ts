@@ -69,7 +69,7 @@ interface RawResponse {
 type ResponseMode = { kind: 'buffer'; maxBytes: number } | { kind: 'file'; file: string; maxBytes: number } | { kind: 'discard' };
 
 function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 export class HttpCache {
