@@ -1,7 +1,8 @@
 // A real nginx serving the Bazel HTTP cache protocol through its WebDAV module (PUT creates the
 // ac/ and cas/ folders), on a free 127.0.0.1 port, owned by the test: `daemon off` and
 // `master_process off` keep it one child process, its pid file, logs and temp folders live in a
-// temp folder, and stop() ends it. The access log has one "METHOD URI STATUS USER" line per request.
+// temp folder, and stop() ends it. The access log has one "METHOD URI STATUS USER X-CACHE-TOKEN"
+// line per request.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -27,7 +28,7 @@ export interface NginxCache {
   /** The folder nginx serves: entries are <root>/ac/<key> and <root>/cas/<sha256>. */
   root: string;
   /** Requests so far, oldest first. */
-  requests(): Array<{ method: string; uri: string; status: number; user: string }>;
+  requests(): Array<{ method: string; uri: string; status: number; user: string; token: string }>;
   stop(): Promise<void>;
   start(): Promise<void>;
   dispose(): Promise<void>;
@@ -42,7 +43,7 @@ pid ${dir}/nginx.pid;
 error_log ${dir}/error.log warn;
 events { worker_connections 256; }
 http {
-  log_format cache '$request_method $uri $status $remote_user';
+  log_format cache '$request_method $uri $status $remote_user $http_x_cache_token';
   access_log ${dir}/access.log cache;
   client_body_temp_path ${dir}/tmp/body;
   proxy_temp_path ${dir}/tmp/proxy;
@@ -122,8 +123,8 @@ export async function startNginxCache(options: NginxCacheOptions = {}): Promise<
         .split('\n')
         .filter(Boolean)
         .map((line) => {
-          const [method = '', uri = '', status = '0', user = '-'] = line.split(' ');
-          return { method, uri, status: Number(status), user };
+          const [method = '', uri = '', status = '0', user = '-', token = '-'] = line.split(' ');
+          return { method, uri, status: Number(status), user, token };
         });
     },
     stop,

@@ -93,12 +93,14 @@ describe.skipIf(skipWithout(NGINX))('remote cache on nginx: failures never fail 
     try {
       const big = 'x'.repeat(5000);
       const p = track(tempProject({
-        'pipelines/demo.yaml': `pipeline: demo\nstages:\n  big: { run: "cat src/big.txt > \${outputs.o}", inputs: [src/big.txt], outputs: { o: out/big.txt, copy: out/copy.txt } }\n  tiny: { run: "cat src/a.txt > \${outputs.o}", inputs: [src/a.txt], outputs: { o: out/tiny.txt } }\n`,
+        'pipelines/demo.yaml': `pipeline: demo
+stages:
+  big: { run: "cat src/big.txt > \${outputs.o}; cat src/a.txt > \${outputs.copy}", inputs: [src/big.txt, src/a.txt], outputs: { o: out/big.txt, copy: out/copy.txt } }
+  tiny: { run: "cat src/a.txt > \${outputs.o}", inputs: [src/a.txt], outputs: { o: out/tiny.txt } }
+`,
         'src/big.txt': big,
         'src/a.txt': 'alpha\n',
       }));
-      // The second output of `big` is never written by its command: make it write both.
-      p.write('pipelines/demo.yaml', `pipeline: demo\nstages:\n  big: { run: "cat src/big.txt > \${outputs.o}; cat src/a.txt > \${outputs.copy}", inputs: [src/big.txt, src/a.txt], outputs: { o: out/big.txt, copy: out/copy.txt } }\n  tiny: { run: "cat src/a.txt > \${outputs.o}", inputs: [src/a.txt], outputs: { o: out/tiny.txt } }\n`);
       const result = await run(p, { REFINERY_REMOTE_CACHE: small.url });
       expect(result.code, result.stderr).toBe(0);
       expect(warnings(result)).toEqual([expect.stringMatching(new RegExp(`^remote cache: PUT cas/${sha256(big)} answered HTTP 413; its action-cache entry was not written$`))]);
@@ -164,5 +166,24 @@ describe.skipIf(skipWithout(NGINX))('remote cache on nginx: who may write', () =
     expect(anonymous.code, anonymous.stderr).toBe(0);
     expect(warnings(anonymous)).toEqual([expect.stringContaining('the server does not let this client write (HTTP 401); set remote_cache.read_only (or --remote-cache-read-only) where only reading is allowed; nothing more is uploaded in this run')]);
     expect(readFileSync(c.path('out/a.txt'), 'utf8')).toBe('changed again\nhello\n');
+  });
+
+  it('headers from the environment - sent with every request, and their values never reach the console or the event log', async () => {
+    const token = 'hdr-7c1e9b3f5a2d4e6f8091';
+    const p = track(tempProject({
+      'refinery.config.yaml': `remote_cache:\n  url: ${ngx.url}/headers\n  headers_from_env: { X-Cache-Token: CACHE_HDR_VALUE }\n`,
+      // A stage that prints the variable: its log line must come out redacted.
+      'pipelines/demo.yaml': 'pipeline: demo\nstages:\n  a: { run: "echo token is $CACHE_HDR_VALUE; cat src/a.txt > ${outputs.o}", inputs: [src/a.txt], outputs: { o: out/a.txt } }\n',
+      'src/a.txt': 'alpha\n',
+    }));
+    const before = ngx.requests().length;
+    const result = await runCli(['run', 'demo', '--json', '-v'], { cwd: p.root, env: { CACHE_HDR_VALUE: token } });
+    expect(result.code, result.stderr).toBe(0);
+    const sent = ngx.requests().slice(before);
+    expect(sent.length).toBeGreaterThanOrEqual(3);
+    expect(sent.every((r) => r.token === token)).toBe(true);
+    expect(events(result.stdout).some((e) => e.type === 'stage-log' && String(e.message).startsWith('token is [redacted'))).toBe(true);
+    const log = readFileSync(path.join(p.root, '.refinery/runs', events(result.stdout)[0]?.runId as string, 'events.jsonl'), 'utf8');
+    for (const text of [result.stdout, result.stderr, log]) expect(text).not.toContain(token);
   });
 });

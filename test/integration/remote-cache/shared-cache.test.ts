@@ -2,7 +2,7 @@
 // examples and uploads; clone B, in another folder, gets every result from the cache: no stage
 // executed, no model called, the same artifacts byte for byte.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { events, runCli, type TempProject } from '../../helpers/project.ts';
+import { events, runCli, tempProject, type TempProject } from '../../helpers/project.ts';
 import { NGINX, startNginxCache, type NginxCache } from '../../helpers/nginx-cache.ts';
 import { skipWithout } from '../../helpers/system-tools.ts';
 import { artifacts, exampleClone, fingerprints, modelCalls, runAnalyze, runEnd, runRefine, stageStarts, warnings } from './clones.ts';
@@ -88,5 +88,24 @@ describe.skipIf(skipWithout(NGINX))('remote cache on nginx: two clones', () => {
     expect(calls).toHaveLength(made);
     expect(calls.every((e) => (e.report as { cached: boolean; costUsd: number }).cached && (e.report as { costUsd: number }).costUsd === 0)).toBe(true);
     expect(runEnd(forced).remote).toMatchObject({ stages: 0, calls: made });
+  });
+
+  it('stale_if - a result that asks to be redone (a turn still in progress) is not shared; the others are', async () => {
+    const pipeline = `pipeline: p
+stages:
+  open: { run: "echo '{\\"state\\": \\"in_progress\\"}' > \${outputs.o}", outputs: { o: out/open.json }, stale_if: "self.o.state == 'in_progress'" }
+  done: { run: "echo '{\\"state\\": \\"completed\\"}' > \${outputs.o}", outputs: { o: out/done.json }, stale_if: "self.o.state == 'in_progress'" }
+`;
+    const env = { REFINERY_REMOTE_CACHE: `${ngx.url}/stale` };
+    const a = tempProject({ 'pipelines/p.yaml': pipeline });
+    const b = tempProject({ 'pipelines/p.yaml': pipeline });
+    clones.push(a, b);
+    const first = await runCli(['run', 'p', '--json'], { cwd: a.root, env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(runEnd(first).remote).toMatchObject({ uploaded: 1 });
+    const second = await runCli(['run', 'p', '--json'], { cwd: b.root, env });
+    expect(second.code, second.stderr).toBe(0);
+    expect(stageStarts(second)).toEqual(['open']);
+    expect(runEnd(second).remote).toMatchObject({ stages: 1, uploaded: 0 });
   });
 });
