@@ -203,7 +203,9 @@ export class Executor {
     await done;
     this.options.signal.removeEventListener('abort', onAbort);
     this.runners?.close();
-    await this.options.stageCache?.flush();
+    // Uploads still under way finish before the run ends (bounded by the cache's timeouts); an
+    // interrupted run does not wait for them.
+    if (!this.options.signal.aborted) await this.options.stageCache?.flush();
     const writeProblems = [this.options.hashes.save(), this.options.state.compact()].filter((p): p is WriteProblem => p !== undefined);
     this.options.state.close();
     this.cleanStaging();

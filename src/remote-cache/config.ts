@@ -158,11 +158,12 @@ function isLoopback(baseUrl: string): boolean {
 
 /** The remote cache this run uses, if any; an error (exit 2) for a config that cannot be right. */
 export function resolveRemoteCache(request: RemoteCacheRequest): RemoteCacheResolution {
+  if (request.flagOff) return { settings: undefined, warnings: [] };
   const configFile = request.configFile ?? 'refinery.config.yaml';
   const file = readFileConfig(request.root, configFile);
   if (file.error) return { error: file.error };
-  if (request.flagOff) return { settings: undefined, warnings: [] };
-  const fromEnv = request.env.REFINERY_REMOTE_CACHE;
+  // Empty is unset (a CI secret a fork's pull request does not get); `off` turns the cache off.
+  const fromEnv = request.env.REFINERY_REMOTE_CACHE || undefined;
   const chosen =
     request.flagUrl !== undefined
       ? { raw: request.flagUrl, source: '--remote-cache', credentials: true }

@@ -36,6 +36,8 @@ describe('remote cache config', () => {
     expect(resolve({ root: dir, env, flagUrl: 'http://127.0.0.1:3' })).toMatchObject({ settings: { baseUrl: 'http://127.0.0.1:3', source: '--remote-cache' } });
     expect(resolve({ root: dir, env, flagOff: true })).toEqual({ settings: undefined, warnings: [] });
     expect(resolve({ root: dir, env: { REFINERY_REMOTE_CACHE: 'off' } })).toEqual({ settings: undefined, warnings: [] });
+    // Empty is unset (a secret a fork's pull request does not get): the file's URL stands.
+    expect(resolve({ root: dir, env: { REFINERY_REMOTE_CACHE: '' } })).toMatchObject({ settings: { baseUrl: 'http://127.0.0.1:1/file' } });
   });
 
   it('read-only - from the file, the flag or REFINERY_REMOTE_CACHE_READ_ONLY', () => {
