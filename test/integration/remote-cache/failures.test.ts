@@ -114,6 +114,31 @@ stages:
     }
   });
 
+  it('max_blob_mb - a blob over the limit is not uploaded, and an entry naming one is not downloaded', async () => {
+    const pipeline = 'pipeline: demo\nstages:\n  big: { run: "cat src/big.txt > ${outputs.o}", inputs: [src/big.txt], outputs: { o: out/big.txt } }\n';
+    const files = { 'pipelines/demo.yaml': pipeline, 'src/big.txt': 'y'.repeat(4000) };
+    const limited = 'remote_cache: { max_blob_mb: 0.001 }\n';
+    const env = { REFINERY_REMOTE_CACHE: `${ngx.url}/limits` };
+    const small = track(tempProject({ ...files, 'refinery.config.yaml': limited }));
+    const skipped = await run(small, env);
+    expect(skipped.code, skipped.stderr).toBe(0);
+    expect(warnings(skipped)).toEqual(['remote cache: not stored: out/big.txt is 4000 bytes, over remote_cache.max_blob_mb']);
+    const writer = track(tempProject(files));
+    expect(runEnd(await run(writer, env)).remote).toMatchObject({ uploaded: 1 });
+    const before = ngx.requests().length;
+    const reader = track(tempProject({ ...files, 'refinery.config.yaml': limited }));
+    const refused = await run(reader, env);
+    expect(refused.code, refused.stderr).toBe(0);
+    expect(warnings(refused)).toEqual([
+      'remote cache: refused the entry for stage big: out/big.txt is 4000 bytes, over remote_cache.max_blob_mb; it runs here',
+      // Having run it here, it does not store it either.
+      'remote cache: not stored: out/big.txt is 4000 bytes, over remote_cache.max_blob_mb',
+    ]);
+    expect(stageStarts(refused)).toEqual(['big']);
+    // Only the action-cache entry was read: the blob's size was checked before fetching it.
+    expect(ngx.requests().slice(before).filter((r) => r.method === 'GET').map((r) => r.uri.split('/')[2])).toEqual(['ac']);
+  });
+
   it('params naming the project folder - the stage runs and is not shared, with a warning that says why', async () => {
     const p = track(tempProject({ 'pipelines/demo.yaml': 'pipeline: demo\nparams:\n  src: { type: string }\nstages:\n  a: { run: "cat ${params.src} > ${outputs.o}", inputs: ["${params.src}"], outputs: { o: out/a.txt } }\n', 'src/a.txt': 'alpha\n' }));
     const before = ngx.requests().length;
