@@ -47,6 +47,8 @@ export function entryPathProblem(p: string): string | undefined {
 }
 
 const MAX_MANIFEST_BYTES = 1024 * 1024;
+/** Blobs from this size on are asked for (HEAD) before they are sent. */
+const HEAD_FIRST_BYTES = 1024 * 1024;
 
 export class RemoteCache {
   readonly http: HttpCache;
@@ -247,7 +249,7 @@ export class RemoteCache {
     if (size === 0 && sha256 === EMPTY_SHA256) return Promise.resolve({ kind: 'stored' });
     let known = this.stored.get(sha256);
     if (!known) {
-      known = this.http.put('cas', sha256, body);
+      known = size >= HEAD_FIRST_BYTES ? this.putUnlessStored(sha256, body) : this.http.put('cas', sha256, body);
       this.stored.set(sha256, known);
       // A failed upload may be tried again by a later entry.
       void known.then((r) => {
@@ -255,6 +257,12 @@ export class RemoteCache {
       });
     }
     return known;
+  }
+
+  /** A large blob the server may have already (another clone stored the same file): asked first, sent only if missing. */
+  private async putUnlessStored(sha256: string, body: PutBody): Promise<PutResult> {
+    if ((await this.http.has('cas', sha256)) === true) return { kind: 'stored' };
+    return this.http.put('cas', sha256, body);
   }
 
   private writeProblem(warn: Warn, result: PutResult, consequence: string): void {
