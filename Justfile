@@ -61,7 +61,7 @@ check:
     npm test
 
 # All benchmarks.
-bench: bench-graph bench-analyze bench-analyze-run bench-refine bench-jobs bench-ui
+bench: bench-graph bench-analyze bench-analyze-run bench-refine bench-jobs bench-ui bench-cache
 
 # Three judges at 300 ms against one judge alone; a cached rerun costs nothing.
 bench-refine:
@@ -70,6 +70,10 @@ bench-refine:
 # The dashboard in chromium: first render of 1,000 MassGen runs and of 10,000 stages; event-to-pixel latency.
 bench-ui:
     npx tsx bench/ui/run.ts
+
+# The remote cache (nginx on 127.0.0.1): analyze over 200 generated runs and the refine example, cold local vs warm remote.
+bench-cache runs="200":
+    npx tsx bench/cache/run.ts --runs {{runs}}
 
 # 1,000 concurrent delegated jobs through mosquitto, restarted once mid-run.
 bench-jobs:

@@ -10,6 +10,7 @@ import { poolFor } from './semaphore.ts';
 import { redactSecrets, rememberSecretsOf } from '../security/known-secrets.ts';
 import type { BackendConfig, BackendsConfig } from './config-schema.ts';
 import type { Backend, LlmRequest, LlmResponse, SchemaVia } from './types.ts';
+import type { RemoteResponses } from '../remote-cache/llm-store.ts';
 
 export interface LlmCallRecord {
   backend: string;
@@ -44,6 +45,8 @@ export interface LlmClientOptions {
   /** Problems worth a warning (a damaged cache entry set aside). */
   warn?: (message: string) => void;
   env?: NodeJS.ProcessEnv;
+  /** A shared cache behind the local one (`remote_cache` in refinery.config.yaml): asked after a local miss, told every new answer. */
+  remote?: RemoteResponses;
 }
 
 function apiKeyEnvNames(config: BackendsConfig): string[] {
@@ -108,7 +111,11 @@ export class LlmClient {
     const config = this.entry(name);
     const backend = this.backend(name);
     const key = this.keyFor(name, request);
-    const hit = this.cache?.get(key);
+    let hit = this.cache?.get(key);
+    if (!hit && this.options.remote) {
+      hit = await this.options.remote.get(key, this.options.warn);
+      if (hit) this.cache?.put(hit);
+    }
     if (hit) return this.finish(request, { ...hit.result, backend: name, costUsd: 0, latencyMs: 0, cached: true, attempts: 0 }, hit.costUsd);
     const pool = poolFor(name, config.concurrency ?? DEFAULT_CONCURRENCY[config.kind]);
     return pool.run(async () => {
@@ -126,7 +133,9 @@ export class LlmClient {
       const latencyMs = Math.round(performance.now() - started);
       const costUsd = costOf(value, config.price);
       this.budget.charge(costUsd);
-      this.cache?.put({ key, backend: name, result: value, costUsd, latencyMs, savedAt: new Date().toISOString() });
+      const entry = { key, backend: name, result: value, costUsd, latencyMs, savedAt: new Date().toISOString() };
+      this.cache?.put(entry);
+      this.options.remote?.put(entry, this.options.warn);
       return this.finish(request, { ...value, backend: name, costUsd, latencyMs, cached: false, attempts }, costUsd);
     }, signal);
   }

@@ -1,4 +1,4 @@
-import type { RunEvent, StageEndEvent, StageStatus } from '../model/events.ts';
+import type { RemoteCacheSummary, RunEvent, StageEndEvent, StageStatus } from '../model/events.ts';
 import type { EventSink } from './bus.ts';
 
 export interface ConsoleOptions {
@@ -36,7 +36,17 @@ function endLine(e: StageEndEvent, color: boolean): string {
 function summaryLine(e: Extract<RunEvent, { type: 'run-end' }>, color: boolean): string {
   const parts = (Object.entries(e.counts) as Array<[StageStatus, number]>).filter(([, n]) => n > 0).map(([s, n]) => `${n} ${s === 'fresh' ? 'up to date' : s}`);
   const head = e.status === 'succeeded' ? paint(color, 32, 'done') : paint(color, 31, e.status);
-  return `${head}: ${e.pipeline}: ${parts.join(', ') || 'nothing to do'} in ${seconds(e.durationMs)} (run ${e.runId})`;
+  const line = `${head}: ${e.pipeline}: ${parts.join(', ') || 'nothing to do'} in ${seconds(e.durationMs)} (run ${e.runId})`;
+  return e.remote ? `${line}\n${remoteCacheLine(e.remote)}` : line;
+}
+
+/** One line on what the remote cache served and saved (also used by `refinery status`). */
+export function remoteCacheLine(r: RemoteCacheSummary): string {
+  const served = `${r.stages} stage${r.stages === 1 ? '' : 's'} and ${r.calls} model call${r.calls === 1 ? '' : 's'} from it`;
+  const saved = r.stages + r.calls > 0 ? `, saving ${seconds(r.savedMs)} and $${r.savedUsd.toFixed(4)}` : '';
+  const stored = r.readOnly ? ' (read-only)' : `, ${r.uploaded} entr${r.uploaded === 1 ? 'y' : 'ies'} stored`;
+  const trouble = [r.refused ? `${r.refused} refused` : '', r.problems - r.refused > 0 ? `${r.problems - r.refused} warning${r.problems - r.refused === 1 ? '' : 's'}` : ''].filter(Boolean).join(', ');
+  return `remote cache ${r.url}: ${served}${saved}${stored}${trouble ? `; ${trouble}` : ''}`;
 }
 
 /** Renders run events for a person: a live list of running stages on a TTY, plain lines elsewhere. */

@@ -31,7 +31,8 @@ export function stageCodeHash(inst: StageInstance, root: string, hashes: FileHas
   if (!file) return 'missing';
   const rel = path.relative(root, file);
   observations?.file(rel, hashes.stamp(rel));
-  return hashes.hash(rel) ?? hashText(rel);
+  // By content only: a built-in task lives wherever refinery is installed.
+  return hashes.hash(rel) ?? `unreadable:${inst.spec.task}`;
 }
 
 export type Assessment =
@@ -56,7 +57,7 @@ function schemaHashes(inst: StageInstance, ctx: AssessContext): Record<string, s
     if (!o.schema) continue;
     const file = ctx.schemaFile(o.schema);
     if (file) ctx.observations?.file(path.relative(ctx.root, file), ctx.hashes.stamp(path.relative(ctx.root, file)));
-    out[o.schema] = file ? (ctx.hashes.hash(path.relative(ctx.root, file)) ?? hashText(file)) : 'missing';
+    out[o.schema] = file ? (ctx.hashes.hash(path.relative(ctx.root, file)) ?? 'unreadable') : 'missing';
   }
   return out;
 }
@@ -95,7 +96,7 @@ function assessInputs(inst: StageInstance, deps: Record<string, string>, artifac
       env: renderEnv(inst, scope),
       outputs: inst.outputs,
     });
-    const parts = fingerprintParts({ codeHash: ctx.codeHash(inst), paramsJson, inputFiles: inputs.files, depFingerprints: deps, schemaHashes: schemaHashes(inst, ctx) }, ctx.hashes);
+    const parts = fingerprintParts({ codeHash: ctx.codeHash(inst), paramsJson, inputFiles: inputs.files, depFingerprints: deps, schemaHashes: schemaHashes(inst, ctx), root: ctx.root }, ctx.hashes);
     const fingerprint = fingerprintOf(parts);
     const reasons = ctx.force ? ['--force'] : record?.fingerprint === fingerprint ? outputProblems(inst, record.outputs, ctx.hashes) : explainChange(parts, record);
     if (reasons.length === 0 && inst.spec.staleIf && evaluateCondition(inst.spec.staleIf, { ...scope, vars: { ...scope.vars, self: ctx.selfArtifacts(inst) } })) {

@@ -23,6 +23,7 @@ import { scopeFor } from './render.ts';
 import { assessStage, stageCodeHash, type AssessContext } from './assess.ts';
 import { runStage, type StageRunContext } from './stage-runner.ts';
 import { stagingDir } from './staging.ts';
+import type { StageCache } from '../remote-cache/stage-cache.ts';
 
 export interface ExecuteOptions {
   root: string;
@@ -55,6 +56,8 @@ export interface ExecuteOptions {
   observations?: Observations;
   /** USD limit for paid model calls in this run (`--budget-usd`). */
   budgetUsd?: number;
+  /** A remote cache: stale stages are looked up there before they run, and their results stored. */
+  stageCache?: StageCache;
 }
 
 export interface ExecuteResult {
@@ -200,11 +203,14 @@ export class Executor {
     await done;
     this.options.signal.removeEventListener('abort', onAbort);
     this.runners?.close();
+    // Uploads still under way finish before the run ends (bounded by the cache's timeouts); an
+    // interrupted run does not wait for them.
+    if (!this.options.signal.aborted) await this.options.stageCache?.flush();
     const writeProblems = [this.options.hashes.save(), this.options.state.compact()].filter((p): p is WriteProblem => p !== undefined);
     this.options.state.close();
     this.cleanStaging();
     const status: RunStatus = this.options.signal.aborted ? 'aborted' : this.failed || writeProblems.length > 0 ? 'failed' : 'succeeded';
-    this.bus.emit({ type: 'run-end', status, durationMs: Date.now() - started, counts: this.counts });
+    this.bus.emit({ type: 'run-end', status, durationMs: Date.now() - started, counts: this.counts, ...(this.options.stageCache ? { remote: this.options.stageCache.summary() } : {}) });
     return { status, counts: this.counts, diagnostics: this.diagnostics, writeProblems };
   }
 
@@ -333,7 +339,7 @@ export class Executor {
         this.finishNode(node, this.stopped ? 'aborted' : 'blocked', started, { reason: 'not started', attempts: 0 });
         return;
       }
-      const outcome = await runStage({ inst, ...input }, ctx);
+      const outcome = this.options.stageCache ? await this.options.stageCache.run({ inst, ...input }, ctx, runStage) : await runStage({ inst, ...input }, ctx);
       if (outcome.status === 'succeeded') {
         node.fingerprint = input.fingerprint;
         for (const o of Object.values(inst.outputs)) this.artifacts.forget(o.path);
@@ -349,7 +355,7 @@ export class Executor {
     });
   }
 
-  private finishNode(node: Node, status: StageStatus, started: number, outcome: { reason?: string; summary?: string; attempts: number; issues?: import('../model/events.ts').ArtifactIssue[]; rejectedDir?: string }): void {
+  private finishNode(node: Node, status: StageStatus, started: number, outcome: { reason?: string; summary?: string; attempts: number; issues?: import('../model/events.ts').ArtifactIssue[]; rejectedDir?: string; remote?: import('../model/events.ts').RemoteHit }): void {
     this.running -= 1;
     if (status === 'failed') this.failed = true;
     const outputs = status === 'succeeded' && node.inst ? Object.fromEntries(Object.entries(node.inst.outputs).map(([k, o]) => [k, o.path])) : undefined;
@@ -360,13 +366,14 @@ export class Executor {
       ...(outputs ? { outputs } : {}),
       ...(outcome.issues ? { issues: outcome.issues } : {}),
       ...(outcome.rejectedDir ? { rejectedDir: outcome.rejectedDir } : {}),
+      ...(outcome.remote ? { remote: outcome.remote } : {}),
     });
     this.release(next);
     this.checkFinished();
   }
 
   /** Records a node's final status, emits its event, and returns dependents that became ready. */
-  private settle(node: Node, status: StageStatus, reason: string | undefined, extra: { durationMs?: number; attempts?: number; summary?: string; outputs?: Record<string, string>; issues?: import('../model/events.ts').ArtifactIssue[]; rejectedDir?: string } = {}): string[] {
+  private settle(node: Node, status: StageStatus, reason: string | undefined, extra: { durationMs?: number; attempts?: number; summary?: string; outputs?: Record<string, string>; issues?: import('../model/events.ts').ArtifactIssue[]; rejectedDir?: string; remote?: import('../model/events.ts').RemoteHit } = {}): string[] {
     node.status = status;
     this.unsettled -= 1;
     this.counts[status] += 1;

@@ -65,19 +65,43 @@ export interface FingerprintInput {
   inputFiles: readonly string[];
   depFingerprints: Readonly<Record<string, string>>;
   schemaHashes: Readonly<Record<string, string>>;
+  /** The project root: params that name it mark the result as local (never shared). */
+  root?: string;
 }
 
 export function fingerprintParts(input: FingerprintInput, hashes: FileHashes): FingerprintParts {
   const inputs: Record<string, string> = {};
   for (const f of input.inputFiles) inputs[f] = hashes.hash(f) ?? 'missing';
-  return { code: input.codeHash, params: hashText(input.paramsJson), inputs, deps: { ...input.depFingerprints }, schemas: { ...input.schemaHashes } };
+  const parts: FingerprintParts = { code: input.codeHash, params: hashText(input.paramsJson), inputs, deps: { ...input.depFingerprints }, schemas: { ...input.schemaHashes } };
+  if (input.root !== undefined && namesFolder(input.paramsJson, input.root)) parts.local = 'its params, command or env name the project folder by its absolute path; give paths relative to the project to share its result';
+  return parts;
 }
 
-/** sha256 over the parts, fed in a fixed order (sorted keys) without building one big string. */
+/**
+ * Whether `text` holds `folder` as a path (followed by a separator, a quote or its end). A result
+ * made from such params may hold that path too, so it is not handed to a clone in another folder.
+ */
+export function namesFolder(text: string, folder: string): boolean {
+  if (folder === '/' || folder === '') return false;
+  const escaped = folder.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`${escaped}(?=[/"'\\s]|$)`).test(text);
+}
+
+/**
+ * sha256 over the parts, fed in a fixed order (sorted keys) without building one big string.
+ * Portable: the same on every machine and in every folder the project is cloned to. Inputs
+ * inside the project enter by their path relative to it; an absolute input (outside the
+ * project, whose place differs between machines) by its content alone.
+ */
 export function fingerprintOf(parts: FingerprintParts): string {
   const h = createHash('sha256');
   h.update(`code\0${parts.code}\0params\0${parts.params}\0`);
-  for (const k of Object.keys(parts.inputs).sort()) h.update(`i\0${k}\0${parts.inputs[k]}\0`);
+  const outside: string[] = [];
+  for (const k of Object.keys(parts.inputs).sort()) {
+    if (path.isAbsolute(k)) outside.push(parts.inputs[k] as string);
+    else h.update(`i\0${k}\0${parts.inputs[k]}\0`);
+  }
+  for (const content of outside.sort()) h.update(`x\0${content}\0`);
   for (const k of Object.keys(parts.deps).sort()) h.update(`d\0${k}\0${parts.deps[k]}\0`);
   for (const k of Object.keys(parts.schemas).sort()) h.update(`s\0${k}\0${parts.schemas[k]}\0`);
   return h.digest('base64url');

@@ -67,6 +67,34 @@ export interface StageEndEvent extends EventBase {
   issues?: ArtifactIssue[];
   /** Where a rejected artifact was moved. */
   rejectedDir?: string;
+  /** Set when the outputs came from the remote cache instead of running: what running took and cost where it ran. */
+  remote?: RemoteHit;
+}
+
+/** What a stage restored from the remote cache saved. */
+export interface RemoteHit {
+  savedMs: number;
+  savedUsd: number;
+}
+
+/** What the remote cache did in a run. */
+export interface RemoteCacheSummary {
+  /** The cache's URL (without credentials). */
+  url: string;
+  readOnly: boolean;
+  /** Stages whose outputs came from the cache instead of running. */
+  stages: number;
+  /** Model calls not made: answers from the cache, and the calls of the stages it served. */
+  calls: number;
+  /** What those stages and calls took and cost where they ran. */
+  savedMs: number;
+  savedUsd: number;
+  /** Entries (stage results and answers) this run stored. */
+  uploaded: number;
+  /** Entries refused: a digest, path, schema or signature that does not hold. */
+  refused: number;
+  /** Warnings: requests that failed, uploads the server refused. */
+  problems: number;
 }
 
 export interface LoopEvent extends EventBase {
@@ -81,6 +109,8 @@ export interface RunEndEvent extends EventBase {
   status: RunStatus;
   durationMs: number;
   counts: Record<StageStatus, number>;
+  /** Present when the run used a remote cache. */
+  remote?: RemoteCacheSummary;
 }
 
 export type RunEvent = RunStartEvent | StageStartEvent | StageProgressEvent | StageLogEvent | StageReportEvent | StageEndEvent | LoopEvent | RunEndEvent;

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { budgetForRun, type Budget } from '../backends/budget.ts';
 import { loadBackendsConfig } from '../backends/config-file.ts';
 import { LlmClient } from '../backends/llm-client.ts';
+import { remoteResponsesForRun } from '../remote-cache/llm-store.ts';
 import { SchemaRegistry } from '../artifacts/schema-registry.ts';
 import type { TaskContext } from '../task/define-task.ts';
 import { callNote, type UsageRecorder } from './usage.ts';
@@ -30,6 +31,7 @@ export function llmClientFor(ctx: TaskContext<unknown>, params: { config: string
     config,
     root: ctx.root,
     cacheDir: ctx.cacheDir('llm'),
+    ...withRemote(ctx.runId),
     budget: budget ?? budgetForRun(ctx.runId, params.budget_usd),
     gate: ctx.budget,
     log: (message) => ctx.log(message),
@@ -49,6 +51,12 @@ export function llmClientFor(ctx: TaskContext<unknown>, params: { config: string
       });
     },
   });
+}
+
+/** The run's remote cache for model answers, when `refinery run` has one. */
+function withRemote(runId: string): { remote?: NonNullable<ReturnType<typeof remoteResponsesForRun>> } {
+  const remote = remoteResponsesForRun(runId);
+  return remote ? { remote } : {};
 }
 
 /** Writes usage.json when the stage declares a `usage` output (the refine pipeline does; a lone task need not). */

@@ -17,6 +17,8 @@ export interface FingerprintParts {
   deps: Record<string, string>;
   /** Schema name -> hash of the schema file. */
   schemas: Record<string, string>;
+  /** Set when the result is not shared through a remote cache, and why (its params name the project folder by absolute path). */
+  local?: string;
 }
 
 export interface StageRecord {

@@ -22,6 +22,7 @@ const PACKAGES: Record<string, string> = {
   mosquitto: 'mosquitto',
   mosquitto_passwd: 'mosquitto',
   ninja: 'ninja-build',
+  nginx: 'nginx-light',
   'python3-paho-mqtt': 'python3-paho-mqtt',
 };
 

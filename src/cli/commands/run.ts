@@ -17,6 +17,10 @@ import type { StateWarn } from '../../state/set-aside.ts';
 import { writeProblem, type WriteProblem } from '../../state/write-problem.ts';
 import { reportLockRefusal, reportWriteProblems, stateWarn } from '../state-report.ts';
 import { concurrencyFlag, parseOrReport } from '../flags.ts';
+import { parseShard, shardMembers } from '../../executor/shard.ts';
+import type { RemoteCacheSettings } from '../../remote-cache/config.ts';
+import type { StageCache } from '../../remote-cache/stage-cache.ts';
+import { redactSecrets } from '../../security/known-secrets.ts';
 
 const USAGE = `Usage: refinery run [PIPELINE] [options]
 
@@ -32,6 +36,12 @@ Options:
       --junit FILE        write the run as JUnit XML (a test case per stage)
   -v, --verbose           also show up-to-date stages and log lines
       --budget-usd N      start no new paid model call once N USD are spent in this run
+      --remote-cache URL  share results through a Bazel HTTP cache (bazel-remote, nginx WebDAV);
+                          also REFINERY_REMOTE_CACHE or remote_cache.url in refinery.config.yaml
+      --remote-cache-read-only
+                          look results up there but store nothing (PR builds, laptops)
+      --no-remote-cache   run without the remote cache configured elsewhere
+      --shard I/N         run the I-th of N shares of the expanded stages (a CI matrix)
 
 Exit codes: 0 all stages succeeded or were up to date; 1 a stage failed or an artifact was
 invalid; 2 the pipeline file or the arguments are wrong (nothing ran); 130 interrupted.`;
@@ -46,6 +56,10 @@ export interface RunFlags {
   junit?: string;
   verbose: boolean;
   'budget-usd'?: string;
+  'remote-cache'?: string;
+  'remote-cache-read-only': boolean;
+  'no-remote-cache': boolean;
+  shard?: string;
 }
 
 export function parseRunFlags(argv: string[]): { flags: RunFlags; positionals: string[] } {
@@ -62,6 +76,10 @@ export function parseRunFlags(argv: string[]): { flags: RunFlags; positionals: s
       junit: { type: 'string' },
       verbose: { type: 'boolean', short: 'v', default: false },
       'budget-usd': { type: 'string' },
+      'remote-cache': { type: 'string' },
+      'remote-cache-read-only': { type: 'boolean', default: false },
+      'no-remote-cache': { type: 'boolean', default: false },
+      shard: { type: 'string' },
     },
   });
   return { flags: values as RunFlags, positionals };
@@ -134,6 +152,42 @@ function recordNoop(root: string, opened: OpenedPipeline, key: string, observati
   return writeManifest(root, opened.spec.file, opened.spec.name, key, opened.expansion.plan.instances.map((i) => i.id), observations, skipped, warn);
 }
 
+/** The remote cache from the flags, the environment and refinery.config.yaml; 'error' (reported) when misconfigured. */
+async function resolveRemote(io: CommandIo, flags: RunFlags): Promise<RemoteCacheSettings | undefined | 'error'> {
+  const { resolveRemoteCache } = await import('../../remote-cache/config.ts');
+  const resolved = resolveRemoteCache({
+    root: io.cwd,
+    env: io.env,
+    ...(flags['remote-cache'] !== undefined ? { flagUrl: flags['remote-cache'] } : {}),
+    flagReadOnly: flags['remote-cache-read-only'],
+    flagOff: flags['no-remote-cache'],
+  });
+  if ('error' in resolved) {
+    io.stderr.write(`refinery run: ${redactSecrets(resolved.error)}\n`);
+    return 'error';
+  }
+  for (const w of resolved.warnings) io.stderr.write(`refinery: warning: ${redactSecrets(w)}\n`);
+  return resolved.settings;
+}
+
+/** The run's remote cache: stage results through the executor, model answers through the run's tasks. */
+async function openRemote(settings: RemoteCacheSettings, runId: string, lookup: boolean): Promise<{ stages: StageCache; close: () => void }> {
+  const [{ RemoteCache }, { stageCache }, { remoteResponses, registerRemoteResponses }] = await Promise.all([
+    import('../../remote-cache/remote-cache.ts'),
+    import('../../remote-cache/stage-cache.ts'),
+    import('../../remote-cache/llm-store.ts'),
+  ]);
+  const cache = new RemoteCache(settings, refineryVersion());
+  const unregister = registerRemoteResponses(runId, remoteResponses(cache));
+  return {
+    stages: stageCache(cache, { lookup }),
+    close: () => {
+      unregister();
+      cache.close();
+    },
+  };
+}
+
 async function run(argv: string[], io: CommandIo): Promise<number> {
   const parsed = parseOrReport(io, 'run', USAGE, () => parseRunFlags(argv));
   if (!parsed) return 2;
@@ -147,7 +201,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const params = parseParamFlags(flags.param);
   const found = findPipelineFile(io.cwd, positionals[0]);
   const noopKey = found.file && !params.error ? manifestKey({ version: refineryVersion(), pipelineFile: found.file, pipelineText: readSource(found.file), params: params.params }) : undefined;
-  const shortcut = found.file && noopKey && !flags.force && flags.only.length === 0;
+  const shortcut = found.file && noopKey && !flags.force && flags.only.length === 0 && flags.shard === undefined;
   const warn = stateWarn(io);
   const last = found.file && noopKey && shortcut ? compareWithLastRun(io.cwd, found.file, noopKey, warn) : undefined;
   if (last && 'unchanged' in last) return reportNoop(io, flags, last.unchanged, concurrency);
@@ -158,10 +212,28 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     io.stderr.write(`refinery run: --budget-usd ${flags['budget-usd']}: expected a number of USD ≥ 0\n`);
     return 2;
   }
+  const shard = flags.shard === undefined ? undefined : parseShard(flags.shard);
+  if (shard && 'error' in shard) {
+    io.stderr.write(`refinery run: ${shard.error}\n`);
+    return 2;
+  }
+  if (shard && flags.only.length > 0) {
+    io.stderr.write('refinery run: --shard and --only choose stages each; give one of them\n');
+    return 2;
+  }
+  const remoteSetup = await resolveRemote(io, flags);
+  if (remoteSetup === 'error') return 2;
   const observations = new Observations();
   const opened = await openPipeline(io, positionals[0], flags.param, observations);
   if (!opened) return 2;
-  const select = changed ? affectedStages(opened.expansion.plan, changed.files) : undefined;
+  let select = changed ? affectedStages(opened.expansion.plan, changed.files) : undefined;
+  let only = flags.only;
+  if (shard) {
+    const members = shardMembers(opened.expansion.plan, shard);
+    // A share with nothing in it (more shards than stages) runs nothing.
+    if (members.length === 0) select = new Set();
+    else only = members;
+  }
   // Before anything runs (and is paid for): every backend and tool the tasks will use.
   const { preflightPlan } = await import('../../executor/preflight.ts');
   const preflight = await preflightPlan(opened.expansion.plan, {
@@ -199,6 +271,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     ]);
     // Holding the lock, no other run is live: what killed runs left in staging can go.
     removeLeftoverStaging(io.cwd);
+    const remote = remoteSetup ? await openRemote(remoteSetup, runId, !flags.force) : undefined;
     const result = await execute(opened.expansion.plan, {
       root: io.cwd,
       runId,
@@ -207,7 +280,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       concurrency,
       force: flags.force,
       keepGoing: flags['keep-going'],
-      only: flags.only,
+      only,
       hashes: new FileHashes(io.cwd, warn),
       state: new StageState(io.cwd, opened.spec.name, warn),
       schemas: new SchemaRegistry(io.cwd),
@@ -216,10 +289,11 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       expandIteration: (loop, i) => opened.expansion.expandIteration(loop, i),
       observations,
       ...(budgetUsd !== undefined ? { budgetUsd } : {}),
-      ...(select ? { select, reportUnselected: true, previouslySkipped: changed?.skipped } : {}),
-    });
+      ...(select ? { select, reportUnselected: !shard, previouslySkipped: changed?.skipped } : {}),
+      ...(remote ? { stageCache: remote.stages } : {}),
+    }).finally(() => remote?.close());
     const problems = [...result.writeProblems, close()];
-    if (result.status === 'succeeded' && noopKey && flags.only.length === 0 && canSkipByStat(opened.spec)) {
+    if (result.status === 'succeeded' && noopKey && flags.only.length === 0 && !shard && canSkipByStat(opened.spec)) {
       problems.push(recordNoop(io.cwd, opened, noopKey, select && changed ? merged(changed.previous, observations) : observations, skipped, warn));
     }
     for (const d of result.diagnostics) io.stderr.write(`error: ${d.message}\n`);

@@ -4,6 +4,8 @@ import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
 import { StageState } from '../../state/stage-state.ts';
 import { stateWarn } from '../state-report.ts';
+import { remoteCacheLine } from '../../events/console-sink.ts';
+import type { RemoteCacheSummary } from '../../model/events.ts';
 
 const USAGE = `Usage: refinery status [--runs N] [--json]
 
@@ -15,6 +17,7 @@ interface RunSummary {
   status: string;
   durationMs?: number;
   counts?: Record<string, number>;
+  remote?: RemoteCacheSummary;
   finishedAt?: string;
 }
 
@@ -73,6 +76,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     for (const r of runs) {
       const counts = r.counts ? Object.entries(r.counts).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k === 'fresh' ? 'up to date' : k}`).join(', ') : '';
       io.stdout.write(`  ${r.runId}  ${r.pipeline}  ${r.status}${r.durationMs !== undefined ? `  ${(r.durationMs / 1000).toFixed(2)}s` : ''}${counts ? `  (${counts})` : ''}\n`);
+      if (r.remote) io.stdout.write(`    ${remoteCacheLine(r.remote)}\n`);
     }
   }
   for (const [pipeline, list] of Object.entries(stages)) {
