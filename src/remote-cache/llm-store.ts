@@ -85,7 +85,10 @@ export function remoteResponses(remote: RemoteCache): RemoteResponses {
   };
 }
 
-const byRun = new Map<string, RemoteResponses>();
+// Kept on globalThis: the CLI may run from dist/ while the built-in tasks import the TypeScript
+// sources, two instances of this module in one process that must share the run's store.
+const REGISTRY = Symbol.for('refinery.remote-responses');
+const byRun: Map<string, RemoteResponses> = ((globalThis as Record<symbol, unknown>)[REGISTRY] ??= new Map()) as Map<string, RemoteResponses>;
 
 /** Makes the store reachable by the tasks of a run (they run in this process). */
 export function registerRemoteResponses(runId: string, store: RemoteResponses): () => void {

@@ -7,14 +7,19 @@ import { KEY_KINDS, MIN_SECRET_LENGTH, mayHoldCredential, redact, redactDeep } f
 /** Environment variable names whose values are treated as secrets. */
 export const SECRET_ENV_NAME = /(?:API_?KEY|ACCESS_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|AUTH)$/i;
 
-const values = new Set<string>();
+// Shared through globalThis: the CLI may run from dist/ while the built-in tasks import the
+// TypeScript sources, two instances of this module in one process that must know the same secrets.
+const SHARED = Symbol.for('refinery.known-secrets');
+const shared = ((globalThis as Record<symbol, unknown>)[SHARED] ??= { values: new Set<string>(), version: 0 }) as { values: Set<string>; version: number };
+const values = shared.values;
 let sorted: string[] | undefined;
+let sortedVersion = -1;
 let seeded = false;
 
 export function rememberSecret(value: string | undefined): void {
   if (value === undefined || value.length < MIN_SECRET_LENGTH || values.has(value)) return;
   values.add(value);
-  sorted = undefined;
+  shared.version += 1;
 }
 
 /** Remembers the values of `names` in `env`; without names, of every variable whose name looks secret. */
@@ -28,7 +33,10 @@ export function knownSecrets(): readonly string[] {
     seeded = true;
     rememberSecretsOf(process.env);
   }
-  sorted ??= [...values];
+  if (sorted === undefined || sortedVersion !== shared.version) {
+    sorted = [...values];
+    sortedVersion = shared.version;
+  }
   return sorted;
 }
 
