@@ -369,10 +369,11 @@ export class Executor {
   private settle(node: Node, status: StageStatus, reason: string | undefined, extra: { durationMs?: number; attempts?: number; summary?: string; outputs?: Record<string, string>; issues?: import('../model/events.ts').ArtifactIssue[]; rejectedDir?: string } = {}): string[] {
     node.status = status;
     this.unsettled -= 1;
-    this.counts[status] += 1;
     if (status === 'failed') this.failed = true;
     if (status === 'skipped') node.fingerprint = 'skipped';
+    // Counted with its stage-end event: a loop gate has none, so its own status is not counted.
     if (node.inst) {
+      this.counts[status] += 1;
       this.bus.emit({ type: 'stage-end', stage: node.id, status, durationMs: extra.durationMs ?? 0, attempts: extra.attempts ?? 0, ...(reason ? { reason } : {}), ...extra });
     }
     const ready: string[] = [];
