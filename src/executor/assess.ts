@@ -17,6 +17,8 @@ export interface AssessContext {
   pipeline: string;
   hashes: FileHashes;
   force: boolean;
+  /** Why a forced stage runs (default `--force`). */
+  forceReason?: string;
   codeHash(inst: StageInstance): string;
   schemaFile(name: string): string | undefined;
   observations?: Observations;
@@ -97,7 +99,7 @@ function assessInputs(inst: StageInstance, deps: Record<string, string>, artifac
     });
     const parts = fingerprintParts({ codeHash: ctx.codeHash(inst), paramsJson, inputFiles: inputs.files, depFingerprints: deps, schemaHashes: schemaHashes(inst, ctx) }, ctx.hashes);
     const fingerprint = fingerprintOf(parts);
-    const reasons = ctx.force ? ['--force'] : record?.fingerprint === fingerprint ? outputProblems(inst, record.outputs, ctx.hashes) : explainChange(parts, record);
+    const reasons = ctx.force ? [ctx.forceReason ?? '--force'] : record?.fingerprint === fingerprint ? outputProblems(inst, record.outputs, ctx.hashes) : explainChange(parts, record);
     if (reasons.length === 0 && inst.spec.staleIf && evaluateCondition(inst.spec.staleIf, { ...scope, vars: { ...scope.vars, self: ctx.selfArtifacts(inst) } })) {
       reasons.push('stale_if: its last result asks to be redone');
     }
