@@ -1,3 +1,4 @@
+import type { StageOutcomeCode } from '../model/events.ts';
 import { describeFsError, isFsError } from '../state/write-problem.ts';
 import { WorkQueue } from './work-queue.ts';
 
@@ -22,6 +23,7 @@ export class Dispatcher {
 }
 
 /** A job that threw: a file-system failure (a full disk) is the machine's, one line; anything else is a bug, with its stack. */
-export function dispatchFailure(error: unknown, root: string): string {
-  return isFsError(error) ? describeFsError(error, root) : `internal error: ${(error as Error).stack ?? String(error)}`;
+export function dispatchFailure(error: unknown, root: string): { code: StageOutcomeCode; reason: string } {
+  if (isFsError(error)) return { code: 'file-system-error', reason: describeFsError(error, root) };
+  return { code: 'internal-error', reason: `internal error: ${(error as Error).stack ?? String(error)}` };
 }

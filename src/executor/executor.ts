@@ -1,6 +1,6 @@
 import type { LoopInstance, Plan, StageInstance } from '../model/plan.ts';
 import type { Diagnostic } from '../model/source.ts';
-import type { ArtifactIssue, RunStatus, StageStatus } from '../model/events.ts';
+import type { ArtifactIssue, RunStatus, StageOutcomeCode, StageStatus } from '../model/events.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { SchemaRegistry } from '../artifacts/schema-registry.ts';
 import type { FileHashes } from '../state/file-hashes.ts';
@@ -80,8 +80,10 @@ type Node = ScheduleNode<StageInstance, LoopInstance>;
 type Stage = StageNode<StageInstance>;
 type Gate = LoopGate<StageInstance, LoopInstance>;
 
-/** What a stage-end carries besides its status and reason. */
-interface StageEndDetail {
+/** What a stage-end carries besides its status. */
+interface StageEnd {
+  code: StageOutcomeCode;
+  reason?: string | undefined;
   durationMs?: number;
   attempts?: number;
   summary?: string;
@@ -140,14 +142,14 @@ export class Executor {
     const graph = buildGraph(graphNodes(this.plan));
     const cycle = findCycle(graph.deps);
     if (cycle) {
-      this.diagnostics.push({ severity: 'error', message: `dependency cycle: ${cycle.join(' -> ')}` });
+      this.diagnostics.push({ severity: 'error', code: 'dependency-cycle', message: `dependency cycle: ${cycle.join(' -> ')}` });
       return undefined;
     }
     let selected: Set<string> | undefined;
     if (this.options.only.length > 0) {
       selected = onlySelection(graph.deps, this.options.only, (id) => this.nodeStage(id));
       if (!selected) {
-        this.diagnostics.push({ severity: 'error', message: `--only ${this.options.only.join(',')}: no such stage in pipeline '${this.plan.pipeline.name}'` });
+        this.diagnostics.push({ severity: 'error', code: 'no-such-stage', message: `--only ${this.options.only.join(',')}: no such stage in pipeline '${this.plan.pipeline.name}'` });
         return undefined;
       }
     }
@@ -176,7 +178,8 @@ export class Executor {
     if (this.options.reportUnselected) {
       for (const id of unselected) {
         const skip = this.options.previouslySkipped?.get(id);
-        this.reportEnd(id, skip === undefined ? 'fresh' : 'skipped', skip ?? UNCHANGED_BY_STAT);
+        // A stage is skipped only when its `when` is false.
+        this.reportEnd(id, skip === undefined ? 'fresh' : 'skipped', { code: skip === undefined ? 'up-to-date' : 'when-false', reason: skip ?? UNCHANGED_BY_STAT });
       }
     }
     const done = new Promise<void>((resolve) => {
@@ -202,9 +205,10 @@ export class Executor {
     const state = idleState(schedule);
     if (state === 'done') this.finish();
     else if (state === 'sweep') {
-      const stopped = halt(schedule);
+      const aborted = this.options.signal.aborted;
+      const reason = halt(schedule) === 'aborted' ? 'run interrupted' : NOT_STARTED_AFTER_FAILURE;
       for (const node of unsettledNodes(schedule)) {
-        if (node.status === undefined) this.settleNode(node, this.options.signal.aborted ? 'aborted' : 'blocked', stopped === 'aborted' ? 'run interrupted' : NOT_STARTED_AFTER_FAILURE);
+        if (node.status === undefined) this.settleNode(node, aborted ? 'aborted' : 'blocked', { code: aborted ? 'interrupted' : 'stopped-after-failure', reason });
       }
       this.finish();
     }
@@ -225,7 +229,10 @@ export class Executor {
     const schedule = this.schedule;
     if (halt(schedule)) return [];
     const blocker = blockingDependency(schedule, node);
-    if (blocker) return this.settleNode(node, 'blocked', `needs '${blocker.id}', which ${blocker.status === 'failed' ? 'failed' : 'did not run'}`);
+    if (blocker) {
+      const failed = blocker.status === 'failed';
+      return this.settleNode(node, 'blocked', { code: failed ? 'upstream-failed' : 'upstream-not-run', reason: `needs '${blocker.id}', which ${failed ? 'failed' : 'did not run'}` });
+    }
     return node.kind === 'loop' ? this.startIteration(node, 1) : this.considerStage(node);
   }
 
@@ -246,11 +253,11 @@ export class Executor {
     const verdict = assessStage(inst, dependencyFingerprints(schedule, node), this.stages.artifacts.view(this.depInstances(node)), this.options.state.get(inst.id), this.stages.assess);
     switch (verdict.kind) {
       case 'skip':
-        return this.settleNode(node, 'skipped', verdict.reason);
+        return this.settleNode(node, 'skipped', verdict);
       case 'fail':
-        return this.settleNode(node, 'failed', verdict.reason);
+        return this.settleNode(node, 'failed', verdict);
       case 'fresh':
-        return this.settleNode(node, 'fresh', 'up to date', {}, verdict.fingerprint);
+        return this.settleNode(node, 'fresh', { code: 'up-to-date', reason: 'up to date' }, verdict.fingerprint);
       case 'run':
         this.dispatch(node, { fingerprint: verdict.fingerprint, parts: verdict.parts, inputs: verdict.inputs, reason: verdict.reasons.join('; ') });
         return [];
@@ -267,7 +274,7 @@ export class Executor {
       // The run may have stopped while this stage waited for its slot.
       const stopped = halt(schedule);
       if (stopped) {
-        this.finishStage(node, stopped, started, { reason: 'not started', attempts: 0 });
+        this.finishStage(node, stopped, started, { code: stopped === 'aborted' ? 'interrupted' : 'stopped-after-failure', reason: 'not started', attempts: 0 });
         return;
       }
       const outcome = await runStage({ inst, ...input }, ctx);
@@ -275,7 +282,7 @@ export class Executor {
       this.finishStage(node, outcome.status, started, outcome, outcome.status === 'succeeded' ? input.fingerprint : undefined);
     };
     this.dispatcher.dispatch(inst.spec.pool, job).catch((error: unknown) => {
-      this.finishStage(node, 'failed', Date.now(), { reason: dispatchFailure(error, this.options.root), attempts: 0 });
+      this.finishStage(node, 'failed', Date.now(), { ...dispatchFailure(error, this.options.root), attempts: 0 });
     });
   }
 
@@ -285,8 +292,9 @@ export class Executor {
     const next = this.settleNode(
       node,
       status,
-      outcome.reason,
       {
+        code: outcome.code,
+        reason: outcome.reason,
         durationMs: Date.now() - started,
         attempts: outcome.attempts,
         ...(outcome.summary ? { summary: outcome.summary } : {}),
@@ -301,20 +309,21 @@ export class Executor {
   }
 
   /** Records a node's end (a stage's with its event) and returns the nodes that became ready. */
-  private settleNode(node: Node, status: StageStatus, reason: string | undefined, detail: StageEndDetail = {}, fingerprint?: string): string[] {
+  private settleNode(node: Node, status: StageStatus, end: StageEnd, fingerprint?: string): string[] {
     const schedule = this.schedule;
     const ready = settle(schedule, node, status, fingerprint);
     if (node.kind === 'loop') return ready;
-    this.reportEnd(node.id, status, reason, detail);
+    this.reportEnd(node.id, status, end);
     // Last: ending an iteration adds the next one's stages as dependents of this one.
     const gate = node.stage.loop ? this.nodes.get(node.stage.loop.id) : undefined;
     if (gate?.kind === 'loop' && memberSettled(gate)) this.release(this.endIteration(gate));
     return ready;
   }
 
-  private reportEnd(stage: string, status: StageStatus, reason: string | undefined, detail: StageEndDetail = {}): void {
+  private reportEnd(stage: string, status: StageStatus, end: StageEnd): void {
     this.counts[status] += 1;
-    this.bus.emit({ type: 'stage-end', stage, status, durationMs: detail.durationMs ?? 0, attempts: detail.attempts ?? 0, ...(reason ? { reason } : {}), ...detail });
+    const { reason, ...detail } = end;
+    this.bus.emit({ type: 'stage-end', stage, status, durationMs: 0, attempts: 0, ...(reason ? { reason } : {}), ...detail });
   }
 
   private startIteration(gate: Gate, iteration: number): string[] {
@@ -338,7 +347,7 @@ export class Executor {
     const top = this.plan.instances.filter((i) => this.nodes.get(i.id)?.status !== undefined);
     const until = untilHolds(loop, iteration, { params: this.plan.params, pipeline: this.plan.pipeline.name, artifacts: this.stages.artifacts.view([...top, ...current]) });
     if ('problem' in until) {
-      this.diagnostics.push({ severity: 'error', message: until.problem });
+      this.diagnostics.push({ severity: 'error', code: 'expression-failed', message: until.problem });
       return this.settleGate(gate, 'failed');
     }
     const decision = loopDecision(until.holds, iteration, loop.max);

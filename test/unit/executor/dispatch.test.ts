@@ -116,10 +116,12 @@ describe('Dispatcher', () => {
   it('dispatchFailure - a file-system error is one line naming the file; anything else is an internal error with its stack', () => {
     const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write', path: '/p/.refinery/state/x.jsonl' });
     const line = dispatchFailure(full, '/p');
-    expect(line).not.toContain('\n');
-    expect(line).toContain('no space left on device');
+    expect(line.code).toBe('file-system-error');
+    expect(line.reason).not.toContain('\n');
+    expect(line.reason).toContain('no space left on device');
     const bug = dispatchFailure(new TypeError('x is undefined'), '/p');
-    expect(bug).toMatch(/^internal error: TypeError: x is undefined\n\s+at /);
+    expect(bug.code).toBe('internal-error');
+    expect(bug.reason).toMatch(/^internal error: TypeError: x is undefined\n\s+at /);
   });
 });
 
