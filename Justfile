@@ -91,6 +91,10 @@ bench-analyze gb="1":
 bench-analyze-run gb="1" limit_mb="256":
     npx tsx bench/analyze/run-pipeline.ts --gb {{gb}} --limit-mb {{limit_mb}}
 
+# Regenerate schemas/pipeline.schema.json from the zod schema of pipeline files.
+gen-pipeline-schema:
+    npx tsx scripts/gen-pipeline-schema.ts
+
 # Regenerate the bundled MassGen example logs.
 gen-example:
     npx tsx scripts/gen-massgen-logs.ts --out examples/massgen_logs --seed 1

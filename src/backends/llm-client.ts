@@ -6,7 +6,7 @@ import { BackendConfigError } from './errors.ts';
 import { costOf } from './pricing.ts';
 import { ResponseCache } from './response-cache.ts';
 import { withRetry } from './retry.ts';
-import { poolFor } from './semaphore.ts';
+import { WorkQueue } from '../executor/work-queue.ts';
 import { redactSecrets, rememberSecretsOf } from '../security/known-secrets.ts';
 import type { BackendConfig, BackendsConfig } from './config-schema.ts';
 import type { Backend, LlmRequest, LlmResponse, SchemaVia } from './types.ts';
@@ -51,6 +51,19 @@ export interface LlmClientOptions {
 
 function apiKeyEnvNames(config: BackendsConfig): string[] {
   return Object.values(config.backends).flatMap((entry) => (entry.kind === 'openai' && entry.api_key_env ? [entry.api_key_env] : []));
+}
+
+const pools = new Map<string, WorkQueue>();
+
+/** One pool of calls per backend name and limit, shared by every task in this process. */
+function poolFor(backend: string, limit: number): WorkQueue {
+  const key = `${backend}\u0000${limit}`;
+  let pool = pools.get(key);
+  if (!pool) {
+    pool = new WorkQueue(limit);
+    pools.set(key, pool);
+  }
+  return pool;
 }
 
 /** Calls backends by name with cache, per-backend pool, retries with backoff, budget and call records. */

@@ -149,6 +149,9 @@ export function consoleSink(options: ConsoleOptions): EventSink {
         write(`${summaryLine(event, options.color)}\n`);
         flush();
         return;
+      default:
+        // Every event type has its case: a new one does not compile until it is given one.
+        event satisfies never;
     }
   };
 }

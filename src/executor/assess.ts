@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { StageInstance } from '../model/plan.ts';
+import type { StageOutcomeCode } from '../model/events.ts';
 import type { LazyRecord } from '../expr/evaluate.ts';
 import { evaluateCondition, ExprEvalError } from '../expr/evaluate.ts';
 import type { FileHashes } from '../state/file-hashes.ts';
@@ -17,6 +18,8 @@ export interface AssessContext {
   pipeline: string;
   hashes: FileHashes;
   force: boolean;
+  /** Why a forced stage runs (default `--force`). */
+  forceReason?: string;
   codeHash(inst: StageInstance): string;
   schemaFile(name: string): string | undefined;
   observations?: Observations;
@@ -36,8 +39,8 @@ export function stageCodeHash(inst: StageInstance, root: string, hashes: FileHas
 }
 
 export type Assessment =
-  | { kind: 'skip'; reason: string }
-  | { kind: 'fail'; reason: string }
+  | { kind: 'skip'; code: 'when-false'; reason: string }
+  | { kind: 'fail'; code: StageOutcomeCode; reason: string }
   | { kind: 'fresh'; fingerprint: string; parts: FingerprintParts }
   | { kind: 'run'; fingerprint: string; parts: FingerprintParts; inputs: string[]; reasons: string[] };
 
@@ -74,7 +77,7 @@ export function assessStage(inst: StageInstance, deps: Record<string, string>, a
     return assessment;
   } catch (error) {
     // Unreadable is not missing: a fingerprint cannot be made, so the stage cannot be judged up to date.
-    if (error instanceof FileReadError) return { kind: 'fail', reason: `${error.message} (make it readable, or take it out of the stage's inputs)` };
+    if (error instanceof FileReadError) return { kind: 'fail', code: 'unreadable-input', reason: `${error.message} (make it readable, or take it out of the stage's inputs)` };
     throw error;
   }
 }
@@ -86,9 +89,9 @@ function assessInputs(inst: StageInstance, deps: Record<string, string>, artifac
   const exists = observations ? (p: string) => observations.probe(p, onDisk) : onDisk;
   const base = { params: ctx.params, pipeline: ctx.pipeline, artifacts, outputs: targets, exists };
   try {
-    if (inst.spec.when && !evaluateCondition(inst.spec.when, scopeFor(inst, { ...base, inputs: [] }))) return { kind: 'skip', reason: 'when: condition is false' };
+    if (inst.spec.when && !evaluateCondition(inst.spec.when, scopeFor(inst, { ...base, inputs: [] }))) return { kind: 'skip', code: 'when-false', reason: 'when: condition is false' };
     const inputs = resolveInputs(ctx.root, inst, ctx.hashes, observations);
-    if (inputs.missing.length > 0) return { kind: 'fail', reason: `input ${inputs.missing.join(', ')} does not exist, and no stage writes it` };
+    if (inputs.missing.length > 0) return { kind: 'fail', code: 'missing-input', reason: `input ${inputs.missing.join(', ')} does not exist, and no stage writes it` };
     const scope = scopeFor(inst, { ...base, inputs: inputs.files });
     const paramsJson = stableJson({
       with: inst.spec.kind === 'task' ? renderWith(inst.spec.with, scope) : null,
@@ -98,14 +101,14 @@ function assessInputs(inst: StageInstance, deps: Record<string, string>, artifac
     });
     const parts = fingerprintParts({ codeHash: ctx.codeHash(inst), paramsJson, inputFiles: inputs.files, depFingerprints: deps, schemaHashes: schemaHashes(inst, ctx), root: ctx.root }, ctx.hashes);
     const fingerprint = fingerprintOf(parts);
-    const reasons = ctx.force ? ['--force'] : record?.fingerprint === fingerprint ? outputProblems(inst, record.outputs, ctx.hashes) : explainChange(parts, record);
+    const reasons = ctx.force ? [ctx.forceReason ?? '--force'] : record?.fingerprint === fingerprint ? outputProblems(inst, record.outputs, ctx.hashes) : explainChange(parts, record);
     if (reasons.length === 0 && inst.spec.staleIf && evaluateCondition(inst.spec.staleIf, { ...scope, vars: { ...scope.vars, self: ctx.selfArtifacts(inst) } })) {
       reasons.push('stale_if: its last result asks to be redone');
     }
     if (reasons.length === 0) return { kind: 'fresh', fingerprint, parts };
     return { kind: 'run', fingerprint, parts, inputs: inputs.files, reasons };
   } catch (error) {
-    if (error instanceof ExprEvalError) return { kind: 'fail', reason: error.message };
+    if (error instanceof ExprEvalError) return { kind: 'fail', code: 'expression-failed', reason: error.message };
     throw error;
   }
 }

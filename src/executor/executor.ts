@@ -1,29 +1,38 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import path from 'node:path';
-import PQueue from 'p-queue';
 import type { LoopInstance, Plan, StageInstance } from '../model/plan.ts';
 import type { Diagnostic } from '../model/source.ts';
-import type { RunStatus, StageStatus } from '../model/events.ts';
+import type { ArtifactIssue, RemoteHit, RunStatus, StageOutcomeCode, StageStatus } from '../model/events.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { SchemaRegistry } from '../artifacts/schema-registry.ts';
 import type { FileHashes } from '../state/file-hashes.ts';
-import { hashText } from '../state/file-hashes.ts';
 import type { StageState } from '../state/stage-state.ts';
 import type { Observations } from '../state/observations.ts';
-import { describeFsError, isFsError, type WriteProblem } from '../state/write-problem.ts';
+import type { WriteProblem } from '../state/write-problem.ts';
 import { dropManifest, UNCHANGED_BY_STAT } from '../state/run-manifest.ts';
-import { RunnerPool, runnerPoolSupported } from '../shell/runner-pool.ts';
-import { createRunBudget } from './budget.ts';
-import type { RunBudget } from '../task/define-task.ts';
-import { buildGraph, findCycle, upstreamOf, type GraphNode } from '../graph/graph.ts';
-import { evaluateCondition, ExprEvalError } from '../expr/evaluate.ts';
-import { ArtifactReader } from './artifact-reader.ts';
-import { fingerprintParts } from './fingerprint.ts';
-import { scopeFor } from './render.ts';
-import { assessStage, stageCodeHash, type AssessContext } from './assess.ts';
-import { runStage, type StageRunContext } from './stage-runner.ts';
-import { stagingDir } from './staging.ts';
+import { buildGraph, findCycle, type GraphNode } from '../graph/graph.ts';
+import { assessStage } from './assess.ts';
+import { runStage, type RunStageInput, type StageOutcome } from './stage-runner.ts';
 import type { StageCache } from '../remote-cache/stage-cache.ts';
+import { StageContexts } from './stage-context.ts';
+import { onlySelection } from './selection.ts';
+import { Dispatcher, dispatchFailure } from './dispatch.ts';
+import { tearDown } from './teardown.ts';
+import { beginIteration, gateFingerprint, iterationDeps, iterationOutcome, loopDecision, memberSettled, untilHolds } from './loop-gate.ts';
+import {
+  blockingDependency,
+  createSchedule,
+  dependencyFingerprints,
+  halt,
+  idleState,
+  readyNodes,
+  settle,
+  settleOutside,
+  unsettledNodes,
+  type LoopGate,
+  type NodeEntry,
+  type Schedule,
+  type ScheduleNode,
+  type StageNode,
+} from './scheduler.ts';
 
 export interface ExecuteOptions {
   root: string;
@@ -32,6 +41,8 @@ export interface ExecuteOptions {
   signal: AbortSignal;
   concurrency: number;
   force: boolean;
+  /** Why a forced stage runs, as its stage-start says (default `--force`). */
+  forceReason?: string;
   keepGoing: boolean;
   /** Stage or instance ids to run, with what they need; all when empty. */
   only: readonly string[];
@@ -68,409 +79,294 @@ export interface ExecuteResult {
   writeProblems: WriteProblem[];
 }
 
-interface Node {
-  id: string;
-  inst?: StageInstance;
-  loop?: LoopInstance;
-  deps: string[];
-  dependents: string[];
-  waiting: number;
-  status?: StageStatus;
-  fingerprint?: string;
-  /** For a loop gate: instance ids of its current iteration still unfinished. */
-  pending?: number;
-  iteration?: number;
-  members?: StageInstance[];
+type Node = ScheduleNode<StageInstance, LoopInstance>;
+type Stage = StageNode<StageInstance>;
+type Gate = LoopGate<StageInstance, LoopInstance>;
+
+/** What a stage-end carries besides its status. */
+interface StageEnd {
+  code: StageOutcomeCode;
+  reason?: string | undefined;
+  durationMs?: number;
+  attempts?: number;
+  summary?: string;
+  outputs?: Record<string, string>;
+  issues?: ArtifactIssue[];
+  rejectedDir?: string;
 }
 
 const ZERO_COUNTS = (): Record<StageStatus, number> => ({ succeeded: 0, failed: 0, fresh: 0, skipped: 0, blocked: 0, aborted: 0 });
 
+const NOT_STARTED_AFTER_FAILURE = 'not started: an earlier stage failed (use --keep-going to continue past failures)';
+
+function graphNode(i: StageInstance): GraphNode {
+  return { id: i.id, needs: i.needs, inputs: i.inputs, outputs: Object.values(i.outputs).map((o) => o.path) };
+}
+
 function graphNodes(plan: Plan): GraphNode[] {
-  const nodes: GraphNode[] = plan.instances.map((i) => ({ id: i.id, needs: i.needs, inputs: i.inputs, outputs: Object.values(i.outputs).map((o) => o.path) }));
+  const nodes = plan.instances.map(graphNode);
   for (const l of plan.loops) nodes.push({ id: l.id, needs: l.needs, inputs: [], outputs: [] });
   return nodes;
 }
 
+/**
+ * Runs a plan: a node goes to the scheduler's ready list when its dependencies have settled;
+ * a stage is assessed, settles at once when up to date, or is dispatched to a slot; a loop
+ * gate expands its iterations. Events report each stage's end; the counts are theirs.
+ */
 export class Executor {
-  private readonly nodes = new Map<string, Node>();
+  private schedule: Schedule<StageInstance, LoopInstance>;
   private readonly counts = ZERO_COUNTS();
   private readonly diagnostics: Diagnostic[] = [];
-  private readonly queue: PQueue;
-  private readonly pools = new Map<string, PQueue>();
-  private readonly artifacts: ArtifactReader;
-  private readonly codeHashes = new Map<string, string>();
-  private stopped = false;
-  private runners: RunnerPool | undefined;
-  private readonly budget: RunBudget;
-  private failed = false;
-  private running = 0;
-  private unsettled = 0;
+  private readonly dispatcher: Dispatcher;
+  private readonly stages: StageContexts;
   private finish: () => void = () => {};
+  private stageOf: Map<string, string> | undefined;
 
   constructor(
     private readonly plan: Plan,
     private readonly options: ExecuteOptions,
   ) {
-    this.queue = new PQueue({ concurrency: Math.max(1, options.concurrency) });
-    for (const [name, size] of Object.entries(plan.pipeline.pools)) this.pools.set(name, new PQueue({ concurrency: size }));
-    this.artifacts = new ArtifactReader(options.root);
-    this.budget = createRunBudget(options.budgetUsd);
+    this.dispatcher = new Dispatcher(options.concurrency, plan.pipeline.pools);
+    this.stages = new StageContexts(plan, options);
+    this.schedule = createSchedule([], { keepGoing: options.keepGoing });
   }
 
   private get bus(): EventBus {
     return this.options.bus;
   }
 
-  /** Builds the graph; returns a located problem instead of running when there is a cycle. */
-  private build(): boolean {
+  private get nodes(): Map<string, Node> {
+    return this.schedule.nodes;
+  }
+
+  /** Builds the schedule; a cycle or an `--only` that matches nothing is a diagnostic instead. */
+  private build(): Schedule<StageInstance, LoopInstance> | undefined {
     const graph = buildGraph(graphNodes(this.plan));
     const cycle = findCycle(graph.deps);
     if (cycle) {
-      this.diagnostics.push({ severity: 'error', message: `dependency cycle: ${cycle.join(' -> ')}` });
-      return false;
+      this.diagnostics.push({ severity: 'error', code: 'dependency-cycle', message: `dependency cycle: ${cycle.join(' -> ')}` });
+      return undefined;
     }
     let selected: Set<string> | undefined;
     if (this.options.only.length > 0) {
-      const wanted = [...graph.deps.keys()].filter((id) => this.options.only.some((o) => id === o || id.startsWith(`${o}[`) || this.nodeStage(id) === o));
-      if (wanted.length === 0) {
-        this.diagnostics.push({ severity: 'error', message: `--only ${this.options.only.join(',')}: no such stage in pipeline '${this.plan.pipeline.name}'` });
-        return false;
+      selected = onlySelection(graph.deps, this.options.only, (id) => this.nodeStage(id));
+      if (!selected) {
+        this.diagnostics.push({ severity: 'error', code: 'no-such-stage', message: `--only ${this.options.only.join(',')}: no such stage in pipeline '${this.plan.pipeline.name}'` });
+        return undefined;
       }
-      selected = upstreamOf(wanted, graph.deps);
     }
-    for (const inst of this.plan.instances) if (!selected || selected.has(inst.id)) this.addNode({ id: inst.id, inst, deps: graph.deps.get(inst.id) ?? [] });
-    for (const loop of this.plan.loops) if (!selected || selected.has(loop.id)) this.addNode({ id: loop.id, loop, deps: graph.deps.get(loop.id) ?? [] });
-    for (const node of this.nodes.values()) {
-      node.deps = node.deps.filter((d) => this.nodes.has(d));
-      node.waiting = node.deps.length;
-      for (const d of node.deps) this.nodes.get(d)?.dependents.push(node.id);
-    }
-    if (this.options.select) this.settleUnselected(this.options.select);
-    return true;
+    const entries: Array<NodeEntry<StageInstance, LoopInstance>> = [];
+    for (const inst of this.plan.instances) if (!selected || selected.has(inst.id)) entries.push({ kind: 'stage', id: inst.id, deps: graph.deps.get(inst.id) ?? [], stage: inst });
+    for (const loop of this.plan.loops) if (!selected || selected.has(loop.id)) entries.push({ kind: 'loop', id: loop.id, deps: graph.deps.get(loop.id) ?? [], loop });
+    return createSchedule(entries, { keepGoing: this.options.keepGoing });
   }
-
-  /** Nodes outside `select` are done already: their recorded fingerprint stands in for a run. */
-  private settleUnselected(select: ReadonlySet<string>): void {
-    for (const node of this.nodes.values()) {
-      if (select.has(node.id)) continue;
-      node.status = 'fresh';
-      node.fingerprint = node.inst ? (this.options.state.get(node.id)?.fingerprint ?? 'none') : 'none';
-      this.unsettled -= 1;
-      if (node.inst) this.unselected.push(node.id);
-    }
-    for (const node of this.nodes.values()) node.waiting = node.deps.filter((d) => (this.nodes.get(d) as Node).status === undefined).length;
-  }
-
-  private stageOf: Map<string, string> | undefined;
-  private readonly unselected: string[] = [];
 
   private nodeStage(id: string): string | undefined {
     this.stageOf ??= new Map(this.plan.instances.map((i) => [i.id, i.stageId]));
     return this.stageOf.get(id);
   }
 
-  private addNode(partial: Pick<Node, 'id' | 'deps'> & Partial<Node>): Node {
-    const node: Node = { dependents: [], waiting: 0, ...partial };
-    this.nodes.set(node.id, node);
-    this.unsettled += 1;
-    return node;
-  }
-
   async execute(): Promise<ExecuteResult> {
     const started = Date.now();
-    if (!this.build()) return { status: 'failed', counts: this.counts, diagnostics: this.diagnostics, writeProblems: [] };
+    const schedule = this.build();
+    if (!schedule) return { status: 'failed', counts: this.counts, diagnostics: this.diagnostics, writeProblems: [] };
+    this.schedule = schedule;
+    // Nodes outside `select` are done already: their recorded fingerprint stands in for a run.
+    const unselected = this.options.select ? settleOutside(schedule, this.options.select, (n) => (n.kind === 'stage' ? (this.options.state.get(n.id)?.fingerprint ?? 'none') : 'none')) : [];
     // Whatever this run changes, the last run's no-op record no longer holds.
     dropManifest(this.options.root, this.plan.pipeline.file);
     const stages = this.options.select && !this.options.reportUnselected ? this.plan.instances.filter((i) => this.nodes.get(i.id)?.status === undefined).length : this.plan.instances.length;
     this.bus.emit({ type: 'run-start', stages, params: this.plan.params, concurrency: this.options.concurrency });
     if (this.options.reportUnselected) {
-      for (const id of this.unselected) {
+      for (const id of unselected) {
         const skip = this.options.previouslySkipped?.get(id);
-        this.bus.emit({ type: 'stage-end', stage: id, status: skip === undefined ? 'fresh' : 'skipped', durationMs: 0, attempts: 0, reason: skip ?? UNCHANGED_BY_STAT });
-        if (skip === undefined) this.counts.fresh += 1;
-        else this.counts.skipped += 1;
+        // A stage is skipped only when its `when` is false.
+        this.reportEnd(id, skip === undefined ? 'fresh' : 'skipped', { code: skip === undefined ? 'up-to-date' : 'when-false', reason: skip ?? UNCHANGED_BY_STAT });
       }
     }
     const done = new Promise<void>((resolve) => {
       this.finish = resolve;
     });
     const onAbort = (): void => {
-      this.stopped = true;
+      schedule.interrupted = true;
     };
     this.options.signal.addEventListener('abort', onAbort, { once: true });
-    this.release([...this.nodes.values()].filter((n) => n.waiting === 0).map((n) => n.id));
+    this.release(readyNodes(schedule));
     this.checkFinished();
     await done;
     this.options.signal.removeEventListener('abort', onAbort);
-    this.runners?.close();
     // Uploads still under way finish before the run ends (bounded by the cache's timeouts); an
     // interrupted run does not wait for them.
     if (!this.options.signal.aborted) await this.options.stageCache?.flush();
-    const writeProblems = [this.options.hashes.save(), this.options.state.compact()].filter((p): p is WriteProblem => p !== undefined);
-    this.options.state.close();
-    this.cleanStaging();
-    const status: RunStatus = this.options.signal.aborted ? 'aborted' : this.failed || writeProblems.length > 0 ? 'failed' : 'succeeded';
-    this.bus.emit({ type: 'run-end', status, durationMs: Date.now() - started, counts: this.counts, ...(this.options.stageCache ? { remote: this.options.stageCache.summary() } : {}) });
+    const writeProblems = tearDown({ root: this.options.root, runId: this.options.runId, hashes: this.options.hashes, state: this.options.state, runners: this.stages.runners });
+    const status: RunStatus = this.options.signal.aborted ? 'aborted' : schedule.failed || writeProblems.length > 0 ? 'failed' : 'succeeded';
+    const remote = this.options.stageCache ? { remote: this.options.stageCache.summary() } : {};
+    this.bus.emit({ type: 'run-end', status, durationMs: Date.now() - started, counts: this.counts, ...remote });
     return { status, counts: this.counts, diagnostics: this.diagnostics, writeProblems };
   }
 
-  private cleanStaging(): void {
-    const dir = stagingDir(this.options.root, this.options.runId);
-    if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
-  }
-
+  /** With no stage running: the run is over, or it stopped and what is left ends blocked or aborted. */
   private checkFinished(): void {
-    if (this.running > 0) return;
-    if (this.unsettled === 0) this.finish();
-    else if (this.stopped || (this.failed && !this.options.keepGoing)) {
-      for (const n of this.nodes.values()) if (n.status === undefined) this.settle(n, this.options.signal.aborted ? 'aborted' : 'blocked', this.stopped ? 'run interrupted' : 'not started: an earlier stage failed (use --keep-going to continue past failures)');
+    const schedule = this.schedule;
+    const state = idleState(schedule);
+    if (state === 'done') this.finish();
+    else if (state === 'sweep') {
+      const aborted = this.options.signal.aborted;
+      const reason = halt(schedule) === 'aborted' ? 'run interrupted' : NOT_STARTED_AFTER_FAILURE;
+      for (const node of unsettledNodes(schedule)) {
+        if (node.status === undefined) this.settleNode(node, aborted ? 'aborted' : 'blocked', { code: aborted ? 'interrupted' : 'stopped-after-failure', reason });
+      }
       this.finish();
     }
   }
 
-  /** Handles every node whose dependencies are all finished; fresh stages settle without a slot. */
+  /** Handles every node whose dependencies have settled; up-to-date stages settle without a slot. */
   private release(ids: string[]): void {
     const work = [...ids];
     while (work.length > 0) {
-      const node = this.nodes.get(work.shift() as string) as Node;
-      if (node.status !== undefined) continue;
-      const next = this.consider(node);
-      work.push(...next);
+      const node = this.nodes.get(work.shift() ?? '');
+      if (!node || node.status !== undefined) continue;
+      work.push(...this.consider(node));
     }
   }
 
   /** Decides what to do with a ready node; returns ids that became ready as a result. */
   private consider(node: Node): string[] {
-    if (this.stopped || (this.failed && !this.options.keepGoing)) return [];
-    const badDep = node.deps.map((d) => this.nodes.get(d) as Node).find((d) => d.status === 'failed' || d.status === 'blocked' || d.status === 'aborted');
-    if (badDep) return this.settle(node, 'blocked', `needs '${badDep.id}', which ${badDep.status === 'failed' ? 'failed' : 'did not run'}`);
-    if (node.loop) return this.startLoop(node);
-    return this.considerStage(node, node.inst as StageInstance);
+    const schedule = this.schedule;
+    if (halt(schedule)) return [];
+    const blocker = blockingDependency(schedule, node);
+    if (blocker) {
+      const failed = blocker.status === 'failed';
+      return this.settleNode(node, 'blocked', { code: failed ? 'upstream-failed' : 'upstream-not-run', reason: `needs '${blocker.id}', which ${failed ? 'failed' : 'did not run'}` });
+    }
+    return node.kind === 'loop' ? this.startIteration(node, 1) : this.considerStage(node);
   }
 
+  /** The stage instances a node's dependencies stand for: a loop's stands for its iterations' stages. */
   private depInstances(node: Node): StageInstance[] {
     const out: StageInstance[] = [];
     for (const d of node.deps) {
-      const dep = this.nodes.get(d) as Node;
-      if (dep.inst) out.push(dep.inst);
-      if (dep.members) out.push(...dep.members);
+      const dep = this.nodes.get(d);
+      if (dep?.kind === 'stage') out.push(dep.stage);
+      else if (dep) for (const member of dep.members) out.push(member.stage);
     }
     return out;
   }
 
-  private scopeFor(inst: StageInstance, node: Node, outputs: Record<string, string>, inputs: readonly string[]) {
-    return scopeFor(inst, {
-      params: this.plan.params,
-      pipeline: this.plan.pipeline.name,
-      artifacts: this.artifacts.view(this.depInstances(node)),
-      outputs,
-      inputs,
-      exists: (p) => existsSync(path.join(this.options.root, p)),
-    });
-  }
-
-  private makeRunnerPool(): RunnerPool {
-    const scratch = stagingDir(this.options.root, this.options.runId);
-    mkdirSync(scratch, { recursive: true });
-    return new RunnerPool(this.options.root, scratch);
-  }
-
-  private get assessContext(): AssessContext {
-    return {
-      root: this.options.root,
-      params: this.plan.params,
-      pipeline: this.plan.pipeline.name,
-      hashes: this.options.hashes,
-      force: this.options.force,
-      codeHash: (inst) => this.codeHash(inst),
-      schemaFile: this.options.schemaFile,
-      selfArtifacts: (inst) => this.artifacts.own(inst),
-      ...(this.options.observations ? { observations: this.options.observations } : {}),
-    };
-  }
-
-  private codeHash(inst: StageInstance): string {
-    const key = inst.spec.kind === 'task' ? inst.spec.task : undefined;
-    const known = key === undefined ? undefined : this.codeHashes.get(key);
-    if (known !== undefined) return known;
-    const h = stageCodeHash(inst, this.options.root, this.options.hashes, this.options.taskFile, this.options.observations);
-    if (key !== undefined) this.codeHashes.set(key, h);
-    return h;
-  }
-
-
-  private considerStage(node: Node, inst: StageInstance): string[] {
-    const deps: Record<string, string> = {};
-    for (const d of node.deps) deps[d] = (this.nodes.get(d) as Node).fingerprint ?? 'none';
-    const verdict = assessStage(inst, deps, this.artifacts.view(this.depInstances(node)), this.options.state.get(inst.id), this.assessContext);
+  private considerStage(node: Stage): string[] {
+    const schedule = this.schedule;
+    const inst = node.stage;
+    const verdict = assessStage(inst, dependencyFingerprints(schedule, node), this.stages.artifacts.view(this.depInstances(node)), this.options.state.get(inst.id), this.stages.assess);
     switch (verdict.kind) {
       case 'skip':
-        return this.settle(node, 'skipped', verdict.reason);
+        return this.settleNode(node, 'skipped', verdict);
       case 'fail':
-        return this.settle(node, 'failed', verdict.reason);
+        return this.settleNode(node, 'failed', verdict);
       case 'fresh':
-        node.fingerprint = verdict.fingerprint;
-        return this.settle(node, 'fresh', 'up to date');
+        return this.settleNode(node, 'fresh', { code: 'up-to-date', reason: 'up to date' }, verdict.fingerprint);
       case 'run':
-        this.enqueue(node, inst, { fingerprint: verdict.fingerprint, parts: verdict.parts, inputs: verdict.inputs, reason: verdict.reasons.join('; ') });
+        this.dispatch(node, { fingerprint: verdict.fingerprint, parts: verdict.parts, inputs: verdict.inputs, reason: verdict.reasons.join('; ') });
         return [];
     }
   }
 
-  private enqueue(node: Node, inst: StageInstance, input: { fingerprint: string; parts: ReturnType<typeof fingerprintParts>; inputs: string[]; reason: string }): void {
-    this.running += 1;
-    const ctx: StageRunContext = {
-      root: this.options.root,
-      runId: this.options.runId,
-      bus: this.bus,
-      signal: this.options.signal,
-      hashes: this.options.hashes,
-      state: this.options.state,
-      schemas: this.options.schemas,
-      taskFile: this.options.taskFile,
-      budget: this.budget,
-      ...(this.options.observations ? { observations: this.options.observations } : {}),
-      scope: (outputs) => this.scopeFor(inst, node, outputs, input.inputs),
-      ...(inst.spec.kind === 'run' && runnerPoolSupported() ? { runners: (this.runners ??= this.makeRunnerPool()) } : {}),
-    };
+  private dispatch(node: Stage, input: Omit<RunStageInput, 'inst'>): void {
+    const schedule = this.schedule;
+    const inst = node.stage;
+    schedule.running += 1;
+    const ctx = this.stages.forRun(inst, () => this.depInstances(node), input.inputs);
     const job = async (): Promise<void> => {
       const started = Date.now();
-      if (this.stopped || (this.failed && !this.options.keepGoing)) {
-        this.finishNode(node, this.stopped ? 'aborted' : 'blocked', started, { reason: 'not started', attempts: 0 });
+      // The run may have stopped while this stage waited for its slot.
+      const stopped = halt(schedule);
+      if (stopped) {
+        this.finishStage(node, stopped, started, { code: stopped === 'aborted' ? 'interrupted' : 'stopped-after-failure', reason: 'not started', attempts: 0 });
         return;
       }
       const outcome = this.options.stageCache ? await this.options.stageCache.run({ inst, ...input }, ctx, runStage) : await runStage({ inst, ...input }, ctx);
-      if (outcome.status === 'succeeded') {
-        node.fingerprint = input.fingerprint;
-        for (const o of Object.values(inst.outputs)) this.artifacts.forget(o.path);
-      }
-      this.finishNode(node, outcome.status, started, outcome);
+      if (outcome.status === 'succeeded') for (const o of Object.values(inst.outputs)) this.stages.artifacts.forget(o.path);
+      this.finishStage(node, outcome.status, started, outcome, outcome.status === 'succeeded' ? input.fingerprint : undefined);
     };
-    const pool = inst.spec.pool ? this.pools.get(inst.spec.pool) : undefined;
-    const run = pool ? () => pool.add(() => this.queue.add(job)) : () => this.queue.add(job);
-    run().catch((error: unknown) => {
-      // A file-system failure (a full disk) is the machine's, not a bug: one line, no stack.
-      const reason = isFsError(error) ? describeFsError(error, this.options.root) : `internal error: ${(error as Error).stack ?? String(error)}`;
-      this.finishNode(node, 'failed', Date.now(), { reason, attempts: 0 });
+    this.dispatcher.dispatch(inst.spec.pool, job).catch((error: unknown) => {
+      this.finishStage(node, 'failed', Date.now(), { ...dispatchFailure(error, this.options.root), attempts: 0 });
     });
   }
 
-  private finishNode(node: Node, status: StageStatus, started: number, outcome: { reason?: string; summary?: string; attempts: number; issues?: import('../model/events.ts').ArtifactIssue[]; rejectedDir?: string; remote?: import('../model/events.ts').RemoteHit }): void {
-    this.running -= 1;
-    if (status === 'failed') this.failed = true;
-    const outputs = status === 'succeeded' && node.inst ? Object.fromEntries(Object.entries(node.inst.outputs).map(([k, o]) => [k, o.path])) : undefined;
-    const next = this.settle(node, status, outcome.reason, {
-      durationMs: Date.now() - started,
-      attempts: outcome.attempts,
-      ...(outcome.summary ? { summary: outcome.summary } : {}),
-      ...(outputs ? { outputs } : {}),
-      ...(outcome.issues ? { issues: outcome.issues } : {}),
-      ...(outcome.rejectedDir ? { rejectedDir: outcome.rejectedDir } : {}),
-      ...(outcome.remote ? { remote: outcome.remote } : {}),
-    });
+  private finishStage(node: Stage, status: StageStatus, started: number, outcome: Omit<StageOutcome, 'status'> & { remote?: RemoteHit }, fingerprint?: string): void {
+    this.schedule.running -= 1;
+    const outputs = status === 'succeeded' ? Object.fromEntries(Object.entries(node.stage.outputs).map(([k, o]) => [k, o.path])) : undefined;
+    const next = this.settleNode(
+      node,
+      status,
+      {
+        code: outcome.code,
+        reason: outcome.reason,
+        durationMs: Date.now() - started,
+        attempts: outcome.attempts,
+        ...(outcome.summary ? { summary: outcome.summary } : {}),
+        ...(outputs ? { outputs } : {}),
+        ...(outcome.issues ? { issues: outcome.issues } : {}),
+        ...(outcome.rejectedDir ? { rejectedDir: outcome.rejectedDir } : {}),
+        ...(outcome.remote ? { remote: outcome.remote } : {}),
+      },
+      fingerprint,
+    );
     this.release(next);
     this.checkFinished();
   }
 
-  /** Records a node's final status, emits its event, and returns dependents that became ready. */
-  private settle(node: Node, status: StageStatus, reason: string | undefined, extra: { durationMs?: number; attempts?: number; summary?: string; outputs?: Record<string, string>; issues?: import('../model/events.ts').ArtifactIssue[]; rejectedDir?: string; remote?: import('../model/events.ts').RemoteHit } = {}): string[] {
-    node.status = status;
-    this.unsettled -= 1;
-    this.counts[status] += 1;
-    if (status === 'failed') this.failed = true;
-    if (status === 'skipped') node.fingerprint = 'skipped';
-    if (node.inst) {
-      this.bus.emit({ type: 'stage-end', stage: node.id, status, durationMs: extra.durationMs ?? 0, attempts: extra.attempts ?? 0, ...(reason ? { reason } : {}), ...extra });
-    }
-    const ready: string[] = [];
-    for (const d of node.dependents) {
-      const dep = this.nodes.get(d) as Node;
-      dep.waiting -= 1;
-      if (dep.waiting === 0) ready.push(d);
-    }
-    // Last, because finishing a loop iteration adds the next one's nodes as dependents of this one.
-    if (node.inst?.loop) this.memberDone(node.inst.loop.id);
+  /** Records a node's end (a stage's with its event) and returns the nodes that became ready. */
+  private settleNode(node: Node, status: StageStatus, end: StageEnd, fingerprint?: string): string[] {
+    const schedule = this.schedule;
+    const ready = settle(schedule, node, status, fingerprint);
+    if (node.kind === 'loop') return ready;
+    this.reportEnd(node.id, status, end);
+    // Last: ending an iteration adds the next one's stages as dependents of this one.
+    const gate = node.stage.loop ? this.nodes.get(node.stage.loop.id) : undefined;
+    if (gate?.kind === 'loop' && memberSettled(gate)) this.release(this.endIteration(gate));
     return ready;
   }
 
-  // Loops: a gate node expands one iteration at a time and settles when `until` holds or max is reached.
-
-  private startLoop(node: Node): string[] {
-    return this.startIteration(node, 1);
+  private reportEnd(stage: string, status: StageStatus, end: StageEnd): void {
+    this.counts[status] += 1;
+    const { reason, ...detail } = end;
+    this.bus.emit({ type: 'stage-end', stage, status, durationMs: 0, attempts: 0, ...(reason ? { reason } : {}), ...detail });
   }
 
-  private startIteration(node: Node, iteration: number): string[] {
-    const loop = node.loop as LoopInstance;
-    const { instances, diagnostics } = this.options.expandIteration(loop, iteration);
+  private startIteration(gate: Gate, iteration: number): string[] {
+    const schedule = this.schedule;
+    const { instances, diagnostics } = this.options.expandIteration(gate.loop, iteration);
     if (diagnostics.length > 0) {
       this.diagnostics.push(...diagnostics);
-      this.failed = true;
-      return this.settleGate(node, 'failed');
+      return this.settleGate(gate, 'failed');
     }
-    node.iteration = iteration;
-    node.members = [...(node.members ?? []), ...instances];
-    node.pending = instances.length;
-    const byId = new Set(instances.map((i) => i.id));
-    const graph = buildGraph(instances.map((i) => ({ id: i.id, needs: i.needs.filter((n) => byId.has(n)), inputs: i.inputs, outputs: Object.values(i.outputs).map((o) => o.path) })));
-    for (const inst of instances) {
-      const outside = inst.needs.filter((n) => !byId.has(n) && this.nodes.has(n));
-      this.addNode({ id: inst.id, inst, deps: [...(graph.deps.get(inst.id) ?? []), ...outside] });
-    }
-    for (const inst of instances) {
-      const n = this.nodes.get(inst.id) as Node;
-      n.waiting = n.deps.filter((d) => (this.nodes.get(d) as Node).status === undefined).length;
-      for (const d of n.deps) this.nodes.get(d)?.dependents.push(n.id);
-    }
-    if (instances.length === 0) return this.endIteration(node);
-    return instances.filter((i) => (this.nodes.get(i.id) as Node).waiting === 0).map((i) => i.id);
+    const deps = iterationDeps(instances.map(graphNode), (id) => this.nodes.has(id));
+    const ready = beginIteration(schedule, gate, iteration, instances.map((i) => ({ kind: 'stage' as const, id: i.id, deps: deps.get(i.id) ?? [], stage: i })));
+    return instances.length === 0 ? this.endIteration(gate) : ready;
   }
 
-  private memberDone(loopId: string): void {
-    const gate = this.nodes.get(loopId);
-    if (!gate || gate.pending === undefined) return;
-    gate.pending -= 1;
-    if (gate.pending === 0) this.release(this.endIteration(gate));
-  }
-
-  private endIteration(node: Node): string[] {
-    const loop = node.loop as LoopInstance;
-    const iteration = node.iteration ?? 1;
-    const current = (node.members ?? []).filter((m) => m.loop?.iteration === iteration);
-    if (current.some((m) => (this.nodes.get(m.id) as Node).status !== 'succeeded' && (this.nodes.get(m.id) as Node).status !== 'fresh' && (this.nodes.get(m.id) as Node).status !== 'skipped')) {
-      return this.settleGate(node, current.some((m) => this.nodes.get(m.id)?.status === 'aborted') ? 'aborted' : 'blocked');
+  private endIteration(gate: Gate): string[] {
+    const schedule = this.schedule;
+    const { loop, iteration } = gate;
+    const outcome = iterationOutcome(gate.current.map((n) => n.status));
+    if (outcome !== 'passed') return this.settleGate(gate, outcome);
+    const current = gate.current.map((n) => n.stage);
+    const top = this.plan.instances.filter((i) => this.nodes.get(i.id)?.status !== undefined);
+    const until = untilHolds(loop, iteration, { params: this.plan.params, pipeline: this.plan.pipeline.name, artifacts: this.stages.artifacts.view([...top, ...current]) });
+    if ('problem' in until) {
+      this.diagnostics.push({ severity: 'error', code: 'expression-failed', message: until.problem });
+      return this.settleGate(gate, 'failed');
     }
-    let done = false;
-    if (loop.spec.until) {
-      const top = this.plan.instances.filter((i) => this.nodes.get(i.id)?.status !== undefined);
-      try {
-        done = evaluateCondition(loop.spec.until, {
-          vars: { params: this.plan.params, pipeline: { name: this.plan.pipeline.name }, stage: { id: loop.id }, loop: { iteration, round: String(iteration).padStart(3, '0'), max: loop.max }, artifacts: this.artifacts.view([...top, ...current]) },
-        });
-      } catch (error) {
-        if (!(error instanceof ExprEvalError)) throw error;
-        this.diagnostics.push({ severity: 'error', message: `loop '${loop.id}' until: ${error.message}` });
-        return this.settleGate(node, 'failed');
-      }
-    }
-    const decision = done ? 'done' : iteration >= loop.max ? 'max-reached' : 'continue';
+    const decision = loopDecision(until.holds, iteration, loop.max);
     this.bus.emit({ type: 'loop-iteration', loop: loop.id, iteration, decision });
-    if (decision === 'continue' && !this.stopped) return this.startIteration(node, iteration + 1);
-    return this.settleGate(node, 'succeeded');
+    if (decision === 'continue' && halt(schedule) !== 'aborted') return this.startIteration(gate, iteration + 1);
+    return this.settleGate(gate, 'succeeded');
   }
 
-  private settleGate(node: Node, status: StageStatus): string[] {
-    node.pending = undefined;
-    if (status === 'failed') this.failed = true;
-    node.fingerprint = hashText((node.members ?? []).map((m) => this.nodes.get(m.id)?.fingerprint ?? '').join(','));
-    node.status = status;
-    this.unsettled -= 1;
-    const ready: string[] = [];
-    for (const d of node.dependents) {
-      const dep = this.nodes.get(d) as Node;
-      dep.waiting -= 1;
-      if (dep.waiting === 0) ready.push(d);
-    }
-    return ready;
+  private settleGate(gate: Gate, status: StageStatus): string[] {
+    gate.pending = undefined;
+    return settle(this.schedule, gate, status, gateFingerprint(gate.members.map((n) => n.fingerprint)));
   }
 }
 

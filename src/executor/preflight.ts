@@ -74,6 +74,7 @@ export async function preflightPlan(plan: Plan, options: PreflightOptions): Prom
   }
   return [...stagesByProblem].map(([problem, stages]) => ({
     severity: 'error' as const,
+    code: 'preflight-failed' as const,
     message: `${problem} (needed by ${stages.length > 3 ? `${stages.slice(0, 3).join(', ')} and ${stages.length - 3} more` : stages.join(', ')})`,
   }));
 }

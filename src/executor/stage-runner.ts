@@ -1,7 +1,7 @@
 import { mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { StageInstance } from '../model/plan.ts';
-import type { ArtifactIssue, StageEndEvent } from '../model/events.ts';
+import type { ArtifactIssue, StageEndEvent, StageOutcomeCode } from '../model/events.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { SchemaRegistry } from '../artifacts/schema-registry.ts';
 import { checkStagedOutputs, discardStaged, publishOutputs, rejectOutputs, type StagedFile, type StagedOutput } from '../artifacts/commit.ts';
@@ -42,6 +42,7 @@ export interface StageRunContext {
 
 export interface StageOutcome {
   status: 'succeeded' | 'failed' | 'aborted';
+  code: StageOutcomeCode;
   attempts: number;
   reason?: string;
   summary?: string;
@@ -88,7 +89,7 @@ function dirMtime(abs: string): number | null {
   }
 }
 
-type AttemptResult = { ok: true; summary?: string } | { ok: false; reason: string };
+type AttemptResult = { ok: true; summary?: string } | { ok: false; code: StageOutcomeCode; reason: string };
 
 async function runCommandStage(inst: StageInstance, ctx: StageRunContext, staged: StagedOutput[], signal: AbortSignal): Promise<AttemptResult> {
   const scope = ctx.scope(Object.fromEntries(staged.map((o) => [o.name, o.staging])));
@@ -105,25 +106,25 @@ async function runCommandStage(inst: StageInstance, ctx: StageRunContext, staged
   const outcome = ctx.runners ? await ctx.runners.run({ ...spec, scriptFile }) : await runCommand(spec);
   if (outcome.exitCode === 0 && !outcome.aborted) return { ok: true };
   const how = outcome.exitCode !== null ? `exit code ${outcome.exitCode}` : `signal ${outcome.signal}`;
-  return { ok: false, reason: `command failed with ${how}${outcome.tail ? `: ${outcome.tail.split('\n').slice(-3).join(' | ')}` : ''}` };
+  return { ok: false, code: 'command-failed', reason: `command failed with ${how}${outcome.tail ? `: ${outcome.tail.split('\n').slice(-3).join(' | ')}` : ''}` };
 }
 
 async function runTaskStage(inst: StageInstance, ctx: StageRunContext, staged: StagedOutput[], signal: AbortSignal, inputs: readonly string[]): Promise<AttemptResult> {
   if (inst.spec.kind !== 'task') throw new Error(`internal: ${inst.id} is not a task stage`);
   const file = ctx.taskFile(inst.spec.task);
-  if (!file) return { ok: false, reason: `task '${inst.spec.task}' not found` };
+  if (!file) return { ok: false, code: 'unknown-task', reason: `task '${inst.spec.task}' not found` };
   let task: Awaited<ReturnType<typeof loadTask>>;
   try {
     task = await loadTask(file, ctx.runId);
   } catch (error) {
-    return { ok: false, reason: `cannot load task '${inst.spec.task}' from ${file}: ${(error as Error).message.split('\n')[0]}` };
+    return { ok: false, code: 'task-load-failed', reason: `cannot load task '${inst.spec.task}' from ${file}: ${(error as Error).message.split('\n')[0]}` };
   }
   const targets = Object.fromEntries(staged.map((o) => [o.name, o.target.path]));
   const raw = renderWith(inst.spec.with, ctx.scope(targets));
   const parsed = task.params.safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.') || 'with'}: ${i.message}`).join('; ');
-    return { ok: false, reason: `invalid params for task '${task.name}': ${problems}` };
+    return { ok: false, code: 'invalid-params', reason: `invalid params for task '${task.name}': ${problems}` };
   }
   let shell: BoundShell | undefined;
   const taskCtx: TaskContext<unknown> = {
@@ -163,8 +164,10 @@ async function runTaskStage(inst: StageInstance, ctx: StageRunContext, staged: S
     for (const w of result?.warnings ?? []) ctx.bus.emit({ type: 'stage-report', stage: inst.id, report: { kind: 'warning', message: w } });
     return { ok: true, ...(result?.summary ? { summary: result.summary } : {}) };
   } catch (error) {
+    // A command the task ran through ctx.$ failed: said as the command's failure.
     const command = shell?.describeFailure(error);
-    return { ok: false, reason: command ?? `task '${task.name}' threw: ${(error as Error).message ?? String(error)}` };
+    if (command) return { ok: false, code: 'command-failed', reason: command };
+    return { ok: false, code: 'task-threw', reason: `task '${task.name}' threw: ${(error as Error).message ?? String(error)}` };
   }
 }
 
@@ -191,21 +194,22 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-function misplacedOutput(root: string, inst: StageInstance): string | undefined {
+function misplacedOutput(root: string, inst: StageInstance): { code: StageOutcomeCode; reason: string } | undefined {
   for (const [name, o] of Object.entries(inst.outputs)) {
     const problem = outputFolderProblem(root, o.path);
-    if (problem) return `output '${name}' (${o.path}) ${problem}`;
+    if (problem) return { code: problem.outside ? 'output-outside-project' : 'output-path-blocked', reason: `output '${name}' (${o.path}) ${problem.message}` };
   }
   return undefined;
 }
 
 /** A stage whose outputs were not published: the staged files go aside with the errors beside them. */
-function rejected(inst: StageInstance, ctx: StageRunContext, staged: readonly StagedOutput[], issues: ArtifactIssue[], attempts: number): StageOutcome {
+function rejected(inst: StageInstance, ctx: StageRunContext, staged: readonly StagedOutput[], issues: ArtifactIssue[], attempts: number, code: 'invalid-artifact' | 'publish-failed'): StageOutcome {
   ctx.hashes.invalidateAll();
   const rejectedDir = rejectOutputs(staged, path.join(ctx.root, '.refinery', 'rejected', ctx.runId, fileKey(inst.id)), issues);
   const first = issues[0] as ArtifactIssue;
   return {
     status: 'failed',
+    code,
     attempts,
     reason: `output '${first.output}' (${first.path}) ${first.pointer ? `at ${first.pointer} ` : ''}${first.message}${issues.length > 1 ? ` (+${issues.length - 1} more)` : ''}`,
     issues,
@@ -227,19 +231,19 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
   const started = Date.now();
   // Checked before the stage runs (and again when publishing): no work for an output that cannot land.
   const misplaced = misplacedOutput(ctx.root, inst);
-  if (misplaced) return { status: 'failed', attempts: 0, reason: misplaced };
+  if (misplaced) return { status: 'failed', attempts: 0, ...misplaced };
   const staged = stagingPaths(ctx.root, ctx.runId, inst);
   const attempts = 1 + inst.spec.retry.attempts;
-  let last: AttemptResult = { ok: false, reason: 'not run' };
+  let last: AttemptResult = { ok: false, code: 'internal-error', reason: 'not run' };
   let attempt = 0;
   for (attempt = 1; attempt <= attempts; attempt += 1) {
-    if (ctx.signal.aborted) return { status: 'aborted', attempts: attempt - 1, reason: 'run interrupted' };
+    if (ctx.signal.aborted) return { status: 'aborted', code: 'interrupted', attempts: attempt - 1, reason: 'run interrupted' };
     if (attempt > 1) discardStaged(staged);
     if (attempt === 1) {
       // From here the old outputs may be replaced: the stage is stale until it succeeds. A
       // stage whose old record cannot be dropped (a full disk) must not run at all.
       const problem = journalProblem(ctx, () => ctx.state.drop(inst.id));
-      if (problem) return { status: 'failed', attempts: 0, reason: `${problem}; the stage did not run` };
+      if (problem) return { status: 'failed', code: 'state-write-failed', attempts: 0, reason: `${problem}; the stage did not run` };
     }
     const attemptNumber = attempt;
     const work = async (): Promise<AttemptResult> => {
@@ -247,10 +251,10 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
       const limit = timeoutSignal(ctx.signal, inst.spec.timeoutMs);
       try {
         const result = inst.spec.kind === 'run' ? await runCommandStage(inst, ctx, staged, limit.signal) : await runTaskStage(inst, ctx, staged, limit.signal, input.inputs);
-        return !result.ok && limit.timedOut() ? { ok: false, reason: `timed out after ${inst.spec.timeoutMs} ms` } : result;
+        return !result.ok && limit.timedOut() ? { ok: false, code: 'timed-out', reason: `timed out after ${inst.spec.timeoutMs} ms` } : result;
       } catch (error) {
         // The command or params are rendered again here with the staging paths; a failing expression fails the stage.
-        if (error instanceof ExprEvalError) return { ok: false, reason: error.message };
+        if (error instanceof ExprEvalError) return { ok: false, code: 'expression-failed', reason: error.message };
         throw error;
       } finally {
         limit.clear();
@@ -259,7 +263,7 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
     last = await work();
     if (ctx.signal.aborted) {
       discardStaged(staged);
-      return { status: 'aborted', attempts: attempt, reason: 'run interrupted' };
+      return { status: 'aborted', code: 'interrupted', attempts: attempt, reason: 'run interrupted' };
     }
     if (last.ok) break;
     if (attempt < attempts) await sleep(Math.min(30_000, inst.spec.retry.backoffMs * 2 ** (attempt - 1)), ctx.signal);
@@ -268,12 +272,13 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
   if (!last.ok) {
     ctx.hashes.invalidateAll();
     discardStaged(staged);
-    return { status: 'failed', attempts: attempt, reason: last.reason };
+    return { status: 'failed', code: last.code, attempts: attempt, reason: last.reason };
   }
   const { issues, files } = checkStagedOutputs(staged, ctx.schemas);
+  if (issues.length > 0) return rejected(inst, ctx, staged, issues, attempt, 'invalid-artifact');
   // All or none: every output is valid before any is renamed, and a failed rename undoes the others.
-  if (issues.length === 0) issues.push(...publishOutputs(ctx.root, staged));
-  if (issues.length > 0) return rejected(inst, ctx, staged, issues, attempt);
+  const unpublished = publishOutputs(ctx.root, staged);
+  if (unpublished.length > 0) return rejected(inst, ctx, staged, unpublished, attempt, 'publish-failed');
   const outputs: StageRecord['outputs'] = {};
   for (const o of staged) {
     const stamp = contentStamp(files.get(o.name) as StagedFile);
@@ -293,8 +298,8 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
     durationMs: Date.now() - started,
   };
   const problem = journalProblem(ctx, () => ctx.state.commit(record));
-  if (problem) return { status: 'failed', attempts: attempt, reason: `${problem}; its outputs are in place, but without their record the stage runs again next time` };
-  return { status: 'succeeded', attempts: attempt, ...(last.summary ? { summary: last.summary } : {}) };
+  if (problem) return { status: 'failed', code: 'state-write-failed', attempts: attempt, reason: `${problem}; its outputs are in place, but without their record the stage runs again next time` };
+  return { status: 'succeeded', code: 'ran', attempts: attempt, ...(last.summary ? { summary: last.summary } : {}) };
 }
 
 /** A journal write that failed on the file system (a full disk), as one line; other errors are bugs and propagate. */

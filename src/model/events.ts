@@ -52,10 +52,43 @@ export interface ArtifactIssue {
   message: string;
 }
 
+/**
+ * Why a stage ended as it did, for programs to match (`reason` says it for people). By status:
+ * succeeded `ran`; fresh `up-to-date`; skipped `when-false`; blocked `upstream-failed`,
+ * `upstream-not-run` or `stopped-after-failure`; aborted `interrupted`; failed any other.
+ */
+export type StageOutcomeCode =
+  | 'ran'
+  | 'from-remote-cache'
+  | 'up-to-date'
+  | 'when-false'
+  | 'upstream-failed'
+  | 'upstream-not-run'
+  | 'stopped-after-failure'
+  | 'interrupted'
+  | 'command-failed'
+  | 'task-threw'
+  | 'unknown-task'
+  | 'task-load-failed'
+  | 'invalid-params'
+  | 'invalid-artifact'
+  | 'publish-failed'
+  | 'timed-out'
+  | 'output-outside-project'
+  | 'output-path-blocked'
+  | 'missing-input'
+  | 'unreadable-input'
+  | 'expression-failed'
+  | 'state-write-failed'
+  | 'file-system-error'
+  | 'internal-error';
+
 export interface StageEndEvent extends EventBase {
   type: 'stage-end';
   stage: string;
   status: StageStatus;
+  /** Why, as a code; `reason` says it in words. */
+  code: StageOutcomeCode;
   durationMs: number;
   attempts: number;
   /** For failed/blocked/skipped: the reason in one line. */

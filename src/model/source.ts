@@ -7,8 +7,49 @@ export interface SourceSpan {
   length: number;
 }
 
+/** What a diagnostic is about, for programs and tests to match (`message` says it for people). */
+export type DiagnosticCode =
+  // Reading the file
+  | 'unreadable-file'
+  | 'not-text'
+  | 'yaml-syntax'
+  | 'yaml-alias'
+  | 'duplicate-key'
+  // The grammar
+  | 'not-a-mapping'
+  | 'unknown-key'
+  | 'missing-key'
+  | 'invalid-value'
+  | 'invalid-stage-name'
+  | 'stage-kind'
+  | 'misplaced-key'
+  | 'nested-loop'
+  | 'bad-expression'
+  // Names and paths
+  | 'unknown-name'
+  | 'unknown-stage'
+  | 'unknown-param'
+  | 'unknown-task'
+  | 'unknown-schema'
+  | 'unknown-pool'
+  | 'duplicate-stage'
+  | 'duplicate-output'
+  | 'output-outside-project'
+  | 'output-in-refinery-folder'
+  | 'dependency-cycle'
+  // Params, expansion and the run
+  | 'invalid-param-default'
+  | 'invalid-param'
+  | 'missing-param'
+  | 'expression-failed'
+  | 'duplicate-foreach-key'
+  | 'invalid-loop-max'
+  | 'no-such-stage'
+  | 'preflight-failed';
+
 export interface Diagnostic {
   severity: 'error' | 'warning';
+  code: DiagnosticCode;
   message: string;
   span?: SourceSpan;
   /** Lines shown after the underline, e.g. a did-you-mean or a cycle path. */

@@ -1,59 +1,17 @@
-/** Glob patterns over '/'-separated relative paths: *, **, ?, [abc], {a,b}. Pure. */
+import picomatch from 'picomatch';
+
+/**
+ * Glob patterns over '/'-separated paths, matched by picomatch: `*` and `?` within one
+ * segment, `**` across segments, `[abc]` and `[!abc]`, `{a,b}`. As in shells, a wildcard
+ * does not match a name starting with `.` unless the pattern writes the dot (`.*`, `src/.env*`).
+ * Parentheses and `|` are plain characters, as in file names, not regex groups or extglobs.
+ * The one module that imports picomatch.
+ */
+
+const OPTIONS: picomatch.PicomatchOptions = { dot: false, posix: true, nonegate: true, noextglob: true };
 
 export function isGlob(pattern: string): boolean {
   return /[*?[{]/.test(pattern);
-}
-
-function braceAlternatives(body: string): string[] {
-  const parts: string[] = [];
-  let depth = 0;
-  let current = '';
-  for (const c of body) {
-    if (c === ',' && depth === 0) {
-      parts.push(current);
-      current = '';
-      continue;
-    }
-    if (c === '{') depth += 1;
-    if (c === '}') depth -= 1;
-    current += c;
-  }
-  parts.push(current);
-  return parts;
-}
-
-function segmentToRegex(pattern: string): string {
-  let out = '';
-  for (let i = 0; i < pattern.length; i += 1) {
-    const c = pattern[i] as string;
-    if (c === '*') {
-      if (pattern[i + 1] === '*') {
-        const slashAfter = pattern[i + 2] === '/';
-        out += slashAfter ? '(?:[^/]*(?:/|$))*' : '.*';
-        i += slashAfter ? 2 : 1;
-      } else out += '[^/]*';
-    } else if (c === '?') out += '[^/]';
-    else if (c === '[') {
-      const close = pattern.indexOf(']', i + 1);
-      if (close < 0) out += '\\[';
-      else {
-        const body = pattern.slice(i + 1, close).replace(/^!/, '^').replace(/\\/g, '\\\\');
-        out += `[${body}]`;
-        i = close;
-      }
-    } else if (c === '{') {
-      let depth = 1;
-      let j = i + 1;
-      for (; j < pattern.length && depth > 0; j += 1) {
-        if (pattern[j] === '{') depth += 1;
-        if (pattern[j] === '}') depth -= 1;
-      }
-      const body = pattern.slice(i + 1, j - 1);
-      out += `(?:${braceAlternatives(body).map(segmentToRegex).join('|')})`;
-      i = j - 1;
-    } else out += c.replace(/[.+^$()|\\]/g, '\\$&');
-  }
-  return out;
 }
 
 const cache = new Map<string, RegExp>();
@@ -61,7 +19,8 @@ const cache = new Map<string, RegExp>();
 export function globToRegExp(pattern: string): RegExp {
   let re = cache.get(pattern);
   if (!re) {
-    re = new RegExp(`^${segmentToRegex(pattern)}$`);
+    // picomatch reads ( ) | as regex groups; in a path they are characters.
+    re = picomatch.makeRe(pattern.replace(/[()|]/g, '\\$&'), OPTIONS);
     cache.set(pattern, re);
   }
   return re;

@@ -23,6 +23,8 @@ function errnoCode(error: unknown): string | undefined {
 
 interface Located {
   problem?: string;
+  /** The problem is that the folder leads outside the project. */
+  outside?: boolean;
   /** The output's folder itself exists (not only one above it). */
   exists: boolean;
 }
@@ -44,7 +46,7 @@ function locate(root: string, rel: string): Located {
       if (code === 'ENOTDIR') return { problem: `a file is in the way of folder ${dir}; remove it or give the output another path`, exists: false };
       return { problem: `cannot resolve folder ${dir}: ${code ?? (error as Error).message}`, exists: false };
     }
-    if (!isInside(real, rootReal)) return { problem: `is under ${dir}, which leads to ${real}, outside the project (${rootReal}); outputs are written only inside the project: make ${dir} a folder of the project or give the output another path`, exists: false };
+    if (!isInside(real, rootReal)) return { outside: true, problem: `is under ${dir}, which leads to ${real}, outside the project (${rootReal}); outputs are written only inside the project: make ${dir} a folder of the project or give the output another path`, exists: false };
     return { exists: dir === folder };
   }
 }
@@ -52,10 +54,12 @@ function locate(root: string, rel: string): Located {
 /**
  * Checks where the folder of a project-relative output really is: the nearest folder that
  * exists, every symlink followed, must be inside the project's real root. Returns undefined
- * when it is, else a message naming the folder and where it leads.
+ * when it is, else a message naming the folder and where it leads (`outside`), or what is in
+ * the way.
  */
-export function outputFolderProblem(root: string, rel: string): string | undefined {
-  return locate(root, rel).problem;
+export function outputFolderProblem(root: string, rel: string): { message: string; outside: boolean } | undefined {
+  const { problem, outside } = locate(root, rel);
+  return problem === undefined ? undefined : { message: problem, outside: outside === true };
 }
 
 /**

@@ -37,10 +37,10 @@ function paramTypeOk(p: ParamSpec, value: unknown): boolean {
 function checkParams(spec: PipelineSpec, locator: Locator): void {
   for (const [name, p] of Object.entries(spec.params)) {
     if (p.default !== undefined && !paramTypeOk(p, p.default)) {
-      locator.error(['params', name, 'default'], `default of param '${name}' is not ${p.type === 'integer' ? 'an' : 'a'} ${p.type}`);
+      locator.error('invalid-param-default', ['params', name, 'default'], `default of param '${name}' is not ${p.type === 'integer' ? 'an' : 'a'} ${p.type}`);
     }
     if (p.enum && p.default !== undefined && !p.enum.some((e) => JSON.stringify(e) === JSON.stringify(p.default))) {
-      locator.error(['params', name, 'default'], `default of param '${name}' is not one of ${JSON.stringify(p.enum)}`);
+      locator.error('invalid-param-default', ['params', name, 'default'], `default of param '${name}' is not one of ${JSON.stringify(p.enum)}`);
     }
   }
 }
@@ -58,17 +58,17 @@ function checkExpr(expr: Expr, at: Path, ctx: RefContext): string[] {
   for (const root of [...refs.roots].sort()) {
     if (!ctx.allowed.has(root)) {
       const hint = didYouMean(root, ctx.allowed);
-      ctx.locator.error(at, `unknown name '${root}' in expression${hint ? `; did you mean '${hint}'?` : ''}`, {
+      ctx.locator.error('unknown-name', at, `unknown name '${root}' in expression${hint ? `; did you mean '${hint}'?` : ''}`, {
         notes: [`names available here: ${[...ctx.allowed].sort().join(', ')}`],
       });
     }
   }
   checkParamRefs(expr, at, ctx);
-  for (const message of constantErrors(expr)) ctx.locator.error(at, `bad expression: ${message}`);
+  for (const message of constantErrors(expr)) ctx.locator.error('bad-expression', at, `bad expression: ${message}`);
   for (const s of [...refs.artifactStages].sort()) {
     if (!ctx.stageIds.has(s)) {
       const hint = didYouMean(s, ctx.stageIds);
-      ctx.locator.error(at, `artifacts.${s}: no stage named '${s}'${hint ? `; did you mean '${hint}'?` : ''}`);
+      ctx.locator.error('unknown-stage', at, `artifacts.${s}: no stage named '${s}'${hint ? `; did you mean '${hint}'?` : ''}`);
     }
   }
   return [...refs.artifactStages];
@@ -78,7 +78,7 @@ function checkParamRefs(expr: Expr, at: Path, ctx: RefContext): void {
   const visit = (e: Expr): void => {
     if (e.t === 'get' && e.obj.t === 'ref' && e.obj.name === 'params' && !Object.hasOwn(ctx.spec.params, e.key)) {
       const hint = didYouMean(e.key, Object.keys(ctx.spec.params));
-      ctx.locator.error(at, `unknown param '${e.key}'${hint ? `; did you mean '${hint}'?` : '; declare it under params:'}`);
+      ctx.locator.error('unknown-param', at, `unknown param '${e.key}'${hint ? `; did you mean '${hint}'?` : '; declare it under params:'}`);
     }
     for (const child of Object.values(e)) {
       if (Array.isArray(child)) child.forEach((c) => typeof c === 'object' && c && 't' in c && visit(c as Expr));
@@ -124,11 +124,11 @@ function checkOutputPath(t: Template, at: () => Path, locator: Locator, seen: Ma
   const p = t.source;
   const normalized = path.posix.normalize(p);
   if (path.isAbsolute(p) || normalized === '..' || normalized.startsWith('../')) {
-    locator.error(at(), `output '${p}' is outside the project; outputs must be paths inside the project root`);
+    locator.error('output-outside-project', at(), `output '${p}' is outside the project; outputs must be paths inside the project root`);
   } else if (isReservedPath(normalized)) {
-    locator.error(at(), `output '${p}' is inside a folder refinery manages itself (.refinery/state, cache, staging, rejected, runs)`);
+    locator.error('output-in-refinery-folder', at(), `output '${p}' is inside a folder refinery manages itself (.refinery/state, cache, staging, rejected, runs)`);
   } else if (seen.has(normalized)) {
-    locator.error(at(), `stages '${seen.get(normalized)}' and '${owner}' both write '${normalized}'; each output needs one writer`);
+    locator.error('duplicate-output', at(), `stages '${seen.get(normalized)}' and '${owner}' both write '${normalized}'; each output needs one writer`);
   } else seen.set(normalized, owner);
 }
 
@@ -137,14 +137,14 @@ function checkStage(stage: StageSpec, loop: LoopSpec | undefined, ctx: RefContex
   const { locator, resolver } = ctx;
   if (stage.kind === 'task' && !resolver.taskFile(stage.task)) {
     const hint = didYouMean(stage.task, resolver.taskNames());
-    locator.error([...at, 'task'], `unknown task '${stage.task}'${hint ? `; did you mean '${hint}'?` : ''}`, {
+    locator.error('unknown-task', [...at, 'task'], `unknown task '${stage.task}'${hint ? `; did you mean '${hint}'?` : ''}`, {
       notes: [`a task is a module tasks/${stage.task}.ts in the project or in refinery`],
     });
   }
   for (const [name, o] of Object.entries(stage.outputs)) {
     if (o.schema && !resolver.schemaFile(o.schema)) {
       const hint = didYouMean(o.schema, resolver.schemaNames());
-      locator.error([...at, 'outputs', name, 'schema'], `unknown schema '${o.schema}'${hint ? `; did you mean '${hint}'?` : ''}`, {
+      locator.error('unknown-schema', [...at, 'outputs', name, 'schema'], `unknown schema '${o.schema}'${hint ? `; did you mean '${hint}'?` : ''}`, {
         notes: [`a schema is a file schemas/${o.schema}.schema.json in the project or in refinery`],
       });
     }
@@ -154,7 +154,7 @@ function checkStage(stage: StageSpec, loop: LoopSpec | undefined, ctx: RefContex
   }
   if (stage.pool && !Object.hasOwn(ctx.spec.pools, stage.pool)) {
     const hint = didYouMean(stage.pool, Object.keys(ctx.spec.pools));
-    locator.error([...at, 'pool'], `unknown pool '${stage.pool}'${hint ? `; did you mean '${hint}'?` : '; declare it under pools:'}`);
+    locator.error('unknown-pool', [...at, 'pool'], `unknown pool '${stage.pool}'${hint ? `; did you mean '${hint}'?` : '; declare it under pools:'}`);
   }
   const artifactStages: string[] = [];
   const base = new Set([...ROOTS_EVERYWHERE, ...(loop ? ['loop'] : [])]);
@@ -176,7 +176,7 @@ function checkNeeds(needs: string[], at: Path, ids: Set<string>, locator: Locato
   needs.forEach((need, i) => {
     if (!ids.has(need)) {
       const hint = didYouMean(need, ids);
-      locator.error([...at, 'needs', i], `needs unknown stage '${need}'${hint ? `; did you mean '${hint}'?` : ''}`);
+      locator.error('unknown-stage', [...at, 'needs', i], `needs unknown stage '${need}'${hint ? `; did you mean '${hint}'?` : ''}`);
     }
   });
 }
@@ -191,7 +191,7 @@ export function checkPipeline(spec: PipelineSpec, locator: Locator, resolver: Na
     if (s.kind !== 'loop') continue;
     for (const inner of s.stages) {
       if (ids.has(inner.id)) {
-        locator.error(stagePath(inner, s), `duplicate stage '${inner.id}'; stage names are unique across the pipeline, loops included`, { which: 'key' });
+        locator.error('duplicate-stage', stagePath(inner, s), `duplicate stage '${inner.id}'; stage names are unique across the pipeline, loops included`, { which: 'key' });
       }
       ids.add(inner.id);
       owner.set(inner.id, s.id);
@@ -229,7 +229,7 @@ export function checkPipeline(spec: PipelineSpec, locator: Locator, resolver: Na
     const first = cycle[0] as string;
     const loop = spec.stages.find((s) => s.kind === 'loop' && s.stages.some((st) => st.id === first)) as LoopSpec | undefined;
     const stage = spec.stages.find((s) => s.id === first) ?? loop?.stages.find((s) => s.id === first);
-    locator.error(stage ? stagePath(stage, loop) : [], `dependency cycle: ${cycle.join(' -> ')}`, {
+    locator.error('dependency-cycle', stage ? stagePath(stage, loop) : [], `dependency cycle: ${cycle.join(' -> ')}`, {
       which: 'key',
       notes: ['remove one of these needs, or one of the inputs that is another stage\'s output'],
     });

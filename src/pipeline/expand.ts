@@ -69,7 +69,7 @@ class Expander {
       return renderTemplate(t, { vars, effects: { exists: () => false } });
     } catch (error) {
       if (!(error instanceof ExprEvalError)) throw error;
-      this.diagnostics.push({ severity: 'error', message: `stage '${where.id}': ${error.message} in '${t.source}'`, ...(where.span ? { span: where.span } : {}) });
+      this.diagnostics.push({ severity: 'error', code: 'expression-failed', message: `stage '${where.id}': ${error.message} in '${t.source}'`, ...(where.span ? { span: where.span } : {}) });
       return '';
     }
   }
@@ -100,7 +100,7 @@ class Expander {
       const o = stage.outputs[name] as StageSpec['outputs'][string];
       const p = normalizeRelative(toText(this.render(o.path, vars, stage)));
       if (path.isAbsolute(p) || p === '..' || p.startsWith('../') || isReservedPath(p)) {
-        this.diagnostics.push({ severity: 'error', message: `stage '${stage.id}': output '${name}' resolves to '${p}', outside the project or inside a folder refinery manages`, ...(stage.span ? { span: stage.span } : {}) });
+        this.diagnostics.push({ severity: 'error', code: 'output-outside-project', message: `stage '${stage.id}': output '${name}' resolves to '${p}', outside the project or inside a folder refinery manages`, ...(stage.span ? { span: stage.span } : {}) });
       }
       out[name] = { path: p, ...(o.schema ? { schema: o.schema } : {}) };
     }
@@ -156,6 +156,7 @@ class Expander {
       }
       this.diagnostics.push({
         severity: 'error',
+        code: 'duplicate-foreach-key',
         message: `stage '${stage.id}': two foreach items have the key '${inst.id.slice(inst.id.indexOf('[') + 1, -1)}' (instance '${inst.id}'); give each item its own name, path or id, or list each value once`,
         ...(stage.span ? { span: stage.span } : {}),
       });
@@ -179,7 +180,7 @@ class Expander {
       return evaluateCondition(stage.when, { vars, effects: { exists: observations ? (p) => observations.probe(p, exists) : exists } });
     } catch (error) {
       if (!(error instanceof ExprEvalError)) throw error;
-      this.diagnostics.push({ severity: 'error', message: `stage '${stage.id}': when: ${error.message}`, ...(stage.span ? { span: stage.span } : {}) });
+      this.diagnostics.push({ severity: 'error', code: 'expression-failed', message: `stage '${stage.id}': when: ${error.message}`, ...(stage.span ? { span: stage.span } : {}) });
       return false;
     }
   }
@@ -194,7 +195,7 @@ class Expander {
     if (typeof loop.max === 'number') return loop.max;
     const n = Number(this.render(loop.max, this.vars(loop, {}), loop));
     if (!Number.isInteger(n) || n < 1) {
-      this.diagnostics.push({ severity: 'error', message: `loop '${loop.id}': max must be a whole number ≥ 1, got '${toText(n)}'`, ...(loop.span ? { span: loop.span } : {}) });
+      this.diagnostics.push({ severity: 'error', code: 'invalid-loop-max', message: `loop '${loop.id}': max must be a whole number ≥ 1, got '${toText(n)}'`, ...(loop.span ? { span: loop.span } : {}) });
       return 1;
     }
     return n;
@@ -210,7 +211,7 @@ function checkDuplicateOutputs(instances: readonly StageInstance[], diagnostics:
   for (const inst of instances) {
     for (const o of Object.values(inst.outputs)) {
       const other = writer.get(o.path);
-      if (other !== undefined && other !== inst.id) diagnostics.push({ severity: 'error', message: `stages '${other}' and '${inst.id}' both write '${o.path}'; each output needs one writer` });
+      if (other !== undefined && other !== inst.id) diagnostics.push({ severity: 'error', code: 'duplicate-output', message: `stages '${other}' and '${inst.id}' both write '${o.path}'; each output needs one writer` });
       writer.set(o.path, inst.id);
     }
   }

@@ -25,7 +25,7 @@ function describeIssue(issue: z.core.$ZodIssue, locator: Locator, raw: unknown, 
     const allowed = allowedKeysAt([...prefix, ...issue.path.map(String)]);
     for (const key of issue.keys) {
       const hint = didYouMean(key, allowed);
-      locator.error([...where, key], `unknown key '${key}'${hint ? `; did you mean '${hint}'?` : ''}`, {
+      locator.error('unknown-key', [...where, key], `unknown key '${key}'${hint ? `; did you mean '${hint}'?` : ''}`, {
         which: 'key',
         notes: [`allowed here: ${allowed.join(', ')}`],
       });
@@ -35,8 +35,9 @@ function describeIssue(issue: z.core.$ZodIssue, locator: Locator, raw: unknown, 
   let present = raw as unknown;
   for (const p of [...prefix, ...issue.path]) present = (present as Record<PropertyKey, unknown> | undefined)?.[p as string];
   const label = where.length ? where.join('.') : 'pipeline file';
-  const message = issue.code === 'invalid_type' && present === undefined ? `'${where[where.length - 1]}' is required` : issue.message;
-  locator.error(where, `${label}: ${message}`, { which: present === undefined ? 'key' : 'value' });
+  const required = issue.code === 'invalid_type' && present === undefined;
+  const message = required ? `'${where[where.length - 1]}' is required` : issue.message;
+  locator.error(required ? 'missing-key' : 'invalid-value', where, `${label}: ${message}`, { which: present === undefined ? 'key' : 'value' });
 }
 
 export function hashText(text: string): string {
@@ -49,7 +50,7 @@ export function loadPipelineText(file: string, text: string, resolver: NameResol
   const locator = new Locator(file, text, yaml);
   if (yaml.diagnostics.some((d) => d.severity === 'error')) return { diagnostics: yaml.diagnostics, text };
   if (yaml.value === null || typeof yaml.value !== 'object' || Array.isArray(yaml.value)) {
-    locator.error([], 'a pipeline file must be a mapping with `pipeline:` and `stages:`');
+    locator.error('not-a-mapping', [], 'a pipeline file must be a mapping with `pipeline:` and `stages:`');
     return { diagnostics: locator.diagnostics, text };
   }
   const parsed = pipelineSchema.safeParse(yaml.value);

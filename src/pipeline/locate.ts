@@ -1,4 +1,4 @@
-import type { Diagnostic, SourceSpan } from '../model/source.ts';
+import type { Diagnostic, DiagnosticCode, SourceSpan } from '../model/source.ts';
 import { pointerOf, type LocatedYaml } from './yaml-source.ts';
 
 /** Builds located diagnostics against one parsed YAML file. */
@@ -37,9 +37,10 @@ export class Locator {
     return { ...base, column: base.column + offset + (quoted ? 1 : 0), length };
   }
 
-  error(path: ReadonlyArray<string | number>, message: string, options: { which?: 'value' | 'key'; notes?: string[]; span?: SourceSpan } = {}): void {
+  error(code: DiagnosticCode, path: ReadonlyArray<string | number>, message: string, options: { which?: 'value' | 'key'; notes?: string[]; span?: SourceSpan } = {}): void {
     this.diagnostics.push({
       severity: 'error',
+      code,
       message,
       span: options.span ?? this.span(path, options.which),
       ...(options.notes ? { notes: options.notes } : {}),

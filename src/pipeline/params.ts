@@ -64,20 +64,20 @@ export function resolveParams(
   for (const [name, p] of Object.entries(spec.params)) {
     if (p.default === undefined || Object.hasOwn(overrides, name)) continue;
     const { value, error } = defaultValue(name, p, effects);
-    if (error) diagnostics.push({ severity: 'error', message: error });
+    if (error) diagnostics.push({ severity: 'error', code: 'invalid-param-default', message: error });
     else params[name] = value;
   }
   for (const [name, raw] of Object.entries(overrides).sort(([a], [b]) => (a < b ? -1 : 1))) {
     const p = spec.params[name];
     if (!p) {
       const hint = didYouMean(name, Object.keys(spec.params));
-      diagnostics.push({ severity: 'error', message: `--param ${name}: pipeline '${spec.name}' has no param '${name}'${hint ? `; did you mean '${hint}'?` : ''}` });
+      diagnostics.push({ severity: 'error', code: 'unknown-param', message: `--param ${name}: pipeline '${spec.name}' has no param '${name}'${hint ? `; did you mean '${hint}'?` : ''}` });
       continue;
     }
     const { value, error } = coerce(name, p, raw);
-    if (error) diagnostics.push({ severity: 'error', message: error });
+    if (error) diagnostics.push({ severity: 'error', code: 'invalid-param', message: error });
     else if (p.enum && !p.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) {
-      diagnostics.push({ severity: 'error', message: `--param ${name}=${raw}: expected one of ${p.enum.map((e) => JSON.stringify(e)).join(', ')}` });
+      diagnostics.push({ severity: 'error', code: 'invalid-param', message: `--param ${name}=${raw}: expected one of ${p.enum.map((e) => JSON.stringify(e)).join(', ')}` });
     } else params[name] = value;
   }
   const missing = Object.entries(spec.params).filter(([name, p]) => !(name in params) && p.default === undefined);
@@ -86,6 +86,7 @@ export function resolveParams(
     const flags = missing.map(([name]) => `--param ${name}=VALUE`).join(' ');
     diagnostics.push({
       severity: 'error',
+      code: 'missing-param',
       message: `pipeline '${spec.name}' needs ${missing.length === 1 ? 'a param' : `${missing.length} params`} with no default: ${list.join('; ')}. Pass ${flags}`,
     });
   }

@@ -14,16 +14,16 @@ export const OUTPUT_KEYS = ['path', 'schema'];
 export const FOREACH_KEYS = ['glob', 'type'];
 
 const stringList = z.union([z.string(), z.array(z.string())], { error: 'expected a string or a list of strings' });
-const duration = z.union([z.number().positive(), z.string().regex(DURATION, 'expected a duration such as 500ms, 30s, 5m or 1h')], {
+const duration = z.union([z.number().positive().describe('seconds'), z.string().regex(DURATION, 'expected a duration such as 500ms, 30s, 5m or 1h')], {
   error: 'expected a duration such as 30s, or a number of seconds',
 });
 
-const outputSchema = z.union([z.string(), z.strictObject({ path: z.string(), schema: z.string().optional() })], {
+const outputSchema = z.union([z.string().describe('Path relative to the project root.'), z.strictObject({ path: z.string(), schema: z.string().describe("schemas/NAME.schema.json in the project, else refinery's.").optional() })], {
   error: 'expected a path, or { path, schema }',
 });
 
 const foreachSchema = z.union(
-  [z.array(z.unknown()), z.string(), z.strictObject({ glob: stringList, type: z.enum(['file', 'dir']).optional() })],
+  [z.array(z.unknown()), z.string().describe('An expression giving a list, e.g. ${params.backends}.'), z.strictObject({ glob: stringList, type: z.enum(['file', 'dir']).optional() })],
   { error: 'expected a list, an expression such as "${params.items}", or { glob, type: file|dir }' },
 );
 
@@ -47,33 +47,37 @@ export interface RawStage {
   loop?: { max: number | string; until?: string; stages: Record<string, RawStage> };
 }
 
-export const stageSchema: z.ZodType<RawStage> = z.lazy(() =>
-  z.strictObject({
-    description: z.string().optional(),
-    task: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a task name such as analyze-turn').optional(),
-    run: z.union([z.string().min(1), z.array(z.string()).min(1)], { error: 'expected a command string or an argv list' }).optional(),
-    with: z.record(z.string(), z.unknown()).optional(),
-    inputs: stringList.optional(),
-    outputs: z.record(z.string().regex(STAGE_ID, 'expected an output name such as report'), outputSchema).optional(),
-    needs: stringList.optional(),
-    foreach: foreachSchema.optional(),
-    as: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a variable name').optional(),
-    when: z.union([z.string(), z.boolean()], { error: 'expected an expression' }).optional(),
-    stale_if: z.string().optional(),
-    pool: z.string().optional(),
-    timeout: duration.optional(),
-    retries: z.number().int().min(0).max(20).optional(),
-    retry_backoff: duration.optional(),
-    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name'), z.union([z.string(), z.number(), z.boolean()])).optional(),
-    loop: z
-      .strictObject({
-        max: z.union([z.number().int().min(1).max(1000), z.string()], { error: 'expected a whole number of iterations' }),
-        until: z.string().optional(),
-        stages: z.record(z.string(), stageSchema),
-      })
-      .optional(),
-  }),
-);
+export const stageSchema: z.ZodType<RawStage> = z.lazy(() => stageObject);
+
+// The descriptions are for editors: they go into schemas/pipeline.schema.json (pipelineJsonSchema).
+const stageObject = z.strictObject({
+  description: z.string().optional(),
+  task: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a task name such as analyze-turn').describe("tasks/NAME.ts in the project, else refinery's built-in task.").optional(),
+  run: z
+    .union([z.string().min(1), z.array(z.string()).min(1)], { error: 'expected a command string or an argv list' })
+    .describe('A /bin/sh command whose ${...} values are quoted, or an argv list run without word splitting.')
+    .optional(),
+  with: z.record(z.string(), z.unknown()).describe("Params of the task (validated by the task's zod schema).").optional(),
+  inputs: stringList.describe('Files, directories or globs whose content the stage depends on.').optional(),
+  outputs: z.record(z.string().regex(STAGE_ID, 'expected an output name such as report'), outputSchema).optional(),
+  needs: stringList.optional(),
+  foreach: foreachSchema.optional(),
+  as: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a variable name').describe('Name of the foreach variable (default: item).').optional(),
+  when: z.union([z.string(), z.boolean()], { error: 'expected an expression' }).describe('Run only when this expression is true.').optional(),
+  stale_if: z.string().describe("Checked on an otherwise up-to-date stage over its own outputs (self.OUTPUT...): true runs it again.").optional(),
+  pool: z.string().optional(),
+  timeout: duration.optional(),
+  retries: z.number().int().min(0).max(20).optional(),
+  retry_backoff: duration.optional(),
+  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name'), z.union([z.string(), z.number(), z.boolean()])).optional(),
+  loop: z
+    .strictObject({
+      max: z.union([z.number().int().min(1).max(1000), z.string()], { error: 'expected a whole number of iterations' }),
+      until: z.string().describe("Checked after each iteration over that iteration's artifacts.").optional(),
+      stages: z.record(z.string(), stageSchema),
+    })
+    .optional(),
+});
 
 export const paramSchema = z.strictObject({
   type: z.enum(['string', 'number', 'integer', 'boolean', 'list']),
@@ -83,12 +87,39 @@ export const paramSchema = z.strictObject({
 });
 
 export const pipelineSchema = z.strictObject({
-  pipeline: z.string().regex(STAGE_ID, 'expected a pipeline name such as analyze'),
+  pipeline: z.string().regex(STAGE_ID, 'expected a pipeline name such as analyze').describe("The pipeline's name (used for its state and events)."),
   description: z.string().optional(),
-  params: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a param name'), paramSchema).optional(),
-  pools: z.record(z.string(), z.number().int().min(1)).optional(),
+  params: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a param name'), paramSchema).describe('Typed parameters, overridden with --param KEY=VALUE.').optional(),
+  pools: z.record(z.string(), z.number().int().min(1)).describe('Named concurrency pools, e.g. { llm: 4 }; a stage joins one with pool: NAME.').optional(),
+  // Each stage is checked on its own (stageSchema), so one bad stage does not hide the others.
   stages: z.record(z.string(), z.unknown()),
 });
+
+/**
+ * The JSON Schema of a pipeline file (schemas/pipeline.schema.json, for editors), made from
+ * the zod schemas above: `npx tsx scripts/gen-pipeline-schema.ts` (`just gen-pipeline-schema`)
+ * writes it, and a test checks the committed file is current.
+ */
+export function pipelineJsonSchema(): Record<string, unknown> {
+  const document = pipelineSchema.extend({ stages: z.record(z.string().regex(STAGE_ID), stageSchema) });
+  const generated = z.toJSONSchema(document, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown> & { $defs: Record<string, Record<string, unknown>> };
+  // The one definition is the stage (a loop holds stages): named so, and with one of task, run or loop.
+  const [defName, stage] = Object.entries(generated.$defs)[0] as [string, Record<string, unknown>];
+  const text = JSON.stringify({ ...generated, $defs: { stage: { ...stage, oneOf: [{ required: ['task'] }, { required: ['run'] }, { required: ['loop'] }] } } });
+  const { $schema, ...body } = JSON.parse(text.replaceAll(`"#/$defs/${defName}"`, '"#/$defs/stage"')) as Record<string, unknown>;
+  return {
+    $schema,
+    $id: 'https://refinery.dev/schemas/pipeline.schema.json',
+    title: 'refinery pipeline file',
+    description: 'A DAG of stages (tasks or commands) with inputs, outputs and schemas. Strings may hold ${expr} parts: params.NAME, item (foreach), outputs.NAME, inputs, artifacts.STAGE.OUTPUT, loop.iteration, loop.round.',
+    ...body,
+  };
+}
+
+/** The file's text: two-space JSON and a final newline. */
+export function pipelineJsonSchemaText(): string {
+  return `${JSON.stringify(pipelineJsonSchema(), null, 2)}\n`;
+}
 
 export type RawPipeline = Omit<z.infer<typeof pipelineSchema>, 'stages'> & { stages: Record<string, RawStage> };
 

@@ -14,7 +14,7 @@ export function readPipelineText(file: string, shown: string = file): { text: st
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : String(code);
-    return { diagnostic: { severity: 'error', message: `cannot read pipeline file ${shown}: ${why}` } };
+    return { diagnostic: { severity: 'error', code: 'unreadable-file', message: `cannot read pipeline file ${shown}: ${why}` } };
   }
   let text: string | undefined;
   try {
@@ -23,7 +23,7 @@ export function readPipelineText(file: string, shown: string = file): { text: st
     text = undefined;
   }
   if (text === undefined || text.includes('\0')) {
-    return { diagnostic: { severity: 'error', message: `${shown}: not a text file (binary or not UTF-8); a pipeline file is YAML text` } };
+    return { diagnostic: { severity: 'error', code: 'not-text', message: `${shown}: not a text file (binary or not UTF-8); a pipeline file is YAML text` } };
   }
   return { text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text };
 }

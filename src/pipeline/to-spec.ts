@@ -16,7 +16,7 @@ function template(text: string, path: Path, locator: Locator): Template {
     return parseTemplate(text);
   } catch (error) {
     if (!(error instanceof ExprSyntaxError)) throw error;
-    locator.error(path, `bad expression: ${error.message}`, { span: locator.spanInString(path, error.offset) });
+    locator.error('bad-expression', path, `bad expression: ${error.message}`, { span: locator.spanInString(path, error.offset) });
     return EMPTY;
   }
 }
@@ -28,7 +28,7 @@ function condition(text: string | boolean, path: Path, locator: Locator): Expr {
   } catch (error) {
     if (!(error instanceof ExprSyntaxError)) throw error;
     const shift = text.trim().startsWith('${') ? 2 : 0;
-    locator.error(path, `bad expression: ${error.message}`, { span: locator.spanInString(path, error.offset + shift) });
+    locator.error('bad-expression', path, `bad expression: ${error.message}`, { span: locator.spanInString(path, error.offset + shift) });
     return { t: 'lit', v: false };
   }
 }
@@ -71,16 +71,16 @@ function outputs(raw: RawStage['outputs'], path: Path, locator: Locator): Record
 function stageSpec(id: string, raw: RawStage, path: Path, locator: Locator): StageOrLoop | undefined {
   const kinds = (['task', 'run', 'loop'] as const).filter((k) => raw[k] !== undefined);
   if (!STAGE_ID.test(id)) {
-    locator.error(path, `stage name '${id}' must start with a letter or _ and use only letters, digits, _ and -`, { which: 'key' });
+    locator.error('invalid-stage-name', path, `stage name '${id}' must start with a letter or _ and use only letters, digits, _ and -`, { which: 'key' });
   }
   if (kinds.length !== 1) {
     const message = kinds.length === 0 ? `stage '${id}' needs one of task:, run: or loop:` : `stage '${id}' has ${kinds.join(' and ')}; give only one`;
-    locator.error(path, message, { which: 'key' });
+    locator.error('stage-kind', path, message, { which: 'key' });
     return undefined;
   }
   const needs = list(raw.needs);
   if (raw.loop) return loopSpec(id, raw, path, locator);
-  if (raw.with !== undefined && raw.task === undefined) locator.error([...path, 'with'], '`with:` passes params to a task; a run: stage has none', { which: 'key' });
+  if (raw.with !== undefined && raw.task === undefined) locator.error('misplaced-key', [...path, 'with'], '`with:` passes params to a task; a run: stage has none', { which: 'key' });
   const base = {
     id,
     ...(raw.description ? { description: raw.description } : {}),
@@ -110,13 +110,13 @@ function stageSpec(id: string, raw: RawStage, path: Path, locator: Locator): Sta
 function loopSpec(id: string, raw: RawStage, path: Path, locator: Locator): LoopSpec {
   const loop = raw.loop as NonNullable<RawStage['loop']>;
   for (const key of ['inputs', 'outputs', 'foreach', 'with', 'when', 'stale_if'] as const) {
-    if (raw[key] !== undefined) locator.error([...path, key], `a loop stage takes no '${key}'; put it on the stages inside the loop`, { which: 'key' });
+    if (raw[key] !== undefined) locator.error('misplaced-key', [...path, key], `a loop stage takes no '${key}'; put it on the stages inside the loop`, { which: 'key' });
   }
   const stages: StageSpec[] = [];
   for (const [innerId, inner] of Object.entries(loop.stages)) {
     const innerPath = [...path, 'loop', 'stages', innerId];
     if (inner.loop) {
-      locator.error(innerPath, 'loops cannot be nested', { which: 'key' });
+      locator.error('nested-loop', innerPath, 'loops cannot be nested', { which: 'key' });
       continue;
     }
     const spec = stageSpec(innerId, inner, innerPath, locator);

@@ -37,7 +37,7 @@ interface ConvertContext {
 /** An alias is not expanded: it would otherwise become null here, and expanding it invites billion-laughs files. */
 function reportAlias(node: Alias, ctx: ConvertContext): null {
   const span = spanOf(ctx.file, ctx.lines, ctx.text, node.range);
-  ctx.diagnostics.push({ severity: 'error', message: `YAML: alias *${node.source}: anchors/aliases are not supported in pipeline files; repeat the value`, ...(span ? { span } : {}) });
+  ctx.diagnostics.push({ severity: 'error', code: 'yaml-alias', message: `YAML: alias *${node.source}: anchors/aliases are not supported in pipeline files; repeat the value`, ...(span ? { span } : {}) });
   return null;
 }
 
@@ -57,7 +57,7 @@ function convert(node: YamlNode | null | undefined, at: string, ctx: ConvertCont
       if (keyNode?.range) ctx.ranges.set(`${child}#key`, keyNode.range);
       if (seen.has(key)) {
         const keySpan = spanOf(ctx.file, ctx.lines, ctx.text, keyNode?.range);
-        ctx.diagnostics.push({ severity: 'error', message: `YAML: Map keys must be unique; '${key}' appears more than once`, ...(keySpan ? { span: keySpan } : {}) });
+        ctx.diagnostics.push({ severity: 'error', code: 'duplicate-key', message: `YAML: Map keys must be unique; '${key}' appears more than once`, ...(keySpan ? { span: keySpan } : {}) });
       }
       seen.add(key);
       Object.defineProperty(out, key, {
@@ -107,7 +107,7 @@ export function parseLocatedYamlWithLibrary(file: string, text: string): Located
     const [start = 0, end = start + 1] = error.pos;
     const span = spanOf(file, lines, text, [start, end]) as SourceSpan;
     const message = error.message.split('\n')[0] ?? error.message;
-    return { severity: doc.errors.includes(error) ? 'error' : 'warning', message: `YAML: ${message}`, span };
+    return { severity: doc.errors.includes(error) ? 'error' : 'warning', code: 'yaml-syntax', message: `YAML: ${message}`, span };
   });
   const ranges = new Map<string, readonly number[]>();
   const value = convert(doc.contents as YamlNode | null, '', { file, lines, text, ranges, diagnostics });

@@ -9,7 +9,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
-import { Semaphore } from '../backends/semaphore.ts';
+import { WorkQueue } from '../executor/work-queue.ts';
 
 export type CacheKind = 'ac' | 'cas';
 
@@ -75,7 +75,7 @@ function sleep(ms: number): Promise<void> {
 export class HttpCache {
   private readonly options: Required<HttpCacheOptions>;
   private readonly agent: http.Agent;
-  private readonly semaphore: Semaphore;
+  private readonly semaphore: WorkQueue;
   private consecutiveFailures = 0;
   /** Why the cache is off for the rest of the run; undefined while it is on. */
   disabledBecause: string | undefined;
@@ -86,7 +86,7 @@ export class HttpCache {
     this.options = { ...DEFAULTS, ...options };
     const secure = this.options.baseUrl.startsWith('https:');
     this.agent = secure ? new https.Agent({ keepAlive: true, maxSockets: this.options.concurrency }) : new http.Agent({ keepAlive: true, maxSockets: this.options.concurrency });
-    this.semaphore = new Semaphore(this.options.concurrency);
+    this.semaphore = new WorkQueue(this.options.concurrency);
   }
 
   /** The URL of an entry (keys are checked by the callers: 64 lowercase hex). */

@@ -241,6 +241,7 @@ class RemoteStageCache implements StageCache {
     const cost = manifest.cost_usd > 0 ? ` and $${manifest.cost_usd.toFixed(4)}` : '';
     return {
       status: 'succeeded',
+      code: 'from-remote-cache',
       attempts: 0,
       summary: `from the remote cache (saved ${seconds(manifest.duration_ms)}${cost})`,
       remote: { savedMs: manifest.duration_ms, savedUsd: manifest.cost_usd },

@@ -3,6 +3,7 @@ import { closeSync, fstatSync, openSync, readSync, rmSync, writeFileSync } from 
 import path from 'node:path';
 import { buildShellCommand, quotePosix, type CommandOutcome, type CommandSpec } from './command.ts';
 import { parseSimpleCommand } from './simple-command.ts';
+import { PACKAGE_ROOT } from '../paths/package-root.ts';
 
 /**
  * Long-lived small processes that start `run:` commands for the executor. Forking a big
@@ -16,81 +17,12 @@ import { parseSimpleCommand } from './simple-command.ts';
 // process group of its own); perl (in every Debian base system) is the fallback: it can set
 // the group between fork and exec, which sh cannot do without an extra `setsid` exec. Each
 // runner reuses one pair of output files, truncated per command: creating and deleting files
-// per command cost as much as the command itself in the make benchmark.
-// A job is one JSON line: `s`, the script for `sh -c`; `a` (argv) and `r` (redirections) when
-// the script needs no shell, so the runner starts the program directly; `e` and `u` set and
-// unset environment variables. A direct start that fails (no such
-// program, a redirection that cannot be opened) is retried through sh, which reports it as sh does.
-const PYTHON_RUNNER = String.raw`import os, sys, json
-out_path, err_path = sys.argv[1], sys.argv[2]
-MODES = {'r': os.O_RDONLY, 'w': os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 'a': os.O_WRONLY | os.O_CREAT | os.O_APPEND}
-ofd = os.open(out_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-efd = os.open(err_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-base = [(os.POSIX_SPAWN_OPEN, 0, '/dev/null', os.O_RDONLY, 0), (os.POSIX_SPAWN_DUP2, ofd, 1), (os.POSIX_SPAWN_DUP2, efd, 2)]
-dirty = False
-env0 = dict(os.environ)
-read, write = sys.stdin.buffer.readline, sys.stdout.write
-def start(job):
-    env = env0
-    if job.get('e') or job.get('u'):
-        env = dict(env0)
-        env.update(job.get('e', {}))
-        for k in job.get('u', ()):
-            env.pop(k, None)
-    argv = job.get('a')
-    if argv:
-        actions = list(base)
-        for fd, mode, path in job.get('r', ()):
-            actions[fd] = (os.POSIX_SPAWN_OPEN, fd, path, MODES[mode], 0o666)
-        try:
-            return os.posix_spawnp(argv[0], argv, env, file_actions=actions, setpgroup=0)
-        except OSError:
-            pass
-    return os.posix_spawn('/bin/sh', ['/bin/sh', '-c', job['s']], env, file_actions=base, setpgroup=0)
-while True:
-    raw = read()
-    if not raw:
-        break
-    if dirty:
-        for fd in (ofd, efd):
-            os.ftruncate(fd, 0)
-            os.lseek(fd, 0, os.SEEK_SET)
-    try:
-        pid = start(json.loads(raw))
-    except (OSError, ValueError, KeyError):
-        write('pid 0\nexit 127\n')
-        sys.stdout.flush()
-        continue
-    write('pid %d\n' % pid)
-    sys.stdout.flush()
-    _, status = os.waitpid(pid, 0)
-    sizes = (os.fstat(ofd).st_size, os.fstat(efd).st_size)
-    dirty = sizes != (0, 0)
-    code = 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-    write('exit %d %d %d\n' % (code, sizes[0], sizes[1]))
-    sys.stdout.flush()
-`;
-
-const PERL_RUNNER = String.raw`$| = 1;
-my ($outfile, $errfile) = @ARGV;
-while (defined(my $job = <STDIN>)) {
-  chomp $job;
-  my $pid = fork();
-  if (!defined $pid) { print "pid 0\nexit 127\n"; next; }
-  if ($pid == 0) {
-    setpgrp(0, 0);
-    open(STDIN, '<', '/dev/null');
-    open(STDOUT, '>', $outfile);
-    open(STDERR, '>', $errfile);
-    if ($job =~ s/^c//) { exec('/bin/sh', '-c', $job); } else { $job =~ s/^f//; exec('/bin/sh', $job); }
-    exit 127;
-  }
-  print "pid $pid\n";
-  waitpid($pid, 0);
-  my $st = $?;
-  print 'exit ', (($st & 127) ? 128 + ($st & 127) : ($st >> 8)), "\n";
-}
-`;
+// per command cost as much as the command itself in the make benchmark. The programs and their
+// protocols are in runners/; they ship with the package's src/ and are found from the package
+// root, so the compiled dist/ uses the same files.
+const RUNNERS = path.join(PACKAGE_ROOT, 'src', 'shell', 'runners');
+export const PYTHON_RUNNER_FILE = path.join(RUNNERS, 'runner.py');
+export const PERL_RUNNER_FILE = path.join(RUNNERS, 'runner.pl');
 
 interface RunnerProgram {
   command: string;
@@ -192,8 +124,8 @@ function works(command: string, args: string[]): boolean {
 function runnerProgram(): RunnerProgram | null {
   if (program === undefined) {
     const python = ['/usr/bin/python3', 'python3'].find((p) => works(p, ['-c', 'import os; os.posix_spawn']));
-    if (python) program = { command: python, args: ['-c', PYTHON_RUNNER], protocol: 'json' };
-    else program = works('perl', ['-e', '1']) ? { command: 'perl', args: ['-e', PERL_RUNNER], protocol: 'lines' } : null;
+    if (python) program = { command: python, args: [PYTHON_RUNNER_FILE], protocol: 'json' };
+    else program = works('perl', ['-e', '1']) ? { command: 'perl', args: [PERL_RUNNER_FILE], protocol: 'lines' } : null;
   }
   return program;
 }

@@ -112,7 +112,7 @@ function reportNoop(io: CommandIo, flags: RunFlags, unchanged: { pipeline: strin
   if (flags.json || flags.verbose || flags.junit) {
     for (const stage of unchanged.stages) {
       const skip = unchanged.skipped.get(stage);
-      bus.emit({ type: 'stage-end', stage, status: skip === undefined ? 'fresh' : 'skipped', durationMs: 0, attempts: 0, reason: skip ?? UNCHANGED_BY_STAT });
+      bus.emit({ type: 'stage-end', stage, status: skip === undefined ? 'fresh' : 'skipped', code: skip === undefined ? 'up-to-date' : 'when-false', durationMs: 0, attempts: 0, reason: skip ?? UNCHANGED_BY_STAT });
     }
   }
   const skipped = unchanged.stages.filter((s) => unchanged.skipped.has(s)).length;

@@ -1,16 +1,11 @@
-import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
-import type { StageInstance } from '../../model/plan.ts';
+import type { Plan, StageInstance } from '../../model/plan.ts';
 import type { TaskStageSpec } from '../../model/pipeline.ts';
 import { projectResolver } from '../../pipeline/resolve-names.ts';
 import { normalizeRelative } from '../../pipeline/expand.ts';
 import { loadTask } from '../../executor/task-loader.ts';
-import { runStage } from '../../executor/stage-runner.ts';
-import { stagingDir } from '../../executor/staging.ts';
-import { createRunBudget } from '../../executor/budget.ts';
-import { scopeFor } from '../../executor/render.ts';
-import { lazyRecord } from '../../expr/evaluate.ts';
+import { execute } from '../../executor/executor.ts';
 import { EventBus, newRunId } from '../../events/bus.ts';
 import { consoleSink } from '../../events/console-sink.ts';
 import { jsonlSink } from '../../events/jsonl-sink.ts';
@@ -88,39 +83,34 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const spec: TaskStageSpec = { kind: 'task', id: `task:${name}`, task: name, with: Object.fromEntries(Object.entries(params).map(([k, v]) => [k, parseValue(v)])), inputs: [], outputs: {}, needs: [], as: 'item', retry: { attempts: 0, backoffMs: 0 }, env: {} };
   const inst: StageInstance = { id: `task:${name}`, stageId: name, spec, vars: {}, inputs: [], outputs, needs: [] };
   const runId = newRunId();
-  const bus = new EventBus(runId, `task-${name}`);
+  const pipeline = `task-${name}`;
+  const bus = new EventBus(runId, pipeline);
   const warn = stateWarn(io);
   const jsonl = jsonlSink(io.cwd, runId, warn);
   bus.subscribe(jsonl.sink);
   if (parsed.values.json) bus.subscribe((e) => io.stdout.write(`${JSON.stringify(e)}\n`));
   else bus.subscribe(consoleSink({ out: io.stdout, live: false, color: false, verbose: true }));
-  const hashes = new FileHashes(io.cwd, warn);
-  const state = new StageState(io.cwd, `task-${name}`, warn);
-  bus.emit({ type: 'run-start', stages: 1, params: spec.with, concurrency: 1 });
-  const started = Date.now();
-  const outcome = await runStage(
-    { inst, fingerprint: `${runId}`, parts: { code: '', params: '', inputs: {}, deps: {}, schemas: {} }, inputs: [], reason: 'run by hand' },
-    {
-      root: io.cwd,
-      runId,
-      bus,
-      signal: io.signal,
-      hashes,
-      state,
-      schemas: new SchemaRegistry(io.cwd),
-      taskFile: (n) => resolver.taskFile(n),
-      budget: createRunBudget(undefined),
-      scope: (outs) => scopeFor(inst, { params: {}, pipeline: `task-${name}`, artifacts: lazyRecord(() => undefined), outputs: outs, inputs: [], exists: () => false }),
-    },
-  );
-  const status = outcome.status;
-  rmSync(stagingDir(io.cwd, runId), { recursive: true, force: true });
-  bus.emit({ type: 'stage-end', stage: inst.id, status, durationMs: Date.now() - started, attempts: outcome.attempts, ...(outcome.reason ? { reason: outcome.reason } : {}), ...(outcome.summary ? { summary: outcome.summary } : {}), ...(outcome.issues ? { issues: outcome.issues } : {}), ...(outcome.rejectedDir ? { rejectedDir: outcome.rejectedDir } : {}), ...(status === 'succeeded' ? { outputs: Object.fromEntries(Object.entries(outputs).map(([k, o]) => [k, o.path])) } : {}) });
-  bus.emit({ type: 'run-end', status: status === 'succeeded' ? 'succeeded' : status === 'aborted' ? 'aborted' : 'failed', durationMs: Date.now() - started, counts: { succeeded: status === 'succeeded' ? 1 : 0, failed: status === 'failed' ? 1 : 0, fresh: 0, skipped: 0, blocked: 0, aborted: status === 'aborted' ? 1 : 0 } });
-  const problems = [jsonl.close(), hashes.save()];
-  state.close();
-  const unwritten = reportWriteProblems(io, problems, status === 'failed');
-  return status === 'succeeded' && !unwritten ? 0 : status === 'aborted' ? 130 : 1;
+  // A plan of one stage, run as any pipeline's: always, however recent its last result.
+  const plan: Plan = { pipeline: { name: pipeline, file, hash: '', params: {}, pools: {}, stages: [spec] }, root: io.cwd, params: spec.with, instances: [inst], loops: [] };
+  const result = await execute(plan, {
+    root: io.cwd,
+    runId,
+    bus,
+    signal: io.signal,
+    concurrency: 1,
+    force: true,
+    forceReason: 'run by hand',
+    keepGoing: false,
+    only: [],
+    hashes: new FileHashes(io.cwd, warn),
+    state: new StageState(io.cwd, pipeline, warn),
+    schemas: new SchemaRegistry(io.cwd),
+    taskFile: (n) => resolver.taskFile(n),
+    schemaFile: (n) => resolver.schemaFile(n),
+    expandIteration: () => ({ instances: [], diagnostics: [] }),
+  });
+  const unwritten = reportWriteProblems(io, [...result.writeProblems, jsonl.close()], result.status === 'failed');
+  return result.status === 'succeeded' && !unwritten ? 0 : result.status === 'aborted' ? 130 : 1;
 }
 
 export const taskCommand: Command = { name: 'task', summary: 'Run one task on its own', usage: USAGE, run };

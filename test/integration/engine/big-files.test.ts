@@ -114,7 +114,7 @@ stages:
     const result = await runCli(['run', 'p', '--json'], { cwd: project.root });
     expect(result.code).not.toBe(0);
     const end = events(result.stdout).find((e) => e.type === 'stage-end' && e.stage === 's');
-    expect(end?.status).toBe('failed');
+    expect(end).toMatchObject({ status: 'failed', code: 'unreadable-input' });
     expect(String(end?.reason)).toMatch(/^cannot read data\/unreadable to fingerprint it: EIO/);
     expect(events(result.stdout).filter((e) => e.type === 'stage-start')).toEqual([]);
     expect(result.stderr).not.toMatch(/\n\s+at /);

@@ -90,6 +90,8 @@ describe('expressions the security review found', () => {
     expect(result.stderr).not.toMatch(/\n\s+at .*\(.*:\d+:\d+\)/);
     expect(stageEnds(result.stdout)).toEqual({ a: 'succeeded', deep: 'succeeded', padded: 'failed', nested: 'failed', proto: 'succeeded', param: 'failed' });
     const reasons = Object.fromEntries(events(result.stdout).filter((e) => e.type === 'stage-end').map((e) => [e.stage, e.reason]));
+    const codes = Object.fromEntries(events(result.stdout).filter((e) => e.type === 'stage-end').map((e) => [e.stage, e.code]));
+    expect(codes).toMatchObject({ padded: 'expression-failed', param: 'expression-failed', nested: 'expression-failed', a: 'ran' });
     expect(reasons.padded).toBe('pad() to 100000000 characters; the limit is 1048576');
     expect(reasons.param).toBe('pad() to 100000000 characters; the limit is 1048576');
     expect(reasons.nested).toMatch(/^a value is too large or too deeply nested to evaluate/);

@@ -20,7 +20,7 @@ function outsideDir(): string {
   return dir;
 }
 
-type StageEnd = { stage: string; status: string; reason?: string; rejectedDir?: string };
+type StageEnd = { stage: string; status: string; code: string; reason?: string; rejectedDir?: string };
 
 function stageEnd(stdout: string, stage: string): StageEnd {
   const end = events(stdout).find((e) => e.type === 'stage-end' && e.stage === stage);
@@ -105,9 +105,8 @@ stages:
     expect(result.code).toBe(1);
     for (const stage of ['direct', 'nested']) {
       const end = stageEnd(result.stdout, stage);
-      expect(end.status).toBe('failed');
+      expect(end).toMatchObject({ status: 'failed', code: 'output-outside-project' });
       expect(end.reason).toContain('linkdir');
-      expect(end.reason).toContain('outside the project');
       expect(end.reason).not.toMatch(/\n\s+at /);
     }
     expect(readFileSync(path.join(outside, 'f.txt'), 'utf8')).toBe('precious\n');
@@ -147,7 +146,7 @@ stages:
     const result = await runCli(['run', 'p', '--json'], { cwd: project.root });
     expect(result.code).toBe(1);
     const end = stageEnd(result.stdout, 's');
-    expect(end.status).toBe('failed');
+    expect(end).toMatchObject({ status: 'failed', code: 'publish-failed' });
     expect(end.reason).toContain("output 'c' (out/c.txt)");
     expect(end.reason).toContain('is a folder');
     expect(end.reason).not.toMatch(/\n\s+at /);
@@ -178,7 +177,7 @@ params:
     const result = await runCli(['run', 'p', '--json', '-p', `outside=${outside}`], { cwd: project.root });
     expect(result.code).toBe(1);
     const end = stageEnd(result.stdout, 's');
-    expect(end.status).toBe('failed');
+    expect(end).toMatchObject({ status: 'failed', code: 'publish-failed' });
     expect(end.reason).toContain("output 'b' (zdir/b.txt)");
     expect(end.reason).toContain('outside the project');
     expect(readFileSync(project.path('out/a.txt'), 'utf8')).toBe('old\n');

@@ -117,7 +117,7 @@ stages:
     expect(kept.code).toBe(1);
     expect(stageEnds(kept.stdout)).toEqual({ bad: 'failed', after: 'blocked', slow: 'succeeded', other: 'succeeded' });
     const end = events(kept.stdout).find((e) => e.type === 'stage-end' && e.stage === 'bad');
-    expect(end?.reason).toContain('exit code 3');
+    expect(end).toMatchObject({ code: 'command-failed', reason: expect.stringContaining('exit code 3') });
   });
 
   it('run - a stage is retried with backoff until it succeeds', async () => {
@@ -149,8 +149,8 @@ stages:
     });
     const result = await runCli(['run', 'p', '--json'], { cwd: project.root });
     expect(result.code).toBe(1);
-    const end = events(result.stdout).find((e) => e.type === 'stage-end') as { status: string; reason: string };
-    expect(end.status).toBe('failed');
+    const end = events(result.stdout).find((e) => e.type === 'stage-end') as { status: string; code: string; reason: string };
+    expect(end).toMatchObject({ status: 'failed', code: 'timed-out' });
     expect(end.reason).toContain('timed out after 500 ms');
     const pid = Number(readFileSync(project.path('child.pid'), 'utf8'));
     expect(await processGone(pid)).toBe(true);
@@ -287,7 +287,7 @@ stages:
     project = tempProject({ 'pipelines/p.yaml': 'pipeline: p\nstages:\n  a: { run: "cat src/nope > ${outputs.o}", inputs: [src/nope], outputs: { o: out/a } }\n' });
     const result = await runCli(['run', 'p', '--json'], { cwd: project.root });
     expect(result.code).toBe(1);
-    expect(events(result.stdout).find((e) => e.type === 'stage-end')?.reason).toBe('input src/nope does not exist, and no stage writes it');
+    expect(events(result.stdout).find((e) => e.type === 'stage-end')).toMatchObject({ code: 'missing-input', reason: 'input src/nope does not exist, and no stage writes it' });
   });
 
   it('run - a modified or deleted output makes its stage run again', async () => {

@@ -84,7 +84,7 @@ describe('ctx.$ in tasks', () => {
     const run = await runCli(['run', 'p', '--json'], { cwd: project.root });
     expect(run.code).toBe(1);
     const end = events(run.stdout).find((e) => e.type === 'stage-end' && e.stage === 's');
-    expect(end?.status).toBe('failed');
+    expect(end).toMatchObject({ status: 'failed', code: 'command-failed' });
     expect(String(end?.reason)).toContain('exit code 3');
     expect(String(end?.reason)).toContain('sh -c');
     expect(String(end?.reason)).toContain('boom');

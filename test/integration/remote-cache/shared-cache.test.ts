@@ -43,6 +43,7 @@ describe.skipIf(skipWithout(NGINX))('remote cache on nginx: two clones', () => {
       expect(modelCalls(r)).toBe(0);
       for (const e of events(r.stdout).filter((e) => e.type === 'stage-end' && e.status === 'succeeded')) {
         expect(e.remote, String(e.stage)).toEqual({ savedMs: expect.any(Number), savedUsd: expect.any(Number) });
+        expect(e.code, String(e.stage)).toBe('from-remote-cache');
       }
     }
     expect(artifacts(b, analyzeB)).toEqual(artifacts(a, analyzeA));

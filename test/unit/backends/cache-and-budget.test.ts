@@ -7,7 +7,6 @@ import { ResponseCache } from '../../../src/backends/response-cache.ts';
 import { Budget, budgetForRun } from '../../../src/backends/budget.ts';
 import { BudgetExceededError } from '../../../src/backends/errors.ts';
 import { costOf } from '../../../src/backends/pricing.ts';
-import { Semaphore } from '../../../src/backends/semaphore.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'refinery-cache-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -62,32 +61,5 @@ describe('budget and pricing', () => {
     expect(costOf({ ...result, costUsd: 0.5 }, { input_per_mtok: 1, output_per_mtok: 1 })).toBe(0.5);
     expect(costOf(result, { input_per_mtok: 0.5, output_per_mtok: 2 })).toBe(3);
     expect(costOf(result, undefined)).toBe(0);
-  });
-});
-
-describe('Semaphore', () => {
-  it('Semaphore - never more than the limit in flight, FIFO release', async () => {
-    const pool = new Semaphore(2);
-    let peak = 0;
-    const order: number[] = [];
-    const gates = [0, 1, 2, 3, 4].map(() => {
-      let open: () => void = () => undefined;
-      const promise = new Promise<void>((resolve) => (open = resolve));
-      return { promise, open };
-    });
-    const runs = gates.map((gate, i) =>
-      pool.run(async () => {
-        peak = Math.max(peak, pool.inFlight);
-        order.push(i);
-        await gate.promise;
-      }),
-    );
-    for (const gate of gates) {
-      gate.open();
-      await Promise.resolve();
-    }
-    await Promise.all(runs);
-    expect(peak).toBe(2);
-    expect(order).toEqual([0, 1, 2, 3, 4]);
   });
 });

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { loadPipelineText } from '../../../src/pipeline/load.ts';
 import { formatDiagnostics } from '../../../src/diagnostics/format.ts';
 import type { NameResolver } from '../../../src/pipeline/resolve-names.ts';
+import { resolveParams } from '../../../src/pipeline/params.ts';
+import { sortDiagnostics } from '../../../src/diagnostics/format.ts';
 
 const resolver: NameResolver = {
   taskFile: (n) => (n === 'copy-json' ? '/x/tasks/copy-json.ts' : undefined),
@@ -121,6 +123,58 @@ describe('pipeline diagnostics', () => {
       "pipelines/x.yaml:6:35 error: stages 'a' and 'b' both write 'out/same'; each output needs one writer",
     ]);
     expect(report('pipeline: x\nstages:\n  a: { run: "true" }\n  a: { run: "true" }\n')).toMatch(/^pipelines\/x\.yaml:4:3 error: YAML: Map keys must be unique/);
+  });
+
+  it('diagnostics - each carries a code to match instead of its words', () => {
+    const codes = (text: string): string[] => sortDiagnostics(loadPipelineText('/p/pipelines/x.yaml', text, resolver).diagnostics).map((d) => d.code);
+    const everything = [
+      'pipeline: x',
+      'params:',
+      '  name: { type: string, default: 3 }',
+      'stages:',
+      '  a:',
+      '    task: copy-jsn',
+      '    outputs: { r: { path: ../escape.json, schema: demo-reprot } }',
+      '    needs: [bb]',
+      '  b:',
+      '    run: "echo ${params.nope} ${nothing}"',
+      '    timeout: soon',
+      '    pool: gpu',
+      '    outputs: { o: .refinery/state/x }',
+      '  b2:',
+      '    run: "echo ${1 +}"',
+      '    ouputs: {}',
+      '  c: { run: "true", outputs: { o: out/same } }',
+      '  d: { run: "true", outputs: { o: out/same } }',
+      '',
+    ].join('\n');
+    expect(codes(everything)).toEqual([
+      'invalid-param-default',
+      'unknown-task',
+      'output-outside-project',
+      'unknown-schema',
+      'unknown-stage',
+      'unknown-name',
+      'unknown-param',
+      'invalid-value',
+      'unknown-pool',
+      'output-in-refinery-folder',
+      'bad-expression',
+      'unknown-key',
+      'duplicate-output',
+    ]);
+    expect(codes('pipeline: x\nstages:\n  a: { run: "true", needs: [b] }\n  b: { run: "true", needs: [a] }\n')).toEqual(['dependency-cycle']);
+    expect(codes('pipeline: x\nstages:\n  a: { run: "x"\n')).toContain('yaml-syntax');
+    expect(codes('pipeline: x\nstages:\n  a: { run: "true" }\n  a: { run: "true" }\n')).toEqual(['duplicate-key']);
+    expect(codes('pipeline: x\nstages:\n  a: { run: "true", task: copy-json }\n  1b: { run: "true" }\n')).toEqual(['stage-kind', 'invalid-stage-name']);
+    expect(codes('- a\n')).toEqual(['not-a-mapping']);
+  });
+
+  it('resolveParams - an unknown, a malformed and a missing param each have their code', () => {
+    const spec = loadPipelineText('/p/x.yaml', 'pipeline: x\nparams:\n  n: { type: integer }\n  mode: { type: string, enum: [a, b], default: a }\nstages:\n  a: { run: "true" }\n', resolver).spec;
+    if (!spec) throw new Error('the pipeline should load');
+    expect(resolveParams(spec, { nn: '1' }).diagnostics.map((d) => d.code)).toEqual(['unknown-param', 'missing-param']);
+    expect(resolveParams(spec, { n: 'one', mode: 'c' }).diagnostics.map((d) => d.code)).toEqual(['invalid-param', 'invalid-param', 'missing-param']);
   });
 
   it('diagnostics - a valid pipeline has none', () => {

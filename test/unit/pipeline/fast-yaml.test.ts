@@ -477,6 +477,7 @@ describe('parseLocatedYaml with the fast path', () => {
     expect(located.diagnostics).toEqual([
       {
         severity: 'error',
+        code: 'duplicate-key',
         message: "YAML: Map keys must be unique; 'a' appears more than once",
         span: { file: 'd.yaml', line: 3, column: 1, length: 1 },
       },

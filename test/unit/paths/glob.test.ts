@@ -1,0 +1,85 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildGraph } from '../../../src/graph/graph.ts';
+import { isGlob, matchGlob, staticPrefix } from '../../../src/paths/glob.ts';
+import { expandGlob } from '../../../src/paths/walk.ts';
+
+describe('glob', () => {
+  it('matchGlob - * and ? stay within a segment, ** crosses any number of them', () => {
+    expect(matchGlob('logs/*/turn_*', 'logs/log_1/turn_2')).toBe(true);
+    expect(matchGlob('logs/*/turn_*', 'logs/a/b/turn_2')).toBe(false);
+    expect(matchGlob('logs/**/status.json', 'logs/status.json')).toBe(true);
+    expect(matchGlob('logs/**/status.json', 'logs/a/b/status.json')).toBe(true);
+    expect(matchGlob('out/**', 'out/a/b.txt')).toBe(true);
+    expect(matchGlob('file?.txt', 'file5.txt')).toBe(true);
+    expect(matchGlob('file?.txt', 'file/.txt')).toBe(false);
+    expect(matchGlob('a.b', 'axb')).toBe(false);
+  });
+
+  it('matchGlob - classes, negated classes and braces', () => {
+    expect(matchGlob('file[0-9].txt', 'file5.txt')).toBe(true);
+    expect(matchGlob('file[!0-9].txt', 'file5.txt')).toBe(false);
+    expect(matchGlob('file[!0-9].txt', 'fileA.txt')).toBe(true);
+    expect(matchGlob('src/*.{ts,js}', 'src/a.js')).toBe(true);
+    expect(matchGlob('src/*.{ts,js}', 'src/a.md')).toBe(false);
+    expect(matchGlob('{docs,src}/**/*.md', 'docs/x/y.md')).toBe(true);
+  });
+
+  it('matchGlob - a wildcard does not match a name starting with a dot unless the pattern writes the dot', () => {
+    expect(matchGlob('*', '.env')).toBe(false);
+    expect(matchGlob('out/*.txt', 'out/.tmp.txt')).toBe(false);
+    expect(matchGlob('out/**', 'out/.cache/a.txt')).toBe(false);
+    expect(matchGlob('**/*.json', '.refinery/state/x.json')).toBe(false);
+    expect(matchGlob('?env', '.env')).toBe(false);
+    expect(matchGlob('.*', '.env')).toBe(true);
+    expect(matchGlob('src/.env*', 'src/.env.local')).toBe(true);
+    expect(matchGlob('.refinery/sessions/*/round_*/*.json', '.refinery/sessions/s/round_001/a.json')).toBe(true);
+  });
+
+  it('matchGlob - parentheses, | and a leading ! are characters of file names', () => {
+    expect(matchGlob('out/report (1).*', 'out/report (1).txt')).toBe(true);
+    expect(matchGlob('out/*(1).txt', 'out/x(1).txt')).toBe(true);
+    expect(matchGlob('a|b/*', 'a')).toBe(false);
+    expect(matchGlob('a|b/*', 'a|b/c')).toBe(true);
+    expect(matchGlob('!x/*', '!x/y')).toBe(true);
+    expect(matchGlob('!x/*', 'z/y')).toBe(false);
+    expect(matchGlob('c++/*.h', 'c++/a.h')).toBe(true);
+    expect(matchGlob('$HOME/*', '$HOME/a')).toBe(true);
+  });
+
+  it('isGlob and staticPrefix - the directories before the first glob segment', () => {
+    expect(isGlob('a/b.txt')).toBe(false);
+    expect(isGlob('a/{b,c}.txt')).toBe(true);
+    expect(staticPrefix('examples/logs/*/turn_*')).toBe('examples/logs');
+    expect(staticPrefix('*.md')).toBe('');
+    expect(staticPrefix('a/b.txt')).toBe('a/b.txt');
+  });
+
+  it('buildGraph - a glob input depends on the outputs it matches, not on a dot file beside them', () => {
+    const node = (id: string, inputs: string[], outputs: string[]) => ({ id, needs: [], inputs, outputs });
+    const g = buildGraph([node('a', [], ['out/a.txt']), node('tmp', [], ['out/.tmp.txt']), node('all', ['out/*.txt'], [])]);
+    expect(g.deps.get('all')).toEqual(['a']);
+  });
+});
+
+describe('expandGlob', () => {
+  let root: string | undefined;
+  afterEach(() => {
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+
+  it('expandGlob - walks ** past dot files and folders unless the pattern names them', () => {
+    root = mkdtempSync(path.join(os.tmpdir(), 'refinery-glob-'));
+    for (const rel of ['a.txt', 'sub/b.txt', '.hidden.txt', '.dir/c.txt', 'sub/.d.txt', 'report (1).txt']) {
+      mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+      writeFileSync(path.join(root, rel), 'x');
+    }
+    expect(expandGlob(root, '**/*.txt')).toEqual(['a.txt', 'report (1).txt', 'sub/b.txt']);
+    expect(expandGlob(root, '.*')).toEqual(['.hidden.txt']);
+    expect(expandGlob(root, '.dir/*')).toEqual(['.dir/c.txt']);
+    expect(expandGlob(root, '*', 'dir')).toEqual(['sub']);
+    expect(expandGlob(root, 'report (*).txt')).toEqual(['report (1).txt']);
+  });
+});
