@@ -149,7 +149,9 @@ export function sessionStories(entries: DigestEntry[]): { stories: SessionStory[
       links.push({ folder, continues: startedIn, evidence: `${folder}/${marker.evidence}` });
       continues.set(folder, startedIn);
     }
-    const turns = [...list]
+    // Every turn of the story's folders: a continuation's later turns name no session themselves.
+    const turns = entries
+      .filter((e) => folders.includes(e.digest.session))
       .sort((a, b) => a.digest.turn - b.digest.turn || byText(a.digest.session, b.digest.session))
       .map((e) => ({ session: e.digest.session, turn: e.digest.turn, role: e.digest.massgenSession?.role ?? 'member', state: e.digest.state, report: e.report }));
     stories.push({ id, startedIn, turns, links });
