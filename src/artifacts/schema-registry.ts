@@ -1,12 +1,71 @@
 // ajv enters the project here and nowhere else.
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Ajv2020, type ValidateFunction, type ErrorObject } from 'ajv/dist/2020.js';
+import { Ajv2020, type ValidateFunction, type ErrorObject, type Options } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import standaloneCodeModule from 'ajv/dist/standalone/index.js';
 import { PACKAGE_ROOT } from '../paths/package-root.ts';
 
 /** refinery's own schemas/ folder, the fallback after a project's own. */
 export const BUILTIN_SCHEMA_DIR = path.join(PACKAGE_ROOT, 'schemas');
+
+const AJV_OPTIONS: Options = { allErrors: true, strict: false };
+const standaloneCode = standaloneCodeModule as unknown as (ajv: Ajv2020, validate: ValidateFunction) => string;
+
+/** Where `npm run build` puts the standalone validator of one of refinery's own schemas. */
+export function precompiledFileOf(name: string): string {
+  return path.join(PACKAGE_ROOT, 'dist', 'schemas', `${name}.validate.cjs`);
+}
+
+export function schemaTextHash(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** A schema as standalone validator code (CommonJS), with the registry's own options (scripts/compile-schemas.ts). */
+export function compileStandalone(schema: Record<string, unknown>): string {
+  const ajv = new Ajv2020({ ...AJV_OPTIONS, code: { source: true } });
+  addFormats(ajv);
+  return standaloneCode(ajv, ajv.compile(schema));
+}
+
+/** The header `npm run build` writes first in a precompiled validator: which schema text it was made from. */
+export function precompiledHeader(text: string): string {
+  return `// sha256:${schemaTextHash(text)}\n`;
+}
+
+/**
+ * A standalone validator module, when it was made from this very schema text; undefined when it
+ * is missing, stale or broken (the caller compiles the schema instead).
+ */
+export function loadPrecompiled(moduleFile: string, text: string): ValidateFunction | undefined {
+  let code: string;
+  try {
+    code = readFileSync(moduleFile, 'utf8');
+  } catch {
+    return undefined;
+  }
+  if (!code.startsWith(precompiledHeader(text))) return undefined;
+  const module: { exports: unknown } = { exports: {} };
+  try {
+    // The generated module needs ajv's runtime helpers and ajv-formats: refinery's own dependencies.
+    new Function('module', 'exports', 'require', code)(module, module.exports, createRequire(path.join(PACKAGE_ROOT, 'package.json')));
+  } catch {
+    return undefined;
+  }
+  const exported = module.exports as ValidateFunction | undefined;
+  return typeof exported === 'function' ? exported : undefined;
+}
+
+/**
+ * The build's validator of one of refinery's own schemas (ajv compiles a large schema in 50-150 ms;
+ * this loads in a few). Only package files: a project's schemas are always compiled.
+ */
+function precompiled(file: string, text: string): ValidateFunction | undefined {
+  if (path.dirname(file) !== BUILTIN_SCHEMA_DIR) return undefined;
+  return loadPrecompiled(precompiledFileOf(path.basename(file, '.schema.json')), text);
+}
 
 export interface SchemaIssue {
   /** JSON pointer into the document, '' for the root. */
@@ -34,7 +93,7 @@ export class SchemaRegistry {
   private readonly searchDirs: string[];
 
   constructor(projectRoot?: string) {
-    this.ajv = new Ajv2020({ allErrors: true, strict: false });
+    this.ajv = new Ajv2020(AJV_OPTIONS);
     addFormats(this.ajv);
     this.searchDirs = [projectRoot ? path.join(projectRoot, 'schemas') : undefined, BUILTIN_SCHEMA_DIR].filter(
       (dir): dir is string => dir !== undefined,
@@ -61,10 +120,14 @@ export class SchemaRegistry {
     if (!file) throw new Error(`unknown schema '${name}'`);
     let validate = this.compiled.get(file);
     if (!validate) {
-      const schema = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      const text = readFileSync(file, 'utf8');
+      const schema = JSON.parse(text) as Record<string, unknown>;
       const id = typeof schema.$id === 'string' ? schema.$id : undefined;
       const existing = id ? this.ajv.getSchema(id) : undefined;
-      validate = existing ?? this.ajv.compile(schema);
+      const built = existing ? undefined : precompiled(file, text);
+      // Known to ajv all the same (not compiled until used), for a project schema that $refs it.
+      if (built && id) this.ajv.addSchema(schema);
+      validate = existing ?? built ?? this.ajv.compile(schema);
       this.compiled.set(file, validate);
     }
     return validate;
