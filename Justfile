@@ -53,7 +53,7 @@ check:
     npm test
 
 # All benchmarks.
-bench: bench-graph bench-analyze bench-analyze-run bench-refine bench-jobs
+bench: bench-graph bench-analyze bench-analyze-run bench-refine bench-jobs bench-massgen
 
 # Three judges at 300 ms against one judge alone; a cached rerun costs nothing.
 bench-refine:
@@ -74,6 +74,11 @@ bench-analyze gb="1":
 # `refinery run analyze` on a 1 GB events.jsonl: peak RSS of the whole process tree must stay <= 256 MB.
 bench-analyze-run gb="1" limit_mb="256":
     npx tsx bench/analyze/run-pipeline.ts --gb {{gb}} --limit-mb {{limit_mb}}
+
+# `refinery logs summary` over 1,000 generated runs (first, after one new run: target < 0.5 s) and
+# `refinery logs list` against a plain Python loop over each run's status.json.
+bench-massgen runs="1000" reps="5":
+    npx tsx bench/massgen/run.ts --runs {{runs}} --reps {{reps}}
 
 # Regenerate the bundled MassGen example logs.
 gen-example:
