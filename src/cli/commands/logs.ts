@@ -16,7 +16,7 @@ import { SUMMARY_HELP, SUMMARY_USAGE, summaryCommand } from './logs-summary.ts';
 
 const USAGE = `Usage:
   refinery logs list [--logs-dir D] [--reports DIR] [--analyzed|--unanalyzed] [--limit N] [--json]
-  refinery logs analyze [--logs-dir D] [--log-dir PATH] [--turn N] [--stale-after SECONDS]
+  refinery logs analyze [--logs-dir D] [--log-dir PATH] [--reports DIR] [--turn N] [--stale-after SECONDS]
 ${SUMMARY_USAGE}
 ${BUNDLE_USAGE}
 
