@@ -3,16 +3,24 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Ajv2020, type ValidateFunction, type ErrorObject, type Options } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
-import standaloneCodeModule from 'ajv/dist/standalone/index.js';
+import type { Ajv2020, ValidateFunction, ErrorObject, Options } from 'ajv/dist/2020.js';
 import { PACKAGE_ROOT } from '../paths/package-root.ts';
 
 /** refinery's own schemas/ folder, the fallback after a project's own. */
 export const BUILTIN_SCHEMA_DIR = path.join(PACKAGE_ROOT, 'schemas');
 
 const AJV_OPTIONS: Options = { allErrors: true, strict: false };
-const standaloneCode = standaloneCodeModule as unknown as (ajv: Ajv2020, validate: ValidateFunction) => string;
+/** refinery's own dependencies, resolved from its package (also for generated validator code). */
+const requirePackage = createRequire(path.join(PACKAGE_ROOT, 'package.json'));
+
+// Loading ajv costs 40-100 ms: only a schema that has to be compiled pays it.
+function newAjv(options: Options): Ajv2020 {
+  const { Ajv2020: Ajv } = requirePackage('ajv/dist/2020.js') as { Ajv2020: new (o: Options) => Ajv2020 };
+  const formats = requirePackage('ajv-formats') as ((ajv: Ajv2020) => Ajv2020) & { default?: (ajv: Ajv2020) => Ajv2020 };
+  const ajv = new Ajv(options);
+  (formats.default ?? formats)(ajv);
+  return ajv;
+}
 
 /** Where `npm run build` puts the standalone validator of one of refinery's own schemas. */
 export function precompiledFileOf(name: string): string {
@@ -25,9 +33,9 @@ export function schemaTextHash(text: string): string {
 
 /** A schema as standalone validator code (CommonJS), with the registry's own options (scripts/compile-schemas.ts). */
 export function compileStandalone(schema: Record<string, unknown>): string {
-  const ajv = new Ajv2020({ ...AJV_OPTIONS, code: { source: true } });
-  addFormats(ajv);
-  return standaloneCode(ajv, ajv.compile(schema));
+  const ajv = newAjv({ ...AJV_OPTIONS, code: { source: true } });
+  const standalone = requirePackage('ajv/dist/standalone/index.js') as { default: (ajv: Ajv2020, validate: ValidateFunction) => string };
+  return standalone.default(ajv, ajv.compile(schema));
 }
 
 /** The header `npm run build` writes first in a precompiled validator: which schema text it was made from. */
@@ -50,7 +58,7 @@ export function loadPrecompiled(moduleFile: string, text: string): ValidateFunct
   const module: { exports: unknown } = { exports: {} };
   try {
     // The generated module needs ajv's runtime helpers and ajv-formats: refinery's own dependencies.
-    new Function('module', 'exports', 'require', code)(module, module.exports, createRequire(path.join(PACKAGE_ROOT, 'package.json')));
+    new Function('module', 'exports', 'require', code)(module, module.exports, requirePackage);
   } catch {
     return undefined;
   }
@@ -75,8 +83,6 @@ export interface SchemaIssue {
 
 export type ValidationResult = { ok: true } | { ok: false; issues: SchemaIssue[] };
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
-
 function describe(error: ErrorObject): SchemaIssue {
   const params = error.params as Record<string, unknown>;
   let message = error.message ?? 'is invalid';
@@ -88,13 +94,13 @@ function describe(error: ErrorObject): SchemaIssue {
 
 /** Finds schemas by name in the project's schemas/ first, then refinery's; compiles each once. */
 export class SchemaRegistry {
-  private readonly ajv: Ajv2020;
+  private ajvInstance: Ajv2020 | undefined;
   private readonly compiled = new Map<string, ValidateFunction>();
+  /** Built-in schemas loaded precompiled: added to ajv once it exists, for a project schema that $refs one. */
+  private readonly loadedSchemas: Record<string, unknown>[] = [];
   private readonly searchDirs: string[];
 
   constructor(projectRoot?: string) {
-    this.ajv = new Ajv2020(AJV_OPTIONS);
-    addFormats(this.ajv);
     this.searchDirs = [projectRoot ? path.join(projectRoot, 'schemas') : undefined, BUILTIN_SCHEMA_DIR].filter(
       (dir): dir is string => dir !== undefined,
     );
@@ -115,6 +121,14 @@ export class SchemaRegistry {
     return this.locate(name) !== undefined;
   }
 
+  private get ajv(): Ajv2020 {
+    if (!this.ajvInstance) {
+      this.ajvInstance = newAjv(AJV_OPTIONS);
+      for (const schema of this.loadedSchemas) this.ajvInstance.addSchema(schema);
+    }
+    return this.ajvInstance;
+  }
+
   validator(name: string): ValidateFunction {
     const file = this.locate(name);
     if (!file) throw new Error(`unknown schema '${name}'`);
@@ -123,11 +137,16 @@ export class SchemaRegistry {
       const text = readFileSync(file, 'utf8');
       const schema = JSON.parse(text) as Record<string, unknown>;
       const id = typeof schema.$id === 'string' ? schema.$id : undefined;
-      const existing = id ? this.ajv.getSchema(id) : undefined;
-      const built = existing ? undefined : precompiled(file, text);
-      // Known to ajv all the same (not compiled until used), for a project schema that $refs it.
-      if (built && id) this.ajv.addSchema(schema);
-      validate = existing ?? built ?? this.ajv.compile(schema);
+      const built = this.ajvInstance && id && this.ajvInstance.getSchema(id) ? undefined : precompiled(file, text);
+      if (built) {
+        // Known to ajv all the same (not compiled until used), for a project schema that $refs it.
+        if (id && this.ajvInstance) this.ajvInstance.addSchema(schema);
+        else if (id) this.loadedSchemas.push(schema);
+        validate = built;
+      } else {
+        const existing = id ? this.ajv.getSchema(id) : undefined;
+        validate = existing ?? this.ajv.compile(schema);
+      }
       this.compiled.set(file, validate);
     }
     return validate;

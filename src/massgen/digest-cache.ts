@@ -3,7 +3,7 @@
 // (a later change in the same clock tick could otherwise hide), else by content hash (read, not
 // parsed). One JSON file under the project's cache folder, written atomically.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { digestOf } from './runs-digest.ts';
 import type { TurnDigest } from './runs-summary-model.ts';
@@ -50,11 +50,11 @@ export class DigestCache {
     }
   }
 
-  /** The digest of one analysis.json (absolute path). */
-  read(file: string): DigestRead {
+  /** The digest of one analysis.json (absolute path); `stat`: the caller's fresh stat of it, if it has one. */
+  read(file: string, stat?: Stats): DigestRead {
     let result = this.memo.get(file);
     if (!result) {
-      result = this.readFile(file);
+      result = this.readFile(file, stat);
       this.memo.set(file, result);
     }
     return result;
@@ -65,10 +65,10 @@ export class DigestCache {
     this.memo.delete(file);
   }
 
-  private readFile(file: string): DigestRead {
+  private readFile(file: string, stat: Stats | undefined): DigestRead {
     let st;
     try {
-      st = statSync(file);
+      st = stat ?? statSync(file);
     } catch (error) {
       return { ok: false, problem: `cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
     }

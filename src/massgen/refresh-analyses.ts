@@ -3,7 +3,7 @@
 // when the last analysis said the run was still in progress. Files MassGen rewrites while a run
 // lives move those folders' mtimes (scan-logs.ts); a file edited in place in a finished run is not
 // looked for here (`refinery run analyze` hashes every file).
-import { statSync } from 'node:fs';
+import { statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import type { DigestCache } from './digest-cache.ts';
 import { reportDirIn, type ReportLocation } from './report-location.ts';
@@ -33,24 +33,26 @@ export interface RefreshResult {
   missing: { session: string; turn: number; problem: string }[];
 }
 
-function mtimeOf(file: string): number | null {
+function statOf(file: string): Stats | null {
   try {
     const st = statSync(file);
-    return st.isFile() && st.size > 0 ? st.mtimeMs : null;
+    return st.isFile() && st.size > 0 ? st : null;
   } catch {
     return null;
   }
 }
+
+const mtimeOf = (file: string): number | null => statOf(file)?.mtimeMs ?? null;
 
 function reportDirOfScanned(location: ReportLocation, t: ScannedTurn): string {
   return reportDirIn(location, { logDir: t.sessionDir, turnDir: t.turnDir });
 }
 
 function isFresh(t: ScannedTurn, dir: string, cache: DigestCache): boolean {
-  const analysis = mtimeOf(path.join(dir, ANALYSIS_FILE));
+  const analysis = statOf(path.join(dir, ANALYSIS_FILE));
   const report = mtimeOf(path.join(dir, REPORT_FILE));
-  if (analysis === null || report === null || Math.min(analysis, report) < t.folderMtimeMs) return false;
-  const read = cache.read(path.join(dir, ANALYSIS_FILE));
+  if (analysis === null || report === null || Math.min(analysis.mtimeMs, report) < t.folderMtimeMs) return false;
+  const read = cache.read(path.join(dir, ANALYSIS_FILE), analysis);
   return read.ok && read.digest.state !== 'in_progress' && read.digest.attempts === t.runDirs.length;
 }
 

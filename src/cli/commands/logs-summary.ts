@@ -16,14 +16,6 @@ import { scanLogs } from '../../massgen/scan-logs.ts';
 import { writeFilesAtomically } from '../../massgen/write-files.ts';
 import type { CommandIo } from '../command.ts';
 
-export const SUMMARY_USAGE = `  refinery logs summary [--logs-dir D] [--reports DIR] [--since YYYY-MM-DD] [--group-by model|agent|config] [--json] [--no-analyze]`;
-
-export const SUMMARY_HELP = `summary  Every run under the logs folder added up: runs, cost and duration per day, the costliest and
-         slowest runs, enforcement retries, API errors, winners, unanimous votes, sessions continued
-         with --session-id. Turns without a current analysis are analyzed first (--no-analyze: not).
-         Writes runs-summary.json and RUNS_SUMMARY.md into the reports folder (--reports, default: the
-         logs folder when it is inside the project, else .refinery/massgen/); --json prints the JSON.`;
-
 const rel = (cwd: string, p: string): string => {
   const r = path.relative(cwd, p);
   return r.startsWith('..') ? p : r || '.';

@@ -1,37 +1,16 @@
-// `refinery logs list|analyze`: MassGen log listing and direct analysis (no pipeline needed).
+// `refinery logs list|analyze|summary|bundle`: MassGen logs without a pipeline. Each subcommand
+// loads its own modules when it runs.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { SchemaRegistry } from '../../artifacts/schema-registry.ts';
-import { analyzeTurnUnit } from '../../massgen/analyze.ts';
 import { DEFAULT_STALE_AFTER_SECONDS } from '../../massgen/analysis-state.ts';
-import { listSessions, resolveTurnUnit, turnUnitsOfSession } from '../../massgen/discover.ts';
-import { DigestCache } from '../../massgen/digest-cache.ts';
-import { ANALYSIS_FILE, listLogRows, REPORT_FILE, type SessionRow } from '../../massgen/list-logs.ts';
+import type { SessionRow } from '../../massgen/list-logs.ts';
 import { reportDirIn, reportLocation } from '../../massgen/report-location.ts';
+import { ANALYSIS_FILE, REPORT_FILE } from '../../massgen/turn-freshness.ts';
 import { writeFilesAtomically } from '../../massgen/write-files.ts';
 import type { TurnUnit } from '../../massgen/model.ts';
 import type { Command, CommandIo } from '../command.ts';
-import { BUNDLE_HELP, BUNDLE_USAGE, bundleCommand } from './logs-bundle.ts';
-import { SUMMARY_HELP, SUMMARY_USAGE, summaryCommand } from './logs-summary.ts';
+import { LOGS_USAGE as USAGE } from './logs-usage.ts';
 
-const USAGE = `Usage:
-  refinery logs list [--logs-dir D] [--reports DIR] [--analyzed|--unanalyzed] [--limit N] [--json]
-  refinery logs analyze [--logs-dir D] [--log-dir PATH] [--reports DIR] [--turn N] [--stale-after SECONDS]
-${SUMMARY_USAGE}
-${BUNDLE_USAGE}
-
-list     Recent MassGen sessions, newest first: timestamp, wall-clock duration, cost, analyzed turns, question,
-         and the folder a --session-id continuation continues. A turn is analyzed when its ANALYSIS_REPORT.md
-         is non-empty and newer than every other file of the turn.
-analyze  Analyze one turn of a session (default: the last turn of the newest session) and write
-         analysis.json + ANALYSIS_REPORT.md into turn_N/ (the session root for legacy flat logs).
-         --log-dir takes a session root (log_*), a turn_N dir or an attempt_M dir.
-${SUMMARY_HELP}
-${BUNDLE_HELP}
-
---logs-dir defaults to .massgen/massgen_logs under the project root, as in MassGen. Reports go beside each
-turn when the logs are given inside the project; logs given as an absolute path or one starting with ..
-get them under .refinery/massgen/<log_*>/<turn_N>/ instead; --reports DIR puts them under DIR.`;
 
 function fail(io: CommandIo, message: string, code = 2): number {
   io.stderr.write(`refinery logs: ${message}\n`);
@@ -69,6 +48,7 @@ async function list(argv: string[], io: CommandIo): Promise<number> {
   const location = reportLocation(io.cwd, values['logs-dir'] ?? '.massgen/massgen_logs', values.reports);
   const logsDir = location.logsDir;
   const filter = values.analyzed ? 'analyzed' : values.unanalyzed ? 'unanalyzed' : undefined;
+  const [{ DigestCache }, { listLogRows }] = await Promise.all([import('../../massgen/digest-cache.ts'), import('../../massgen/list-logs.ts')]);
   // Read only: the summary's digests give a current analysis's figures without opening it.
   const cache = new DigestCache(path.join(io.cwd, '.refinery', 'cache', 'massgen-summary', 'digests.json'));
   const rows = await listLogRows(logsDir, { filter, limit, location, cache });
@@ -86,6 +66,7 @@ async function list(argv: string[], io: CommandIo): Promise<number> {
 }
 
 async function pickUnit(io: CommandIo, logsDir: string, logDir: string | undefined, turn: number | undefined): Promise<TurnUnit | string> {
+  const { listSessions, resolveTurnUnit, turnUnitsOfSession } = await import('../../massgen/discover.ts');
   let target = logDir ? path.resolve(io.cwd, logDir) : undefined;
   if (!target) {
     target = (await listSessions(logsDir)).at(-1);
@@ -111,6 +92,7 @@ async function analyze(argv: string[], io: CommandIo): Promise<number> {
   const logsDir = path.resolve(io.cwd, values['logs-dir'] ?? '.massgen/massgen_logs');
   const unit = await pickUnit(io, logsDir, values['log-dir'], turn);
   if (typeof unit === 'string') return fail(io, unit, 1);
+  const [{ analyzeTurnUnit }, { SchemaRegistry }] = await Promise.all([import('../../massgen/analyze.ts'), import('../../artifacts/schema-registry.ts')]);
   const { analysis, report } = await analyzeTurnUnit(unit, { staleAfterSeconds: stale, lines: { signal: io.signal } });
   const check = new SchemaRegistry(io.cwd).validate('turn-analysis', analysis);
   if (!check.ok) {
@@ -139,8 +121,8 @@ export const logsCommand: Command = {
     try {
       if (sub === 'list') return await list(rest, io);
       if (sub === 'analyze') return await analyze(rest, io);
-      if (sub === 'summary') return await summaryCommand(rest, io, (message, code) => fail(io, message, code));
-      if (sub === 'bundle') return await bundleCommand(rest, io, (message, code) => fail(io, message, code));
+      if (sub === 'summary') return await (await import('./logs-summary.ts')).summaryCommand(rest, io, (message, code) => fail(io, message, code));
+      if (sub === 'bundle') return await (await import('./logs-bundle.ts')).bundleCommand(rest, io, (message, code) => fail(io, message, code));
     } catch (error) {
       const e = error as Error & { code?: string };
       if (e.code?.startsWith('ERR_PARSE_ARGS')) return fail(io, `${e.message}\n${USAGE}`);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BUILTIN_SCHEMA_DIR, compileStandalone, loadPrecompiled, precompiledHeader } from '../../../src/artifacts/schema-registry.ts';
+import { BUILTIN_SCHEMA_DIR, compileStandalone, loadPrecompiled, precompiledHeader, SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
 import { analyzeTurnUnit } from '../../../src/massgen/analyze.ts';
 import { resolveTurnUnit } from '../../../src/massgen/discover.ts';
 import { REPO_ROOT } from '../../helpers/project.ts';
@@ -52,5 +52,25 @@ describe('precompiled schema validators', () => {
     writeFileSync(file, `${precompiledHeader(text)}module.exports = (;\n`);
     expect(loadPrecompiled(file, text)).toBeUndefined();
     expect(loadPrecompiled(path.join(dir, 'missing.validate.cjs'), text)).toBeUndefined();
+  });
+});
+
+describe('SchemaRegistry with built-in validators', () => {
+  it('SchemaRegistry - a project schema may $ref a built-in one that was loaded first, precompiled or not', () => {
+    const project = mkdtempSync(path.join(os.tmpdir(), 'registry-'));
+    try {
+      const usage = JSON.parse(readFileSync(path.join(BUILTIN_SCHEMA_DIR, 'llm-usage.schema.json'), 'utf8')) as { $id: string };
+      const registry = new SchemaRegistry(project);
+      expect(registry.validate('llm-usage', {}).ok).toBe(false);
+      const own = path.join(project, 'wrapped.schema.json');
+      writeFileSync(own, JSON.stringify({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', required: ['usage'], properties: { usage: { $ref: usage.$id } } }));
+      const nested = registry.validate(own, { usage: {} });
+      expect(nested.ok).toBe(false);
+      expect(!nested.ok && nested.issues.map((i) => i.pointer)).toContain('/usage');
+      expect(!nested.ok && nested.issues.map((i) => i.message)).toContain("is missing required property 'schema_version'");
+      expect(registry.validate(own, {})).toEqual({ ok: false, issues: [{ pointer: '', message: "is missing required property 'usage'" }] });
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
   });
 });
