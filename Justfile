@@ -61,7 +61,7 @@ check:
     npm test
 
 # All benchmarks.
-bench: bench-graph bench-analyze bench-analyze-run bench-refine bench-jobs bench-ui bench-cache
+bench: bench-graph bench-analyze bench-analyze-run bench-refine bench-jobs bench-ui bench-cache bench-massgen
 
 # Three judges at 300 ms against one judge alone; a cached rerun costs nothing.
 bench-refine:
@@ -94,6 +94,11 @@ bench-analyze-run gb="1" limit_mb="256":
 # Regenerate schemas/pipeline.schema.json from the zod schema of pipeline files.
 gen-pipeline-schema:
     npx tsx scripts/gen-pipeline-schema.ts
+
+# `refinery logs summary` over 1,000 generated runs (first, after one new run: target < 0.5 s) and
+# `refinery logs list` against a plain Python loop over each run's status.json.
+bench-massgen runs="1000" reps="5":
+    npx tsx bench/massgen/run.ts --runs {{runs}} --reps {{reps}}
 
 # Regenerate the bundled MassGen example logs.
 gen-example:

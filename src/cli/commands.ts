@@ -13,7 +13,7 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
   watch: { summary: 'Keep pipelines up to date: rerun what changed, as soon as it changes', load: async () => (await import('./commands/watch.ts')).watchCommand },
   jobs: { summary: 'Delegate jobs to agents over MQTT: submit, status, list, wait, verify, logs, publish', load: async () => (await import('./commands/jobs.ts')).jobsCommand },
   broker: { summary: 'Run an embedded MQTT broker on 127.0.0.1', load: async () => (await import('./commands/broker.ts')).brokerCommand },
-  logs: { summary: 'List and analyze MassGen log directories', load: async () => (await import('./commands/logs.ts')).logsCommand },
+  logs: { summary: 'List, analyze, summarize and bundle MassGen log directories', load: async () => (await import('./commands/logs.ts')).logsCommand },
   refine: { summary: "Refine sessions: export a session's criteria for MassGen", load: async () => (await import('./commands/refine.ts')).refineCommand },
   ui: { summary: 'Serve the live dashboard: pipelines, runs, MassGen analyses, refine sessions, jobs', load: async () => (await import('./commands/ui.ts')).uiCommand },
 };

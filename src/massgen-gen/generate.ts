@@ -24,6 +24,8 @@ export interface GenerateOptions {
   eventsBytes?: number | null;
   /** scripts of one's own instead of the bundled scenarios (tests: hostile ids and texts) */
   scripts?: readonly ScenarioScript[];
+  /** index of the first script (run i starts 10 minutes after run i-1): a later batch continues an earlier one */
+  firstIndex?: number;
 }
 
 export interface GenerateResult {
@@ -71,7 +73,7 @@ export function buildAll(seed: number, names?: string[]): LogDirRecord[] {
 }
 
 export function generateLogs(opts: GenerateOptions): GenerateResult {
-  const dirs = opts.scripts ? opts.scripts.map((script, index) => buildLogDir(script, index, opts.seed)) : buildAll(opts.seed, opts.scenarios);
+  const dirs = opts.scripts ? opts.scripts.map((script, index) => buildLogDir(script, (opts.firstIndex ?? 0) + index, opts.seed)) : buildAll(opts.seed, opts.scenarios);
   mkdirSync(opts.outDir, { recursive: true });
   let count = 0;
   let eventsBytes = 0;

@@ -12,6 +12,7 @@ import type { PyValue } from './py-json.ts';
 import { answerText, chunks, criteriaEventData, finalText, roundContext, voteReason } from './texts.ts';
 import { addTokens, drawTokens, zeroTokens, type CallKind } from './tokens.ts';
 import { answerTrace, voteTrace } from './traces.ts';
+import { sessionId } from './render-metadata.ts';
 
 export interface SimInput {
   scenario: string;
@@ -200,6 +201,12 @@ export class AttemptSim {
     this.log(`Events log: ${dir}/events.jsonl`);
     this.log(`Logging enabled - logging INFO+ to file: ${dir}/massgen.log`);
     this.log(`Events log: ${dir}/events.jsonl`);
+    if (this.input.turn === 1 && this.input.attempt === 1) {
+      // massgen/cli.py names the new session before the first turn (turn 1's start is the session's).
+      const id = sessionId(this.input.start);
+      this.log(`📝 Created session for ${this.input.mode === 'interactive' ? 'interactive' : 'single-question'} mode: ${id}`);
+      this.log(`📝 Registered new session in registry: ${id}`);
+    }
     this.log(`Saved execution metadata to: ${dir}/execution_metadata.yaml`);
     this.log(`[CoordinationUI] coordinate() method CALLED - question: ${this.input.question.slice(0, 50)}...`);
     const started = `Started with agents: [${this.input.agents.map((a) => `'${a}'`).join(', ')}]`;

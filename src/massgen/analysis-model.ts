@@ -249,6 +249,8 @@ export interface TurnAnalysis {
     turnDir: string | null;
     layout: LayoutKind;
     massgenVersion: string | null;
+    /** The MassGen session (`--session-id`) the turn's files name, if any (session-marker.ts). */
+    massgenSession: { id: string; role: 'created' | 'continued' | 'member'; evidence: string } | null;
     attempts: AttemptInfo[];
   };
   state: StateInfo;

@@ -12,6 +12,7 @@ import { buildClock, isoOfEpoch, relative, type Clock } from './clock.ts';
 import { preview, round } from './coerce.ts';
 import type { LogWarning, RunData, TurnUnit } from './model.ts';
 import { recommend } from './recommendations.ts';
+import { markerOfMetadata, strongestMarker, type SessionMarker } from './session-marker.ts';
 
 export interface TurnInput {
   unit: TurnUnit;
@@ -149,6 +150,7 @@ export function buildTurnAnalysis(input: TurnInput): TurnAnalysis {
       turnDir: unit.turnDir ? path.basename(unit.turnDir) : null,
       layout: unit.layout,
       massgenVersion: runs.map((r) => r.metadata?.massgenVersion).find((v) => v) ?? null,
+      massgenSession: strongestMarker(runs.flatMap((r) => sessionMarkersOf(r, path.relative(reportDir, r.dir)))),
       attempts: runs.map((r) => ({
         attempt: r.attempt, dir: path.relative(reportDir, r.dir) || '.', finishReason: r.status?.finishReason ?? null,
         files: r.files.length, bytes: r.files.reduce((s, f) => s + f.bytes, 0), endOfRunFiles: hasEndOfRunFiles(r),
@@ -195,6 +197,18 @@ export function buildTurnAnalysis(input: TurnInput): TurnAnalysis {
   }
   const withChecklist = { ...draft, checklist: checklist(draft) };
   return { ...withChecklist, recommendations: recommend(withChecklist) };
+}
+
+/** The MassGen session this turn's files name (session-marker.ts), from the metadata and massgen.log. */
+function sessionMarkersOf(run: RunData, relDir: string): SessionMarker[] {
+  const at = (name: string): string => (relDir ? `${relDir}/${name}` : name);
+  const out: SessionMarker[] = [];
+  const meta = run.metadata;
+  const fromMeta = meta ? markerOfMetadata(meta.cliSessionId, meta.cliMode, meta.configSessionId, at('execution_metadata.yaml')) : null;
+  if (fromMeta) out.push(fromMeta);
+  const logName = run.files.some((f) => f.path.endsWith('massgen.log')) ? 'massgen.log' : 'massgen_debug.log';
+  for (const m of run.massgenLog?.sessionMarkers ?? []) out.push({ id: m.id, role: m.role, evidence: `${at(logName)} line ${m.line}` });
+  return out;
 }
 
 function bottlenecks(rounds: { agentId: string; round: number; type: string; seconds: number; attempt: number }[]): { what: string; seconds: number }[] {

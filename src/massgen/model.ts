@@ -255,6 +255,8 @@ export interface TextLogSummary {
   exceptions: { line: number; message: string }[];
   timeouts: { line: number; message: string }[];
   commands: CommandRecord[];
+  /** `Created session … : S` / `Using session from CLI: S` lines (session-marker.ts). */
+  sessionMarkers: { line: number; id: string; role: 'created' | 'continued' }[];
 }
 
 export interface ExecutionMetadata {
@@ -267,6 +269,12 @@ export interface ExecutionMetadata {
   orchestrator: Record<string, string | number | boolean | null>;
   gitBranch: string | null;
   gitCommit: string | null;
+  /** cli_args.session_id (a --session-id run, or every interactive turn). */
+  cliSessionId: string | null;
+  /** cli_args.mode (interactive, coordination_restart, …); null for the automation vars(args) dump. */
+  cliMode: string | null;
+  /** config.session_id: a session named in the YAML config. */
+  configSessionId: string | null;
 }
 
 export interface CoordinationTableSummary {

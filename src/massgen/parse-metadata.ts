@@ -20,6 +20,7 @@ export function parseMetadata(text: string, rel: string, warn: WarningSink): Exe
   if (root.massgen_version === undefined) warn(rel, 'missing-field', 'no massgen_version key (the writer always puts it near the end: cut off?)');
   const config = obj(root.config) ?? {};
   const git = obj(root.git) ?? {};
+  const cli = obj(root.cli_args) ?? {};
   const agents = arr(config.agents)
     .map(obj)
     .filter((a): a is Record<string, unknown> => a !== null)
@@ -37,6 +38,9 @@ export function parseMetadata(text: string, rel: string, warn: WarningSink): Exe
     orchestrator: flatScalars({ orchestrator: config.orchestrator, timeout_settings: config.timeout_settings }),
     gitBranch: str(git.branch),
     gitCommit: str(git.commit),
+    cliSessionId: str(cli.session_id),
+    cliMode: str(cli.mode),
+    configSessionId: str(config.session_id),
   };
 }
 

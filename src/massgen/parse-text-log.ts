@@ -2,6 +2,7 @@
 // Only lines that look like errors, exceptions, timeouts or commands are decoded.
 import type { CommandRecord, TextLogSummary, WarningSink } from './model.ts';
 import { forEachLine, type LineOptions } from './read-lines.ts';
+import { LOG_MARKER_HINT, markerOfLogLine } from './session-marker.ts';
 
 const LEVEL = /^(\d{2}:\d{2}:\d{2})(?:\.\d+)?\s*\|\s*([A-Z]+)\s*\|/;
 const COMMAND_KEY = Buffer.from('"command"');
@@ -9,7 +10,7 @@ const TRACEBACK = Buffer.from('Traceback');
 const KEEP = 200;
 
 export function emptyTextLogSummary(): TextLogSummary {
-  return { lines: 0, byLevel: {}, errors: [], exceptions: [], timeouts: [], commands: [] };
+  return { lines: 0, byLevel: {}, errors: [], exceptions: [], timeouts: [], commands: [], sessionMarkers: [] };
 }
 
 export async function parseTextLog(
@@ -49,6 +50,10 @@ export class TextLogAccumulator {
       const level = match[2] ?? 'UNKNOWN';
       s.byLevel[level] = (s.byLevel[level] ?? 0) + 1;
       if (level === 'ERROR' || level === 'CRITICAL') this.keep(s.errors, { line: lineNo, time: this.lastTime, message: message(line) });
+      if (level === 'INFO' && this.kind === 'massgen' && s.sessionMarkers.length < 10 && line.includes(LOG_MARKER_HINT)) {
+        const marker = markerOfLogLine(line.toString('utf8', 0, Math.min(line.length, 400)));
+        if (marker) s.sessionMarkers.push({ line: lineNo, ...marker });
+      }
       if ((level === 'WARNING' || level === 'ERROR') && /time(d)?[ _-]?out/i.test(head + line.toString('utf8', 48, Math.min(line.length, 400)))) {
         this.keep(s.timeouts, { line: lineNo, message: message(line) });
       }

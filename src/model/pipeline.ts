@@ -17,7 +17,8 @@ export interface OutputSpec {
 
 export type ForeachSpec =
   | { kind: 'list'; items: Template | unknown[] }
-  | { kind: 'glob'; patterns: Template[]; type: 'file' | 'dir' };
+  /** `allowEmpty`: the glob's fixed leading folder may be missing (no items) instead of an error. */
+  | { kind: 'glob'; patterns: Template[]; type: 'file' | 'dir'; allowEmpty?: true };
 
 export interface RetrySpec {
   attempts: number;

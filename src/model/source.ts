@@ -43,6 +43,7 @@ export type DiagnosticCode =
   | 'missing-param'
   | 'expression-failed'
   | 'duplicate-foreach-key'
+  | 'foreach-root-missing'
   | 'invalid-loop-max'
   | 'no-such-stage'
   | 'preflight-failed';

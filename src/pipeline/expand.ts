@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Template } from '../model/expr.ts';
 import type { LoopInstance, Plan, ResolvedOutput, StageInstance } from '../model/plan.ts';
@@ -7,7 +7,7 @@ import type { Diagnostic } from '../model/source.ts';
 import { collectRefs } from '../expr/template.ts';
 import { evaluateCondition, ExprEvalError, renderTemplate, toText, type LazyRecord } from '../expr/evaluate.ts';
 import { expandGlob } from '../paths/walk.ts';
-import { staticPrefix } from '../paths/glob.ts';
+import { isGlob, staticPrefix } from '../paths/glob.ts';
 import type { Observations } from '../state/observations.ts';
 import { isReservedPath } from '../paths/reserved.ts';
 
@@ -83,6 +83,7 @@ class Expander {
       for (const p of f.patterns) {
         const pattern = normalizeRelative(toText(this.render(p, vars, stage)));
         prefixes.push(staticPrefix(pattern));
+        if (!f.allowEmpty && !this.globRootExists(stage, p, pattern)) continue;
         for (const m of expandGlob(this.ctx.root, pattern, f.type, (dir, mtime) => this.ctx.observations?.dir(dir, mtime))) found.add(m);
       }
       // Instances are named by the part of the path the glob matched: turn[log_1/turn_2].
@@ -92,6 +93,34 @@ class Expander {
     const raw = Array.isArray(f.items) ? f.items : this.render(f.items, vars, stage);
     const list = Array.isArray(raw) ? raw : raw === '' || raw === undefined || raw === null ? [] : [raw];
     return list.map((value, i) => ({ key: itemKey(value, i), value }));
+  }
+
+  /**
+   * A glob's fixed leading folder (the whole path for a pattern without wildcards) must exist:
+   * a typo in a path param would otherwise expand to no stage and a green "nothing to do".
+   * `allow_empty: true` on the foreach says an empty set is expected.
+   */
+  private globRootExists(stage: StageSpec, template: Template, pattern: string): boolean {
+    const root = isGlob(pattern) ? staticPrefix(pattern) : pattern;
+    if (root === '') return true;
+    const abs = path.resolve(this.ctx.root, root);
+    let problem: string | undefined;
+    try {
+      if (isGlob(pattern) && !statSync(abs).isDirectory()) problem = 'is not a folder';
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      problem = code === 'ENOENT' || code === 'ENOTDIR' ? 'does not exist' : `cannot be read (${code ?? (error as Error).message})`;
+    }
+    if (problem === undefined) return true;
+    const rendered = template.source === pattern ? `'${pattern}'` : `'${template.source}' (= '${pattern}')`;
+    const where = path.isAbsolute(root) ? root : `${root} (${abs})`;
+    this.diagnostics.push({
+      severity: 'error',
+      code: 'foreach-root-missing',
+      message: `stage '${stage.id}': foreach glob ${rendered}: ${where} ${problem}; fix the path (a --param value?) or, if the set may be empty, add allow_empty: true to the foreach`,
+      ...(stage.span ? { span: stage.span } : {}),
+    });
+    return false;
   }
 
   private outputs(stage: StageSpec, vars: Record<string, unknown>): Record<string, ResolvedOutput> {
@@ -175,7 +204,8 @@ class Expander {
     collectRefs(stage.when, refs);
     if (refs.roots.has('artifacts')) return true;
     try {
-      const exists = (p: string): boolean => existsSync(path.join(this.ctx.root, p));
+      // An absolute path (logs outside the project) is probed where it is.
+      const exists = (p: string): boolean => existsSync(path.resolve(this.ctx.root, p));
       const observations = this.ctx.observations;
       return evaluateCondition(stage.when, { vars, effects: { exists: observations ? (p) => observations.probe(p, exists) : exists } });
     } catch (error) {

@@ -11,7 +11,7 @@ export const STAGE_KEYS = [
 export const LOOP_KEYS = ['max', 'until', 'stages'];
 export const PARAM_KEYS = ['type', 'default', 'description', 'enum'];
 export const OUTPUT_KEYS = ['path', 'schema'];
-export const FOREACH_KEYS = ['glob', 'type'];
+export const FOREACH_KEYS = ['glob', 'type', 'allow_empty'];
 
 const stringList = z.union([z.string(), z.array(z.string())], { error: 'expected a string or a list of strings' });
 const duration = z.union([z.number().positive().describe('seconds'), z.string().regex(DURATION, 'expected a duration such as 500ms, 30s, 5m or 1h')], {
@@ -23,8 +23,12 @@ const outputSchema = z.union([z.string().describe('Path relative to the project 
 });
 
 const foreachSchema = z.union(
-  [z.array(z.unknown()), z.string().describe('An expression giving a list, e.g. ${params.backends}.'), z.strictObject({ glob: stringList, type: z.enum(['file', 'dir']).optional() })],
-  { error: 'expected a list, an expression such as "${params.items}", or { glob, type: file|dir }' },
+  [
+    z.array(z.unknown()),
+    z.string().describe('An expression giving a list, e.g. ${params.backends}.'),
+    z.strictObject({ glob: stringList, type: z.enum(['file', 'dir']).optional(), allow_empty: z.boolean({ error: 'expected true or false' }).optional() }),
+  ],
+  { error: 'expected a list, an expression such as "${params.items}", or { glob, type: file|dir, allow_empty: true|false }' },
 );
 
 export interface RawStage {
@@ -35,7 +39,7 @@ export interface RawStage {
   inputs?: string | string[];
   outputs?: Record<string, string | { path: string; schema?: string }>;
   needs?: string | string[];
-  foreach?: unknown[] | string | { glob: string | string[]; type?: 'file' | 'dir' };
+  foreach?: unknown[] | string | { glob: string | string[]; type?: 'file' | 'dir'; allow_empty?: boolean };
   as?: string;
   when?: string | boolean;
   stale_if?: string;

@@ -53,7 +53,7 @@ function foreachSpec(raw: RawStage['foreach'], path: Path, locator: Locator): Fo
   if (Array.isArray(raw)) return { kind: 'list', items: raw };
   if (typeof raw === 'string') return { kind: 'list', items: template(raw, path, locator) };
   const patterns = list(raw.glob).map((g, i) => template(g, Array.isArray(raw.glob) ? [...path, 'glob', i] : [...path, 'glob'], locator));
-  return { kind: 'glob', patterns, type: raw.type ?? 'file' };
+  return { kind: 'glob', patterns, type: raw.type ?? 'file', ...(raw.allow_empty === true ? { allowEmpty: true as const } : {}) };
 }
 
 function outputs(raw: RawStage['outputs'], path: Path, locator: Locator): Record<string, OutputSpec> {

@@ -1,27 +1,16 @@
-// `refinery logs list|analyze`: MassGen log listing and direct analysis (no pipeline needed).
-import { randomBytes } from 'node:crypto';
-import { rename, rm, writeFile } from 'node:fs/promises';
+// `refinery logs list|analyze|summary|bundle`: MassGen logs without a pipeline. Each subcommand
+// loads its own modules when it runs.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { SchemaRegistry } from '../../artifacts/schema-registry.ts';
-import { analyzeTurnUnit } from '../../massgen/analyze.ts';
 import { DEFAULT_STALE_AFTER_SECONDS } from '../../massgen/analysis-state.ts';
-import { listSessions, reportDirOf, resolveTurnUnit, turnUnitsOfSession } from '../../massgen/discover.ts';
-import { ANALYSIS_FILE, listLogRows, REPORT_FILE, type SessionRow } from '../../massgen/list-logs.ts';
+import type { SessionRow } from '../../massgen/list-logs.ts';
+import { reportDirIn, reportLocation } from '../../massgen/report-location.ts';
+import { ANALYSIS_FILE, REPORT_FILE } from '../../massgen/turn-freshness.ts';
+import { writeFilesAtomically } from '../../massgen/write-files.ts';
 import type { TurnUnit } from '../../massgen/model.ts';
 import type { Command, CommandIo } from '../command.ts';
+import { LOGS_USAGE as USAGE } from './logs-usage.ts';
 
-const USAGE = `Usage:
-  refinery logs list [--logs-dir D] [--analyzed|--unanalyzed] [--limit N] [--json]
-  refinery logs analyze [--logs-dir D] [--log-dir PATH] [--turn N] [--stale-after SECONDS]
-
-list     Recent MassGen sessions, newest first: timestamp, wall-clock duration, cost, analyzed turns, question.
-         A turn is analyzed when its ANALYSIS_REPORT.md is non-empty and newer than every other file of the turn.
-analyze  Analyze one turn of a session (default: the last turn of the newest session) and write
-         analysis.json + ANALYSIS_REPORT.md into turn_N/ (the session root for legacy flat logs).
-         --log-dir takes a session root (log_*), a turn_N dir or an attempt_M dir.
-
---logs-dir defaults to .massgen/massgen_logs under the project root, as in MassGen.`;
 
 function fail(io: CommandIo, message: string, code = 2): number {
   io.stderr.write(`refinery logs: ${message}\n`);
@@ -37,25 +26,32 @@ function duration(seconds: number | null): string {
 
 function formatRows(rows: SessionRow[], title: string): string {
   const question = (q: string | null): string => (q === null ? 'No metrics' : q.length > 35 ? `${q.slice(0, 32)}...` : q);
+  // Only when some folder continues another (massgen --session-id): which one, as turn N of that session.
+  const linked = rows.some((r) => r.continues !== null);
   const table = rows.map((r, i) => [
     String(i + 1), r.timestamp, duration(r.wallClockSeconds), r.costUsd === null ? '-' : `$${r.costUsd.toFixed(2)}`,
     r.turns === 0 ? '-' : r.analyzedTurns === r.turns ? 'yes' : r.analyzedTurns === 0 ? 'no' : `${r.analyzedTurns}/${r.turns}`,
     question(r.question).replace(/\s+/g, ' '),
+    ...(linked ? [r.continues ? `${r.continues} (${r.massgenSession})` : ''] : []),
   ]);
-  const head = ['#', 'Timestamp', 'Duration', 'Cost', 'Analyzed', 'Question'];
+  const head = ['#', 'Timestamp', 'Duration', 'Cost', 'Analyzed', 'Question', ...(linked ? ['Continues'] : [])];
   const widths = head.map((h, c) => Math.max(h.length, ...table.map((r) => (r[c] ?? '').length)));
   const line = (cells: string[]): string => cells.map((x, c) => x.padEnd(widths[c] ?? 0)).join('  ').trimEnd();
   return [title, line(head), ...table.map(line)].join('\n');
 }
 
 async function list(argv: string[], io: CommandIo): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { 'logs-dir': { type: 'string' }, analyzed: { type: 'boolean' }, unanalyzed: { type: 'boolean' }, limit: { type: 'string' }, json: { type: 'boolean' } } });
+  const { values } = parseArgs({ args: argv, options: { 'logs-dir': { type: 'string' }, reports: { type: 'string' }, analyzed: { type: 'boolean' }, unanalyzed: { type: 'boolean' }, limit: { type: 'string' }, json: { type: 'boolean' } } });
   if (values.analyzed && values.unanalyzed) return fail(io, '--analyzed and --unanalyzed exclude each other');
   const limit = values.limit === undefined ? 10 : Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1) return fail(io, `--limit must be a positive integer, got '${values.limit}'`);
-  const logsDir = path.resolve(io.cwd, values['logs-dir'] ?? '.massgen/massgen_logs');
+  const location = reportLocation(io.cwd, values['logs-dir'] ?? '.massgen/massgen_logs', values.reports);
+  const logsDir = location.logsDir;
   const filter = values.analyzed ? 'analyzed' : values.unanalyzed ? 'unanalyzed' : undefined;
-  const rows = await listLogRows(logsDir, { filter, limit });
+  const [{ DigestCache }, { listLogRows }] = await Promise.all([import('../../massgen/digest-cache.ts'), import('../../massgen/list-logs.ts')]);
+  // Read only: the summary's digests give a current analysis's figures without opening it.
+  const cache = new DigestCache(path.join(io.cwd, '.refinery', 'cache', 'massgen-summary', 'digests.json'));
+  const rows = await listLogRows(logsDir, { filter, limit, location, cache });
   if (values.json) {
     io.stdout.write(`${JSON.stringify(rows.map((r) => ({ ...r, dir: path.relative(io.cwd, r.dir) || '.' })), null, 2)}\n`);
     return 0;
@@ -70,6 +66,7 @@ async function list(argv: string[], io: CommandIo): Promise<number> {
 }
 
 async function pickUnit(io: CommandIo, logsDir: string, logDir: string | undefined, turn: number | undefined): Promise<TurnUnit | string> {
+  const { listSessions, resolveTurnUnit, turnUnitsOfSession } = await import('../../massgen/discover.ts');
   let target = logDir ? path.resolve(io.cwd, logDir) : undefined;
   if (!target) {
     target = (await listSessions(logsDir)).at(-1);
@@ -86,20 +83,8 @@ async function pickUnit(io: CommandIo, logsDir: string, logDir: string | undefin
   return unit ?? `${target} has no turn ${turn}; turns: ${units.map((u) => u.turn).join(', ')}`;
 }
 
-/** Writes both files beside each other: temp files in the same dir, then renames. */
-async function writeAtomically(dir: string, files: [string, string][]): Promise<void> {
-  const suffix = `${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const temps = files.map(([name, text]) => [path.join(dir, `.${name}.${suffix}`), path.join(dir, name), text] as const);
-  try {
-    for (const [tmp, , text] of temps) await writeFile(tmp, text, { flag: 'wx' });
-    for (const [tmp, final] of temps) await rename(tmp, final);
-  } finally {
-    for (const [tmp] of temps) await rm(tmp, { force: true });
-  }
-}
-
 async function analyze(argv: string[], io: CommandIo): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { 'logs-dir': { type: 'string' }, 'log-dir': { type: 'string' }, turn: { type: 'string', short: 't' }, 'stale-after': { type: 'string' } } });
+  const { values } = parseArgs({ args: argv, options: { 'logs-dir': { type: 'string' }, 'log-dir': { type: 'string' }, reports: { type: 'string' }, turn: { type: 'string', short: 't' }, 'stale-after': { type: 'string' } } });
   const turn = values.turn === undefined ? undefined : Number(values.turn);
   if (turn !== undefined && (!Number.isInteger(turn) || turn < 0)) return fail(io, `--turn must be a turn number, got '${values.turn}'`);
   const stale = values['stale-after'] === undefined ? DEFAULT_STALE_AFTER_SECONDS : Number(values['stale-after']);
@@ -107,14 +92,17 @@ async function analyze(argv: string[], io: CommandIo): Promise<number> {
   const logsDir = path.resolve(io.cwd, values['logs-dir'] ?? '.massgen/massgen_logs');
   const unit = await pickUnit(io, logsDir, values['log-dir'], turn);
   if (typeof unit === 'string') return fail(io, unit, 1);
+  const [{ analyzeTurnUnit }, { SchemaRegistry }] = await Promise.all([import('../../massgen/analyze.ts'), import('../../artifacts/schema-registry.ts')]);
   const { analysis, report } = await analyzeTurnUnit(unit, { staleAfterSeconds: stale, lines: { signal: io.signal } });
   const check = new SchemaRegistry(io.cwd).validate('turn-analysis', analysis);
   if (!check.ok) {
     const issues = check.issues.slice(0, 10).map((i) => `  ${i.pointer || '/'} ${i.message}`).join('\n');
     return fail(io, `the analysis does not match schemas/turn-analysis.schema.json; nothing was written:\n${issues}`, 1);
   }
-  const dir = reportDirOf(unit);
-  await writeAtomically(dir, [[ANALYSIS_FILE, `${JSON.stringify(analysis, null, 2)}\n`], [REPORT_FILE, report]]);
+  // Logs named by an absolute path or one leaving the project get their reports in the project (report-location.ts).
+  const location = reportLocation(io.cwd, values['log-dir'] ?? values['logs-dir'] ?? '.massgen/massgen_logs', values.reports);
+  const dir = reportDirIn(location, unit);
+  await writeFilesAtomically(dir, [[ANALYSIS_FILE, `${JSON.stringify(analysis, null, 2)}\n`], [REPORT_FILE, report]]);
   const rel = (p: string): string => {
     const r = path.relative(io.cwd, p);
     return r.startsWith('..') ? p : r || '.';
@@ -126,13 +114,15 @@ async function analyze(argv: string[], io: CommandIo): Promise<number> {
 
 export const logsCommand: Command = {
   name: 'logs',
-  summary: 'List and analyze MassGen log directories',
+  summary: 'List, analyze, summarize and bundle MassGen log directories',
   usage: USAGE,
   async run(argv, io) {
     const [sub, ...rest] = argv;
     try {
       if (sub === 'list') return await list(rest, io);
       if (sub === 'analyze') return await analyze(rest, io);
+      if (sub === 'summary') return await (await import('./logs-summary.ts')).summaryCommand(rest, io, (message, code) => fail(io, message, code));
+      if (sub === 'bundle') return await (await import('./logs-bundle.ts')).bundleCommand(rest, io, (message, code) => fail(io, message, code));
     } catch (error) {
       const e = error as Error & { code?: string };
       if (e.code?.startsWith('ERR_PARSE_ARGS')) return fail(io, `${e.message}\n${USAGE}`);

@@ -24,7 +24,7 @@ it('analyze pipeline - with no params, a project\'s .massgen/massgen_logs gets a
   expect(first.code, first.stderr).toBe(0);
   const turns = turnDirs(project.root);
   expect(turns.length).toBe(6);
-  expect(Object.values(stageEnds(first.stdout))).toEqual(Array(turns.length).fill('succeeded'));
+  expect(Object.values(stageEnds(first.stdout))).toEqual(Array(turns.length + 1).fill('succeeded'));
   const registry = new SchemaRegistry(project.root);
   for (const turn of turns) {
     const analysis = JSON.parse(readFileSync(path.join(turn, 'analysis.json'), 'utf8')) as unknown;
@@ -35,6 +35,6 @@ it('analyze pipeline - with no params, a project\'s .massgen/massgen_logs gets a
   }
   const second = await runCli(['run', 'analyze', '--json'], { cwd: project.root });
   expect(second.code).toBe(0);
-  expect(Object.values(stageEnds(second.stdout))).toEqual(Array(turns.length).fill('fresh'));
+  expect(Object.values(stageEnds(second.stdout))).toEqual(Array(turns.length + 1).fill('fresh'));
   expect(events(second.stdout).filter((e) => e.type === 'stage-start')).toEqual([]);
 });

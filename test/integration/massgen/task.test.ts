@@ -48,9 +48,10 @@ describe('analyze-turn task', () => {
     expect(analysis.source).toMatchObject({ turnDir: null, layout: 'flat' });
   });
 
-  it('resolveTurnPath - relative paths may not leave the root; a missing dir names the problem', async () => {
-    expect(() => resolveTurnPath('/proj', '../etc')).toThrow(/outside the project root/);
+  it('resolveTurnPath - relative paths resolve against the root, out of it too (the turn is only read); a missing dir names the problem', async () => {
+    expect(resolveTurnPath('/proj', '../downloads/massgen_logs/log_1/turn_1')).toBe('/downloads/massgen_logs/log_1/turn_1');
     expect(resolveTurnPath('/proj', 'a/turn_1')).toBe('/proj/a/turn_1');
+    expect(() => resolveTurnPath('/proj', 'a\0b')).toThrow(/NUL byte/);
     const ctx = context(mkdtempSync(path.join(tmpdir(), 'p-')), 'nowhere/turn_3', []);
     await expect(task.run(ctx)).rejects.toThrow(/does not exist/);
   });

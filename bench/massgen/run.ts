@@ -1,0 +1,143 @@
+// MassGen across runs, on --runs generated runs (default 1,000; about a week of runs on 3 models):
+//   - `refinery logs summary` the first time (every turn analyzed, every analysis read), then after
+//     one new run (target: under 0.5 s), and with nothing new;
+//   - `refinery logs list` over every run against a plain Python loop that reads each run's
+//     status.json (a stand-in for `massgen logs list`), before and after the runs are analyzed.
+// Times are wall-clock medians of --reps runs of the real CLI; `node -e 0` is timed too, as the
+// floor any command pays on this machine at the time.
+//   npx tsx bench/massgen/run.ts [--runs 1000] [--reps 5] [--keep]
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { generateLogs } from '../../src/massgen-gen/generate.ts';
+import { fleetScripts } from '../../src/massgen-gen/fleet.ts';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const WORK = path.join(REPO, 'bench', '.work', 'massgen');
+const CLI = path.join(REPO, 'bin', 'refinery.js');
+const TARGET_MS = 500;
+
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '1000' }, reps: { type: 'string', default: '5' }, keep: { type: 'boolean' } } });
+const RUNS = Number(values.runs);
+const REPS = Number(values.reps);
+if (!Number.isInteger(RUNS) || RUNS < 1 || !Number.isInteger(REPS) || REPS < 1) {
+  console.error('usage: npx tsx bench/massgen/run.ts [--runs N] [--reps N] [--keep]');
+  process.exit(2);
+}
+
+const PYTHON_LIST = `
+import json, os, sys
+root = sys.argv[1]
+rows = 0
+for name in sorted(os.listdir(root), reverse=True):
+    session = os.path.join(root, name)
+    if not name.startswith('log_') or not os.path.isdir(session):
+        continue
+    for turn in sorted(os.listdir(session)):
+        if not turn.startswith('turn_'):
+            continue
+        for attempt in sorted(os.listdir(os.path.join(session, turn))):
+            status = os.path.join(session, turn, attempt, 'status.json')
+            if attempt.startswith('attempt_') and os.path.isfile(status):
+                with open(status) as f:
+                    json.load(f)
+                rows += 1
+print(rows)
+`;
+
+interface Timed {
+  ms: number;
+  /** User + system CPU time of the command (GNU time), or NaN without it. */
+  cpuMs: number;
+  stdout: string;
+  stderr: string;
+}
+
+// GNU time reports the command's CPU time: on a machine shared with other work, wall-clock times
+// rise with the load while CPU time stays close to what the command costs.
+const GNU_TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
+const CPU_MARK = '@@cpu';
+
+function run(cmd: string, args: string[], cwd: string): Timed {
+  const [bin, argv] = GNU_TIME ? [GNU_TIME, ['-f', `${CPU_MARK} %U %S`, cmd, ...args]] : [cmd, args];
+  const start = process.hrtime.bigint();
+  const r = spawnSync(bin, argv, { cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } });
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  const cpu = new RegExp(`${CPU_MARK} ([\\d.]+) ([\\d.]+)\\s*$`).exec(r.stderr);
+  return { ms, cpuMs: cpu ? (Number(cpu[1]) + Number(cpu[2])) * 1000 : Number.NaN, stdout: r.stdout, stderr: cpu ? r.stderr.slice(0, cpu.index) : r.stderr };
+}
+
+const refinery = (cwd: string, ...args: string[]): Timed => run(process.execPath, [CLI, ...args], cwd);
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const ms = (x: number): string => `${x.toFixed(0)} ms`;
+/** Median wall clock of several runs, with the median CPU time beside it. */
+function medianTimed(runs: Timed[]): string {
+  const cpu = median(runs.map((r) => r.cpuMs));
+  return `${ms(median(runs.map((r) => r.ms)))}${Number.isNaN(cpu) ? '' : ` (cpu ${ms(cpu)})`}`;
+}
+const reps = (f: () => Timed): Timed[] => Array.from({ length: REPS }, f);
+
+function newestTs(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, e.name);
+    if (e.isDirectory()) newest = Math.max(newest, newestTs(full));
+    else if (e.name.endsWith('.ts')) newest = Math.max(newest, statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+function engine(): string {
+  const stamp = path.join(REPO, 'dist', '.stamp');
+  const fresh = !process.env.REFINERY_FROM_SOURCE && existsSync(stamp) && statSync(stamp).mtimeMs >= newestTs(path.join(REPO, 'src'));
+  return fresh ? 'compiled dist/' : 'sources through tsx (dist/ missing or older than src/: run `npm run build` first for start-up as installed)';
+}
+
+function main(): void {
+  rmSync(WORK, { recursive: true, force: true });
+  const project = path.join(WORK, 'project');
+  const logs = path.join(project, '.massgen', 'massgen_logs');
+  mkdirSync(project, { recursive: true });
+  writeFileSync(path.join(project, 'package.json'), '{ "private": true }\n');
+  console.log(`bench/massgen: ${RUNS} generated runs, ${REPS} reps, engine: ${engine()}`);
+  let t = process.hrtime.bigint();
+  const generated = generateLogs({ outDir: logs, seed: 1, scripts: fleetScripts(RUNS) });
+  console.log(`generated ${generated.logDirs.length} log folders (${generated.files} files) in ${ms(Number(process.hrtime.bigint() - t) / 1e6)}`);
+  const floor = reps(() => run(process.execPath, ['-e', '0'], project));
+  console.log(`node -e 0: ${medianTimed(floor)} (start-up floor at this moment; load average ${os.loadavg()[0]?.toFixed(1)} on ${os.cpus().length} cores)`);
+
+  const python = (): Timed => run('python3', ['-c', PYTHON_LIST, logs], project);
+  const list = (): Timed => refinery(project, 'logs', 'list', '--limit', String(RUNS + REPS + 1), '--json');
+  const rows = (JSON.parse(list().stdout) as unknown[]).length;
+  const listCold = reps(list);
+  const pyCold = reps(python);
+  const ratio = (a: Timed[], b: Timed[]): string => (median(a.map((x) => x.ms)) / median(b.map((x) => x.ms))).toFixed(1);
+  console.log(`logs list, ${rows} runs, none analyzed: refinery ${medianTimed(listCold)}, python status.json loop ${medianTimed(pyCold)}, ratio ${ratio(listCold, pyCold)}x`);
+
+  const first = refinery(project, 'logs', 'summary');
+  console.log(`logs summary, first run: ${medianTimed([first])} (${first.stderr.trim()})`);
+
+  const incremental: Timed[] = [];
+  for (let i = 0; i < REPS; i++) {
+    const [added] = generateLogs({ outDir: logs, seed: 1, scripts: fleetScripts(1, undefined, RUNS + i), firstIndex: RUNS + i }).logDirs as [string];
+    const turns = readdirSync(path.join(logs, added)).filter((d) => /^turn_\d+$/.test(d)).length;
+    const r = refinery(project, 'logs', 'summary');
+    if (!new RegExp(`analyzed ${turns} turn\\(s\\)`).test(r.stderr)) throw new Error(`expected the new run's ${turns} turn(s) analyzed, got: ${r.stderr}`);
+    incremental.push(r);
+  }
+  const unchanged = reps(() => refinery(project, 'logs', 'summary'));
+  const inc = median(incremental.map((r) => r.ms));
+  console.log(`logs summary after one new run: median ${medianTimed(incremental)} (runs: ${incremental.map((x) => x.ms.toFixed(0)).join(', ')} ms); nothing new: ${medianTimed(unchanged)}`);
+  console.log(`target: incremental under ${TARGET_MS} ms: ${inc < TARGET_MS ? 'met' : 'NOT MET'} (wall clock)`);
+
+  const listWarm = reps(list);
+  const pyWarm = reps(python);
+  console.log(`logs list, ${RUNS + REPS} runs, all analyzed (every file of every turn checked against its report): refinery ${medianTimed(listWarm)}, python status.json loop ${medianTimed(pyWarm)}, ratio ${ratio(listWarm, pyWarm)}x`);
+  if (!values.keep) rmSync(WORK, { recursive: true, force: true });
+}
+
+main();

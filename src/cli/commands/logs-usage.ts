@@ -1,0 +1,39 @@
+// `refinery logs` usage: kept apart so --help and argument errors load none of the subcommands' code.
+
+export const SUMMARY_USAGE = `  refinery logs summary [--logs-dir D] [--reports DIR] [--since YYYY-MM-DD] [--group-by model|agent|config] [--json] [--no-analyze]`;
+
+export const SUMMARY_HELP = `summary  Every run under the logs folder added up: runs, cost and duration per day, the costliest and
+         slowest runs, enforcement retries, API errors, winners, unanimous votes, sessions continued
+         with --session-id. Turns without a current analysis are analyzed first (--no-analyze: not).
+         Writes runs-summary.json and RUNS_SUMMARY.md into the reports folder (--reports, default: the
+         logs folder when it is inside the project, else .refinery/massgen/); --json prints the JSON.`;
+
+export const BUNDLE_USAGE = `  refinery logs bundle RUN [--turn N] [--out FILE.html] [--logs-dir D] [--redact PATTERN]... [--no-redact]`;
+
+export const BUNDLE_HELP = `bundle   One turn as one HTML file that opens anywhere with no network: the report with its Mermaid
+         drawn, every answer, every vote with its reason, the timeline, the config. RUN is a log_* name
+         under the logs folder, or the path of a log_*, turn_N or attempt_M folder (default turn: the
+         last). Before anything is written, absolute paths become relative to the run, home folders,
+         API keys and tokens (sk-..., Bearer ..., AIza..., ghp_..., xoxb-..., values of key variables
+         of the environment and of refinery.config.yaml, secret keys of the MassGen config) and e-mail
+         addresses are removed; --redact PATTERN (a regular expression) removes more. The bundle lists
+         what it removed, by kind. --no-redact writes everything as it is.`;
+
+export const LOGS_USAGE = `Usage:
+  refinery logs list [--logs-dir D] [--reports DIR] [--analyzed|--unanalyzed] [--limit N] [--json]
+  refinery logs analyze [--logs-dir D] [--log-dir PATH] [--reports DIR] [--turn N] [--stale-after SECONDS]
+${SUMMARY_USAGE}
+${BUNDLE_USAGE}
+
+list     Recent MassGen sessions, newest first: timestamp, wall-clock duration, cost, analyzed turns, question,
+         and the folder a --session-id continuation continues. A turn is analyzed when its ANALYSIS_REPORT.md
+         is non-empty and newer than every other file of the turn.
+analyze  Analyze one turn of a session (default: the last turn of the newest session) and write
+         analysis.json + ANALYSIS_REPORT.md into turn_N/ (the session root for legacy flat logs).
+         --log-dir takes a session root (log_*), a turn_N dir or an attempt_M dir.
+${SUMMARY_HELP}
+${BUNDLE_HELP}
+
+--logs-dir defaults to .massgen/massgen_logs under the project root, as in MassGen. Reports go beside each
+turn when the logs are given inside the project; logs given as an absolute path or one starting with ..
+get them under .refinery/massgen/<log_*>/<turn_N>/ instead; --reports DIR puts them under DIR.`;
