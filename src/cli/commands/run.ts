@@ -17,7 +17,7 @@ import type { StateWarn } from '../../state/set-aside.ts';
 import { writeProblem, type WriteProblem } from '../../state/write-problem.ts';
 import { reportLockRefusal, reportWriteProblems, stateWarn } from '../state-report.ts';
 import { concurrencyFlag, parseOrReport } from '../flags.ts';
-import { parseShard, shardMembers } from '../../executor/shard.ts';
+import { parseShard, shardMembers, unsharded } from '../../executor/shard.ts';
 import type { RemoteCacheSettings } from '../../remote-cache/config.ts';
 import type { StageCache } from '../../remote-cache/stage-cache.ts';
 import { redactSecrets } from '../../security/known-secrets.ts';
@@ -230,6 +230,8 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   let only = flags.only;
   if (shard) {
     const members = shardMembers(opened.expansion.plan, shard);
+    const left = unsharded(opened.expansion.plan, shard.count);
+    if (left.length > 0) io.stderr.write(`refinery run: --shard: ${left.join(', ')} ${left.length === 1 ? 'needs' : 'need'} stages of several shares; the run without --shard after the matrix runs ${left.length === 1 ? 'it' : 'them'}\n`);
     // A share with nothing in it (more shards than stages) runs nothing.
     if (members.length === 0) select = new Set();
     else only = members;

@@ -53,7 +53,7 @@ describe.skipIf(skipWithout(NGINX))('CI shards with a remote cache on nginx', ()
     await ngx?.dispose();
   });
 
-  it('shards - 1/3, 2/3 and 3/3 together produce exactly the artifacts of one unsharded run, each stage executed once', async () => {
+  it('shards - 1/3, 2/3 and 3/3, then the run without --shard, produce exactly the artifacts of one unsharded run, each stage executed once', async () => {
     const files = { 'pipelines/sharded.yaml': PIPELINE, 'src/base.txt': 'base\n' };
     const whole = track(tempProject(files));
     const unsharded = await runCli(['run', 'sharded', '--json'], { cwd: whole.root });
@@ -71,8 +71,16 @@ describe.skipIf(skipWithout(NGINX))('CI shards with a remote cache on nginx', ()
       expect(warnings(result)).toEqual([]);
       parts.push(artifacts(clone, result));
       executed.push(...stageStarts(result));
+      // The fan-in needs every share: no shard runs it, and each says so.
+      expect(result.stderr).toContain('--shard: all needs stages of several shares');
     }
-    expect(union(parts)).toEqual(expected);
+    // The matrix's last job: the whole pipeline, every item from the cache, the fan-in run here.
+    const last = track(tempProject(files));
+    const final = await runCli(['run', 'sharded', '--json'], { cwd: last.root, env });
+    expect(final.code, final.stderr).toBe(0);
+    executed.push(...stageStarts(final));
+    expect(artifacts(last, final)).toEqual(expected);
+    expect(union([...parts, artifacts(last, final)])).toEqual(expected);
     expect(executed.sort()).toEqual([...ITEMS.map((i) => `item[${i}]`), 'all'].sort());
   });
 
@@ -92,6 +100,12 @@ describe.skipIf(skipWithout(NGINX))('CI shards with a remote cache on nginx', ()
     }
     expect(results.map((r) => stageStarts(r).length)).toEqual([2, 2, 2]);
     expect(new Set(results.flatMap(stageStarts)).size).toBe(6);
+    // The summary needs every turn: the run after the matrix makes it, with every turn from the cache.
+    const last = track(exampleClone());
+    const final = await runAnalyze(last, env);
+    expect(final.code, final.stderr).toBe(0);
+    expect(stageStarts(final)).toEqual(['summary']);
+    parts.push(artifacts(last, final));
     // The same files; their text names the moment of analysis (analyzedAt, "heartbeat N s ago"),
     // so the exact comparison is the deterministic pipeline's above: here, what each turn concluded.
     const sharded = union(parts);

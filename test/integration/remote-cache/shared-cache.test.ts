@@ -29,9 +29,9 @@ describe.skipIf(skipWithout(NGINX))('remote cache on nginx: two clones', () => {
       expect(r.code, r.stderr).toBe(0);
       expect(warnings(r)).toEqual([]);
     }
-    expect(stageStarts(analyzeA)).toHaveLength(6);
+    expect(stageStarts(analyzeA)).toHaveLength(7);
     expect(modelCalls(refineA)).toBeGreaterThanOrEqual(5);
-    expect(runEnd(analyzeA).remote).toMatchObject({ url: ngx.url, readOnly: false, stages: 0, uploaded: 6, refused: 0, problems: 0 });
+    expect(runEnd(analyzeA).remote).toMatchObject({ url: ngx.url, readOnly: false, stages: 0, uploaded: 7, refused: 0, problems: 0 });
     const putsBefore = ngx.requests().filter((r) => r.method === 'PUT').length;
 
     const analyzeB = await runAnalyze(b, env);
@@ -52,7 +52,7 @@ describe.skipIf(skipWithout(NGINX))('remote cache on nginx: two clones', () => {
     // Recorded as the stages' results: the same fingerprints as where they ran, and up to date next time.
     expect(fingerprints(b, 'analyze')).toEqual(fingerprints(a, 'analyze'));
     expect(fingerprints(b, 'refine')).toEqual(fingerprints(a, 'refine'));
-    expect(runEnd(analyzeB).remote).toMatchObject({ stages: 6, calls: 0, uploaded: 0, refused: 0 });
+    expect(runEnd(analyzeB).remote).toMatchObject({ stages: 7, calls: 0, uploaded: 0, refused: 0 });
     const refineSummary = runEnd(refineB).remote as { stages: number; calls: number; savedUsd: number; savedMs: number };
     expect(refineSummary.stages).toBe(stageStarts(refineA).length);
     expect(refineSummary.calls).toBe(modelCalls(refineA));
@@ -67,7 +67,7 @@ describe.skipIf(skipWithout(NGINX))('remote cache on nginx: two clones', () => {
     const status = await runCli(['status'], { cwd: b.root });
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toMatch(new RegExp(`remote cache ${ngx.url.replace(/[.]/g, '\\.')}: 7 stages and ${modelCalls(refineA)} model calls from it, saving [0-9.]+m?s and \\$[0-9.]+`));
-    expect(status.stdout).toContain(`remote cache ${ngx.url}: 6 stages and 0 model calls from it`);
+    expect(status.stdout).toContain(`remote cache ${ngx.url}: 7 stages and 0 model calls from it`);
   });
 
   it('model answers - a stage run again elsewhere gets every answer from the remote cache: $0, no call made', async () => {

@@ -52,7 +52,14 @@ describe('refinery ui pipeline API', () => {
     const run = await runCli(['run', 'demo'], { cwd: project.root });
     expect(run.code, run.stderr).toBe(0);
     await get('/api/pipelines/demo/assess?maxAgeMs=0');
-    const b = await get<{ state: string; outputs: Array<{ exists: boolean; validation: { ok: boolean } }> }>('/api/pipelines/demo/stage?id=b');
+    type Stage = { state: string; outputs: Array<{ exists: boolean; validation: { ok: boolean } }> };
+    // The server learns of the run by tailing its event log (a watcher and a 0.5 s poll): ask until
+    // it has seen the run end, within a bound, instead of assuming it already has.
+    let b = await get<Stage>('/api/pipelines/demo/stage?id=b');
+    for (const deadline = Date.now() + 15_000; b.state !== 'up-to-date' && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      b = await get<Stage>('/api/pipelines/demo/stage?id=b');
+    }
     expect(b.state).toBe('up-to-date');
     expect(b.outputs[0]).toMatchObject({ exists: true, validation: { ok: true } });
     project.write('out/b.json', '{"oops": true}');

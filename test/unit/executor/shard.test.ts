@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { parseShard, shardMembers } from '../../../src/executor/shard.ts';
+import { parseShard, shardMembers, unsharded } from '../../../src/executor/shard.ts';
 import type { Plan } from '../../../src/model/plan.ts';
 
-function plan(instances: string[], loops: string[] = []): Plan {
+function plan(instances: string[], loops: string[] = [], needs: Record<string, string[]> = {}): Plan {
   return {
     pipeline: { name: 'p' } as Plan['pipeline'],
     root: '/x',
     params: {},
-    instances: instances.map((id) => ({ id, stageId: id.replace(/\[.*$/, ''), spec: {} as never, vars: {}, inputs: [], outputs: {}, needs: [] })),
+    instances: instances.map((id) => ({ id, stageId: id.replace(/\[.*$/, ''), spec: {} as never, vars: {}, inputs: [], outputs: {}, needs: needs[id] ?? [] })),
     loops: loops.map((id) => ({ id, spec: {} as never, max: 1, needs: [] })),
   };
 }
@@ -33,6 +33,17 @@ describe('shards', () => {
     expect(new Set(shares.flat()).size).toBe(ids.length + 1);
     const turns = shares.map((s) => s.filter((id) => id.startsWith('turn[')).length);
     expect(Math.max(...turns) - Math.min(...turns)).toBeLessThanOrEqual(1);
+  });
+
+  it('members - a chain stays in one share; a fan-in across shares is in none and is left to the unsharded run', () => {
+    const turns = Array.from({ length: 6 }, (_, i) => `turn[t${i}]`);
+    const p = plan([...turns, 'report[t0]', 'summary'], [], { 'report[t0]': ['turn[t0]'], summary: turns });
+    const shares = [1, 2, 3].map((index) => shardMembers(p, { index, count: 3 }));
+    expect(shares.map((s) => s.filter((id) => id.startsWith('turn[')).length)).toEqual([2, 2, 2]);
+    expect(shares.find((s) => s.includes('turn[t0]'))).toContain('report[t0]');
+    expect(shares.flat()).not.toContain('summary');
+    expect(unsharded(p, 3)).toEqual(['summary']);
+    expect(unsharded(p, 1)).toEqual([]);
   });
 
   it('members - deterministic: the same plan gives the same share every time; more shards than stages leaves some empty', () => {
