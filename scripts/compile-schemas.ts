@@ -5,8 +5,8 @@
 // while the schema is unchanged. Run by `npm run build`.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { PACKAGE_ROOT } from '../src/paths/package-root.ts';
-import { compileStandalone, precompiledFileOf, precompiledHeader } from '../src/artifacts/schema-registry.ts';
+import { PACKAGE_ROOT } from '../src/engine/paths/package-root.ts';
+import { compileStandalone, precompiledFileOf, precompiledHeader } from '../src/engine/artifacts/schema-registry.ts';
 
 const schemas = path.join(PACKAGE_ROOT, 'schemas');
 const out = path.dirname(precompiledFileOf('x'));

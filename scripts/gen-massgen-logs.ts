@@ -1,9 +1,9 @@
 // Generate synthetic MassGen v0.1.91 logs (deterministic for a seed).
 //   npx tsx scripts/gen-massgen-logs.ts --out DIR [--seed N] [--scenario NAME]... [--events-bytes N]
 import { parseArgs } from 'node:util';
-import { GenerateError, generateLogs } from '../src/massgen-gen/generate.ts';
-import { SCENARIO_NAMES } from '../src/massgen-gen/scenarios.ts';
-import { ScenarioError } from '../src/massgen-gen/simulate.ts';
+import { GenerateError, generateLogs } from '../dev/massgen-gen/generate.ts';
+import { SCENARIO_NAMES } from '../dev/massgen-gen/scenarios.ts';
+import { ScenarioError } from '../dev/massgen-gen/simulate.ts';
 
 const USAGE = `usage: npx tsx scripts/gen-massgen-logs.ts --out DIR [--seed N] [--scenario NAME]... [--events-bytes N]
   --out DIR           folder that receives the log_* dirs and MANIFEST.json (a .massgen/massgen_logs stand-in)

@@ -4,8 +4,8 @@
 // while the committed file is not current.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { PACKAGE_ROOT } from '../src/paths/package-root.ts';
-import { pipelineJsonSchemaText } from '../src/pipeline/pipeline-schema.ts';
+import { PACKAGE_ROOT } from '../src/engine/paths/package-root.ts';
+import { pipelineJsonSchemaText } from '../src/engine/pipeline/pipeline-schema.ts';
 
 const file = path.join(PACKAGE_ROOT, 'schemas', 'pipeline.schema.json');
 writeFileSync(file, pipelineJsonSchemaText());

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
-import { PACKAGE_ROOT } from '../src/paths/package-root.ts';
+import { PACKAGE_ROOT } from '../src/engine/paths/package-root.ts';
 
 const CLI = path.join(PACKAGE_ROOT, 'bin', 'refinery.js');
 const { values } = parseArgs({ options: { out: { type: 'string', default: path.join(PACKAGE_ROOT, 'docs', 'images') }, chromium: { type: 'string', default: '/usr/bin/chromium' } } });

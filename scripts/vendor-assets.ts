@@ -3,8 +3,8 @@
 // Run by `npm run build`.
 import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { PACKAGE_ROOT } from '../src/paths/package-root.ts';
-import { nodeModulesAsset, VENDOR_ASSETS, type VendorAsset } from '../src/paths/vendor-asset.ts';
+import { PACKAGE_ROOT } from '../src/engine/paths/package-root.ts';
+import { nodeModulesAsset, VENDOR_ASSETS, type VendorAsset } from '../src/engine/paths/vendor-asset.ts';
 
 const out = path.join(PACKAGE_ROOT, 'dist', 'vendor');
 mkdirSync(out, { recursive: true });

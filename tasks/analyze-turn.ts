@@ -2,10 +2,10 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { analyzeTurnUnit } from '../src/massgen/analyze.ts';
-import { DEFAULT_STALE_AFTER_SECONDS } from '../src/massgen/analysis-state.ts';
-import { resolveTurnUnit } from '../src/massgen/discover.ts';
-import { JSON_FILE_CAP } from '../src/massgen/json-file.ts';
+import { analyzeTurnUnit } from '../src/workflows/massgen/analyze.ts';
+import { DEFAULT_STALE_AFTER_SECONDS } from '../src/workflows/massgen/analysis-state.ts';
+import { resolveTurnUnit } from '../src/workflows/massgen/discover.ts';
+import { JSON_FILE_CAP } from '../src/workflows/massgen/json-file.ts';
 import { defineTask } from '../src/task/define-task.ts';
 
 const MiB = 1024 * 1024;

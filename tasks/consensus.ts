@@ -1,17 +1,17 @@
 import { z } from 'zod';
 import { defineTask } from '../src/task/define-task.ts';
-import { readCriteriaParam } from '../src/refine/criteria-input.ts';
-import { readDeliverable, renderDeliverable } from '../src/refine/deliverable.ts';
-import { degradedFiles, type EvaluationFiles } from '../src/refine/evaluation-files.ts';
-import { aggregate } from '../src/refine/consensus/aggregate.ts';
-import { readJudgeInputs, type JudgeInput } from '../src/refine/consensus/judge-inputs.ts';
-import { answerLabels } from '../src/refine/consensus/labels.ts';
-import { runConsensus } from '../src/refine/consensus/protocol.ts';
-import { aggregateReport, voteReport, type ConsensusReport } from '../src/refine/consensus/report.ts';
-import { voteAsker } from '../src/refine/consensus/vote-asker.ts';
-import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson, writeText, writeUsageIfDeclared } from '../src/refine/task-support.ts';
-import { nextTasksLine, taskLines } from '../src/refine/task-list.ts';
-import { UsageRecorder } from '../src/refine/usage.ts';
+import { readCriteriaParam } from '../src/workflows/refine/criteria-input.ts';
+import { readDeliverable, renderDeliverable } from '../src/workflows/refine/deliverable.ts';
+import { degradedFiles, type EvaluationFiles } from '../src/workflows/refine/evaluation-files.ts';
+import { aggregate } from '../src/workflows/refine/consensus/aggregate.ts';
+import { readJudgeInputs, type JudgeInput } from '../src/workflows/refine/consensus/judge-inputs.ts';
+import { answerLabels } from '../src/workflows/refine/consensus/labels.ts';
+import { runConsensus } from '../src/workflows/refine/consensus/protocol.ts';
+import { aggregateReport, voteReport, type ConsensusReport } from '../src/workflows/refine/consensus/report.ts';
+import { voteAsker } from '../src/workflows/refine/consensus/vote-asker.ts';
+import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson, writeText, writeUsageIfDeclared } from '../src/workflows/refine/task-support.ts';
+import { nextTasksLine, taskLines } from '../src/workflows/refine/task-list.ts';
+import { UsageRecorder } from '../src/workflows/refine/usage.ts';
 import type { TaskContext } from '../src/task/define-task.ts';
 
 const params = z

@@ -2,15 +2,15 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { defineTask } from '../src/task/define-task.ts';
-import { checkBackends } from '../src/backends/preflight.ts';
-import { readCriteriaParam } from '../src/refine/criteria-input.ts';
-import { readDeliverable, renderDeliverable } from '../src/refine/deliverable.ts';
-import { degradedFiles, type EvaluationFiles } from '../src/refine/evaluation-files.ts';
-import { judgeEvaluation } from '../src/refine/judge-evaluation.ts';
-import { evalPrompt } from '../src/refine/prompts/eval-prompt.ts';
-import { resolveInside } from '../src/refine/safe-path.ts';
-import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson, writeText, writeUsageIfDeclared } from '../src/refine/task-support.ts';
-import { UsageRecorder } from '../src/refine/usage.ts';
+import { checkBackends } from '../src/workflows/backends/preflight.ts';
+import { readCriteriaParam } from '../src/workflows/refine/criteria-input.ts';
+import { readDeliverable, renderDeliverable } from '../src/workflows/refine/deliverable.ts';
+import { degradedFiles, type EvaluationFiles } from '../src/workflows/refine/evaluation-files.ts';
+import { judgeEvaluation } from '../src/workflows/refine/judge-evaluation.ts';
+import { evalPrompt } from '../src/workflows/refine/prompts/eval-prompt.ts';
+import { resolveInside } from '../src/workflows/refine/safe-path.ts';
+import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson, writeText, writeUsageIfDeclared } from '../src/workflows/refine/task-support.ts';
+import { UsageRecorder } from '../src/workflows/refine/usage.ts';
 
 const params = z.strictObject({
   /** Backend name from refinery.config.yaml; one stage per judge. */

@@ -1,17 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { defineTask } from '../src/task/define-task.ts';
-import { checkBackends } from '../src/backends/preflight.ts';
-import { askWithRepair } from '../src/refine/judge-call.ts';
-import { criteriaReader } from '../src/refine/criteria-parse.ts';
-import { criteriaAnswerSchema } from '../src/refine/answer-schemas/call-schemas.ts';
-import { DEFAULT_CRITERIA, type CriteriaDocument } from '../src/refine/criteria.ts';
-import { readCriteriaParam } from '../src/refine/criteria-input.ts';
-import { criteriaPrompt } from '../src/refine/prompts/criteria-prompt.ts';
-import { resolveInside } from '../src/refine/safe-path.ts';
-import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson, writeUsageIfDeclared } from '../src/refine/task-support.ts';
-import { SESSION_NAME } from '../src/refine/session-layout.ts';
-import { UsageRecorder } from '../src/refine/usage.ts';
+import { checkBackends } from '../src/workflows/backends/preflight.ts';
+import { askWithRepair } from '../src/workflows/refine/judge-call.ts';
+import { criteriaReader } from '../src/workflows/refine/criteria-parse.ts';
+import { criteriaAnswerSchema } from '../src/workflows/refine/answer-schemas/call-schemas.ts';
+import { DEFAULT_CRITERIA, type CriteriaDocument } from '../src/workflows/refine/criteria.ts';
+import { readCriteriaParam } from '../src/workflows/refine/criteria-input.ts';
+import { criteriaPrompt } from '../src/workflows/refine/prompts/criteria-prompt.ts';
+import { resolveInside } from '../src/workflows/refine/safe-path.ts';
+import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson, writeUsageIfDeclared } from '../src/workflows/refine/task-support.ts';
+import { SESSION_NAME } from '../src/workflows/refine/session-layout.ts';
+import { UsageRecorder } from '../src/workflows/refine/usage.ts';
 
 const params = z
   .strictObject({

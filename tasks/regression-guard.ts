@@ -2,18 +2,18 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { defineTask } from '../src/task/define-task.ts';
-import { checkBackends } from '../src/backends/preflight.ts';
-import { sha256 } from '../src/backends/cache-key.ts';
-import { readCriteriaParam } from '../src/refine/criteria-input.ts';
-import { readDeliverable, renderDeliverable, type DeliverableFile } from '../src/refine/deliverable.ts';
-import { askWithRepair } from '../src/refine/judge-call.ts';
-import { regressionAnswerSchema } from '../src/refine/answer-schemas/call-schemas.ts';
-import { regressionPrompt } from '../src/refine/prompts/regression-prompt.ts';
-import { deriveResult, guardReader, type RegressionArtifact, type Side } from '../src/refine/regression.ts';
-import { resolveInside } from '../src/refine/safe-path.ts';
-import { seededRandom } from '../src/refine/seeded.ts';
-import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson, writeUsageIfDeclared } from '../src/refine/task-support.ts';
-import { UsageRecorder } from '../src/refine/usage.ts';
+import { checkBackends } from '../src/workflows/backends/preflight.ts';
+import { sha256 } from '../src/workflows/backends/cache-key.ts';
+import { readCriteriaParam } from '../src/workflows/refine/criteria-input.ts';
+import { readDeliverable, renderDeliverable, type DeliverableFile } from '../src/workflows/refine/deliverable.ts';
+import { askWithRepair } from '../src/workflows/refine/judge-call.ts';
+import { regressionAnswerSchema } from '../src/workflows/refine/answer-schemas/call-schemas.ts';
+import { regressionPrompt } from '../src/workflows/refine/prompts/regression-prompt.ts';
+import { deriveResult, guardReader, type RegressionArtifact, type Side } from '../src/workflows/refine/regression.ts';
+import { resolveInside } from '../src/workflows/refine/safe-path.ts';
+import { seededRandom } from '../src/workflows/refine/seeded.ts';
+import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson, writeUsageIfDeclared } from '../src/workflows/refine/task-support.ts';
+import { UsageRecorder } from '../src/workflows/refine/usage.ts';
 
 const params = z.strictObject({
   backend: z.string().min(1),

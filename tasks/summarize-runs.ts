@@ -4,10 +4,10 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { DigestCache } from '../src/massgen/digest-cache.ts';
-import { logsProblem, sessionNames } from '../src/massgen/logs-folder.ts';
-import { buildRunsSummary } from '../src/massgen/runs-summary-build.ts';
-import { GROUP_BYS } from '../src/massgen/runs-summary-model.ts';
+import { DigestCache } from '../src/workflows/massgen/digest-cache.ts';
+import { logsProblem, sessionNames } from '../src/workflows/massgen/logs-folder.ts';
+import { buildRunsSummary } from '../src/workflows/massgen/runs-summary-build.ts';
+import { GROUP_BYS } from '../src/workflows/massgen/runs-summary-model.ts';
 import { defineTask } from '../src/task/define-task.ts';
 
 const params = z.strictObject({

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { defineTask } from '../src/task/define-task.ts';
-import { resolveInside } from '../src/refine/safe-path.ts';
-import { DEFAULT_SESSIONS_DIR, SESSION_NAME, sessionDir } from '../src/refine/session-layout.ts';
-import { summarizeSession } from '../src/refine/session-summary.ts';
-import { renderSummaryMarkdown } from '../src/refine/summary-markdown.ts';
-import { nextTasksLine } from '../src/refine/task-list.ts';
-import { outputPath, schemaProblems, writeJson, writeText } from '../src/refine/task-support.ts';
+import { resolveInside } from '../src/workflows/refine/safe-path.ts';
+import { DEFAULT_SESSIONS_DIR, SESSION_NAME, sessionDir } from '../src/workflows/refine/session-layout.ts';
+import { summarizeSession } from '../src/workflows/refine/session-summary.ts';
+import { renderSummaryMarkdown } from '../src/workflows/refine/summary-markdown.ts';
+import { nextTasksLine } from '../src/workflows/refine/task-list.ts';
+import { outputPath, schemaProblems, writeJson, writeText } from '../src/workflows/refine/task-support.ts';
 
 const params = z.strictObject({
   /** The session folder's name under sessions_dir. */

@@ -1,6 +1,6 @@
 // The one place the benchmark touches the analyzer library (src/massgen, written separately).
-import { analyzeTurnUnit } from '../../src/massgen/analyze.ts';
-import { resolveTurnUnit } from '../../src/massgen/discover.ts';
+import { analyzeTurnUnit } from '../../src/workflows/massgen/analyze.ts';
+import { resolveTurnUnit } from '../../src/workflows/massgen/discover.ts';
 
 /** Analyzes the turn dir and returns a few figures, so the work cannot be skipped. */
 export async function analyzeTurn(turnDir: string): Promise<Record<string, unknown>> {

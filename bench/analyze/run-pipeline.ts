@@ -13,7 +13,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { generateLogs } from '../../src/massgen-gen/generate.ts';
+import { generateLogs } from '../../dev/massgen-gen/generate.ts';
 
 const REPO = join(import.meta.dirname, '../..');
 const TIME = '/usr/bin/time';

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { generateLogs } from '../../src/massgen-gen/generate.ts';
+import { generateLogs } from '../../dev/massgen-gen/generate.ts';
 
 const run = promisify(execFile);
 const REPO = join(import.meta.dirname, '../..');

@@ -9,7 +9,7 @@ import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { generateLogs } from '../../src/massgen-gen/generate.ts';
+import { generateLogs } from '../../dev/massgen-gen/generate.ts';
 import { events, REPO_ROOT, runCli, tempProject, type CliResult, type TempProject } from '../../test/helpers/project.ts';
 import { EXAMPLE_REFINE_PARAMS } from '../../test/helpers/refine-example.ts';
 import { startNginxCache } from '../../test/helpers/nginx-cache.ts';

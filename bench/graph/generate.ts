@@ -1,6 +1,6 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { mulberry32 } from '../../src/refine/seeded.ts';
+import { mulberry32 } from '../../src/workflows/refine/seeded.ts';
 
 export interface Dag {
   /** For each stage i: the paths it reads (sources or earlier stages' outputs). */

@@ -6,11 +6,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { startEmbeddedBroker } from '../../src/broker/embedded-broker.ts';
-import { delegateJob, type DelegateResult } from '../../src/jobs/delegate.ts';
-import { registryPaths } from '../../src/jobs/paths.ts';
-import { JobRegistry } from '../../src/jobs/registry.ts';
-import type { JobEventName } from '../../src/jobs/types.ts';
+import { startEmbeddedBroker } from '../../src/workflows/broker/embedded-broker.ts';
+import { delegateJob, type DelegateResult } from '../../src/workflows/jobs/delegate.ts';
+import { registryPaths } from '../../src/workflows/jobs/paths.ts';
+import { JobRegistry } from '../../src/workflows/jobs/registry.ts';
+import type { JobEventName } from '../../src/workflows/jobs/types.ts';
 import { startMosquitto } from '../../test/helpers/mosquitto.ts';
 import { ScriptedAgent } from './scripted-agent.ts';
 

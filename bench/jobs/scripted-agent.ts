@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { Agent, AgentExit, AgentHandle, AgentLaunch } from '../../src/jobs/agents/agent.ts';
-import { publishJobEvent } from '../../src/jobs/publisher.ts';
-import type { JobRegistry } from '../../src/jobs/registry.ts';
-import type { JobEventName } from '../../src/jobs/types.ts';
-import type { BrokerConfig } from '../../src/mqtt/broker-config.ts';
-import { MqttConnection } from '../../src/mqtt/client.ts';
+import type { Agent, AgentExit, AgentHandle, AgentLaunch } from '../../src/workflows/jobs/agents/agent.ts';
+import { publishJobEvent } from '../../src/workflows/jobs/publisher.ts';
+import type { JobRegistry } from '../../src/workflows/jobs/registry.ts';
+import type { JobEventName } from '../../src/workflows/jobs/types.ts';
+import type { BrokerConfig } from '../../src/workflows/mqtt/broker-config.ts';
+import { MqttConnection } from '../../src/workflows/mqtt/client.ts';
 
 /**
  * A scripted agent in the benchmark process: its own MQTT connection (as a real agent process would

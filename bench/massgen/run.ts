@@ -12,8 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { generateLogs } from '../../src/massgen-gen/generate.ts';
-import { fleetScripts } from '../../src/massgen-gen/fleet.ts';
+import { generateLogs } from '../../dev/massgen-gen/generate.ts';
+import { fleetScripts } from '../../dev/massgen-gen/fleet.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const WORK = path.join(REPO, 'bench', '.work', 'massgen');

@@ -5,8 +5,8 @@
 import { performance } from 'node:perf_hooks';
 import { parseDocument } from 'yaml';
 import { makeDag, refineryPipeline } from '../graph/generate.ts';
-import { locateYamlFast, parseYamlFast } from '../../src/pipeline/fast-yaml.ts';
-import { parseLocatedYamlWithLibrary } from '../../src/pipeline/yaml-source.ts';
+import { locateYamlFast, parseYamlFast } from '../../src/engine/pipeline/fast-yaml.ts';
+import { parseLocatedYamlWithLibrary } from '../../src/engine/pipeline/yaml-source.ts';
 
 function timeIt(runs: number, fn: () => unknown): { first: number; median: number } {
   const times: number[] = [];

@@ -13,9 +13,9 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { generateLogs } from '../../src/massgen-gen/generate.ts';
-import { listSessions, listTurnUnits, reportDirOf } from '../../src/massgen/discover.ts';
-import { analyzeTurnUnit } from '../../src/massgen/analyze.ts';
+import { generateLogs } from '../../dev/massgen-gen/generate.ts';
+import { listSessions, listTurnUnits, reportDirOf } from '../../src/workflows/massgen/discover.ts';
+import { analyzeTurnUnit } from '../../src/workflows/massgen/analyze.ts';
 import { makeDag, refineryPipeline, writeSources } from '../graph/generate.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

@@ -1,6 +1,6 @@
-import type { Plan } from '../model/plan.ts';
-import { buildGraph, downstreamOf } from '../graph/graph.ts';
-import { isGlob, matchGlob } from '../paths/glob.ts';
+import type { Plan } from '../engine/types/plan.ts';
+import { buildGraph, downstreamOf } from '../engine/graph/graph.ts';
+import { isGlob, matchGlob } from '../engine/paths/glob.ts';
 
 /**
  * The stages a set of changed files can affect: those that read or write one of them, and

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { COMMANDS } from './commands.ts';
 import { directoryProblem, findProjectRoot } from './project-root.ts';
 import type { CommandIo } from './command.ts';
-import { describeFsError, isFsError } from '../state/write-problem.ts';
+import { describeFsError, isFsError } from '../engine/state/write-problem.ts';
 
 const ENVIRONMENT_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'EACCES', 'EPERM', 'EMFILE', 'ENFILE']);
 

@@ -1,15 +1,15 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CommandIo } from './command.ts';
-import type { Diagnostic } from '../model/source.ts';
-import type { PipelineSpec } from '../model/pipeline.ts';
-import { didYouMean, formatDiagnostics } from '../diagnostics/format.ts';
-import { loadPipelineCached } from '../pipeline/cached-load.ts';
-import { PACKAGE_ROOT, projectResolver, type NameResolver } from '../pipeline/resolve-names.ts';
-import { resolveParams } from '../pipeline/params.ts';
-import { expandPipeline, type Expansion } from '../pipeline/expand.ts';
-import { lazyRecord } from '../expr/evaluate.ts';
-import type { Observations } from '../state/observations.ts';
+import type { Diagnostic } from '../engine/types/source.ts';
+import type { PipelineSpec } from '../engine/types/pipeline.ts';
+import { didYouMean, formatDiagnostics } from '../engine/diagnostics/format.ts';
+import { loadPipelineCached } from '../engine/pipeline/cached-load.ts';
+import { PACKAGE_ROOT, projectResolver, type NameResolver } from '../engine/pipeline/resolve-names.ts';
+import { resolveParams } from '../engine/pipeline/params.ts';
+import { expandPipeline, type Expansion } from '../engine/pipeline/expand.ts';
+import { lazyRecord } from '../engine/expr/evaluate.ts';
+import type { Observations } from '../engine/state/observations.ts';
 import { stateWarn } from './state-report.ts';
 
 export function useColor(io: CommandIo): boolean {

@@ -1,7 +1,7 @@
 import type { CommandIo } from './command.ts';
-import type { LockResult } from '../state/project-lock.ts';
-import type { StateWarn } from '../state/set-aside.ts';
-import { fullDiskProblem, summarizeWriteProblems, type WriteProblem } from '../state/write-problem.ts';
+import type { LockResult } from '../engine/state/project-lock.ts';
+import type { StateWarn } from '../engine/state/set-aside.ts';
+import { fullDiskProblem, summarizeWriteProblems, type WriteProblem } from '../engine/state/write-problem.ts';
 
 /** State files set aside (damaged, unreadable) are reported as warnings; the command goes on. */
 export function stateWarn(io: CommandIo): StateWarn {

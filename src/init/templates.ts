@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { PACKAGE_ROOT } from '../paths/package-root.ts';
+import { PACKAGE_ROOT } from '../engine/paths/package-root.ts';
 
 /** `refinery init` copies this folder's files into the project, placeholders filled in. */
 export const INIT_TEMPLATE_DIR = path.join(PACKAGE_ROOT, 'templates', 'init');

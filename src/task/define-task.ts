@@ -1,5 +1,5 @@
 import type { z as zod } from 'zod';
-import type { Shell } from '../shell/zx.ts';
+import type { Shell } from '../engine/shell/zx.ts';
 
 /** What a task may report besides its output files; each becomes a run event. */
 export type TaskReport =

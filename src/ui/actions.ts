@@ -3,8 +3,8 @@
 // the project lock as any run does, so a watch or another run in the project refuses it cleanly.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { runIdPid } from '../events/bus.ts';
-import { PACKAGE_ROOT } from '../paths/package-root.ts';
+import { runIdPid } from '../engine/events/bus.ts';
+import { PACKAGE_ROOT } from '../engine/paths/package-root.ts';
 
 export type ActionOutcome = { ok: true; message: string } | { ok: false; status: number; error: string };
 

@@ -4,8 +4,8 @@
 // in memory at start, so an edit is served without a build step.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { PACKAGE_ROOT } from '../paths/package-root.ts';
-import { VENDOR_ASSETS, vendorAssetPath, type VendorAsset } from '../paths/vendor-asset.ts';
+import { PACKAGE_ROOT } from '../engine/paths/package-root.ts';
+import { VENDOR_ASSETS, vendorAssetPath, type VendorAsset } from '../engine/paths/vendor-asset.ts';
 
 export interface Asset {
   body: Buffer;

@@ -2,8 +2,8 @@
 // daemon's bus in-process, or tailed from events.jsonl) and "this changed" notices (jobs, files).
 // Each message gets a rising sequence number and stays in a ring buffer, so a client that lost its
 // connection resumes from its last number with nothing lost or repeated.
-import type { RunEvent } from '../model/events.ts';
-import type { EventSink } from '../events/bus.ts';
+import type { RunEvent } from '../engine/types/events.ts';
+import type { EventSink } from '../engine/events/bus.ts';
 
 export type LiveTopic = 'jobs' | 'massgen' | 'refine' | 'runs' | 'pipelines';
 

@@ -4,7 +4,7 @@
 // second in case a watcher cannot be set or misses a new run folder.
 import { closeSync, existsSync, fstatSync, openSync, readdirSync, readSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
-import type { RunEvent } from '../model/events.ts';
+import type { RunEvent } from '../engine/types/events.ts';
 
 interface Tail {
   file: string;

@@ -3,7 +3,7 @@
 // terminal). Removed when the dashboard stops; a file whose process is gone is ignored.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
-import { pidExists } from '../state/process-identity.ts';
+import { pidExists } from '../engine/state/process-identity.ts';
 
 export interface ServerEntry {
   url: string;

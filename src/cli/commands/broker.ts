@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { Command } from '../command.ts';
-import { startEmbeddedBroker } from '../../broker/embedded-broker.ts';
+import { startEmbeddedBroker } from '../../workflows/broker/embedded-broker.ts';
 
 const USAGE = `Usage: refinery broker [--port N] [--host ADDRESS]
 

@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
 import { openPipeline } from '../session.ts';
-import { buildGraph } from '../../graph/graph.ts';
-import { toDot, toMermaid, type GraphView } from '../../graph/render.ts';
+import { buildGraph } from '../../engine/graph/graph.ts';
+import { toDot, toMermaid, type GraphView } from '../../engine/graph/render.ts';
 
 const USAGE = `Usage: refinery graph [PIPELINE] [--format mermaid|dot|json] [-p KEY=VALUE]...
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
 import { parseOrReport } from '../flags.ts';
-import { PACKAGE_ROOT } from '../../paths/package-root.ts';
+import { PACKAGE_ROOT } from '../../engine/paths/package-root.ts';
 import { ensureGitignore, writeScaffold, type FileResult, type GitignoreResult } from '../../init/scaffold.ts';
 import { MASSGEN_LOGS_DIR, renderScaffold, unsafeRefineryDir } from '../../init/templates.ts';
 

@@ -1,9 +1,9 @@
 // Options and helpers shared by the `refinery jobs` subcommands.
 import type { CommandIo } from '../command.ts';
-import { brokerFromUrl, type BrokerConfig } from '../../mqtt/broker-config.ts';
-import { assertJobId } from '../../jobs/job-id.ts';
-import type { WatchDiagnostic } from '../../jobs/job-watch.ts';
-import { registryPaths, type RegistryPaths } from '../../jobs/paths.ts';
+import { brokerFromUrl, type BrokerConfig } from '../../workflows/mqtt/broker-config.ts';
+import { assertJobId } from '../../workflows/jobs/job-id.ts';
+import type { WatchDiagnostic } from '../../workflows/jobs/job-watch.ts';
+import { registryPaths, type RegistryPaths } from '../../workflows/jobs/paths.ts';
 
 /** A bad flag or argument: exit code 64. */
 export class UsageError extends Error {}

@@ -2,15 +2,15 @@
 import { parseArgs } from 'node:util';
 import path from 'node:path';
 import type { CommandIo } from '../command.ts';
-import { acquireBroker } from '../../jobs/broker-resolve.ts';
-import { redactUrl, type BrokerConfig } from '../../mqtt/broker-config.ts';
-import { delegateJob, type AgentSpec } from '../../jobs/delegate.ts';
-import { makeAgent, resolveAgentKind } from '../../jobs/agents/agent-factory.ts';
-import { formatEventLine } from '../../jobs/event-payload.ts';
-import { buildInstructions } from '../../jobs/instructions.ts';
-import { newJobId } from '../../jobs/job-id.ts';
-import { publisherArgv } from '../../jobs/publisher-command.ts';
-import { type AgentKind, type JobType } from '../../jobs/types.ts';
+import { acquireBroker } from '../../workflows/jobs/broker-resolve.ts';
+import { redactUrl, type BrokerConfig } from '../../workflows/mqtt/broker-config.ts';
+import { delegateJob, type AgentSpec } from '../../workflows/jobs/delegate.ts';
+import { makeAgent, resolveAgentKind } from '../../workflows/jobs/agents/agent-factory.ts';
+import { formatEventLine } from '../../workflows/jobs/event-payload.ts';
+import { buildInstructions } from '../../workflows/jobs/instructions.ts';
+import { newJobId } from '../../workflows/jobs/job-id.ts';
+import { publisherArgv } from '../../workflows/jobs/publisher-command.ts';
+import { type AgentKind, type JobType } from '../../workflows/jobs/types.ts';
 import { COMMON, UsageError, diagnosticLine, pathsOf, requireJob, seconds, tlsFiles } from './jobs-options.ts';
 
 export async function submit(argv: string[], io: CommandIo): Promise<number> {

@@ -1,13 +1,13 @@
 // `refinery jobs wait`: block until a job (or every pending or running one) ends.
 import { parseArgs } from 'node:util';
 import type { CommandIo } from '../command.ts';
-import { brokerForJob } from '../../jobs/broker-resolve.ts';
-import { AuditLog } from '../../jobs/audit-log.ts';
-import { formatEventLine } from '../../jobs/event-payload.ts';
-import { JobWatch, type WatchOutcome } from '../../jobs/job-watch.ts';
-import { isTerminalStatus } from '../../jobs/record-codec.ts';
-import { JobRegistry } from '../../jobs/registry.ts';
-import { OUTCOME_EXIT_CODES, type JobOutcomeKind, type JobRecord } from '../../jobs/types.ts';
+import { brokerForJob } from '../../workflows/jobs/broker-resolve.ts';
+import { AuditLog } from '../../workflows/jobs/audit-log.ts';
+import { formatEventLine } from '../../workflows/jobs/event-payload.ts';
+import { JobWatch, type WatchOutcome } from '../../workflows/jobs/job-watch.ts';
+import { isTerminalStatus } from '../../workflows/jobs/record-codec.ts';
+import { JobRegistry } from '../../workflows/jobs/registry.ts';
+import { OUTCOME_EXIT_CODES, type JobOutcomeKind, type JobRecord } from '../../workflows/jobs/types.ts';
 import { COMMON, diagnosticLine, explicitBroker, pathsOf, requireJob, seconds } from './jobs-options.ts';
 
 export async function wait(argv: string[], io: CommandIo): Promise<number> {

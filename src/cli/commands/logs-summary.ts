@@ -3,17 +3,17 @@
 // .refinery/massgen/ for logs outside the project) and prints the main figures.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { SchemaRegistry } from '../../artifacts/schema-registry.ts';
-import { DEFAULT_STALE_AFTER_SECONDS } from '../../massgen/analysis-state.ts';
-import { DigestCache } from '../../massgen/digest-cache.ts';
-import { logsProblem } from '../../massgen/logs-folder.ts';
-import { refreshAnalyses } from '../../massgen/refresh-analyses.ts';
-import { duration } from '../../massgen/render-runs-summary.ts';
-import { reportLocation, SUMMARY_JSON, SUMMARY_MARKDOWN } from '../../massgen/report-location.ts';
-import { buildRunsSummary } from '../../massgen/runs-summary-build.ts';
-import { GROUP_BYS, type GroupBy, type RunsSummary } from '../../massgen/runs-summary-model.ts';
-import { scanLogs } from '../../massgen/scan-logs.ts';
-import { writeFilesAtomically } from '../../massgen/write-files.ts';
+import { SchemaRegistry } from '../../engine/artifacts/schema-registry.ts';
+import { DEFAULT_STALE_AFTER_SECONDS } from '../../workflows/massgen/analysis-state.ts';
+import { DigestCache } from '../../workflows/massgen/digest-cache.ts';
+import { logsProblem } from '../../workflows/massgen/logs-folder.ts';
+import { refreshAnalyses } from '../../workflows/massgen/refresh-analyses.ts';
+import { duration } from '../../workflows/massgen/render-runs-summary.ts';
+import { reportLocation, SUMMARY_JSON, SUMMARY_MARKDOWN } from '../../workflows/massgen/report-location.ts';
+import { buildRunsSummary } from '../../workflows/massgen/runs-summary-build.ts';
+import { GROUP_BYS, type GroupBy, type RunsSummary } from '../../workflows/massgen/runs-summary-model.ts';
+import { scanLogs } from '../../workflows/massgen/scan-logs.ts';
+import { writeFilesAtomically } from '../../workflows/massgen/write-files.ts';
 import type { CommandIo } from '../command.ts';
 
 const rel = (cwd: string, p: string): string => {

@@ -2,12 +2,12 @@
 // loads its own modules when it runs.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_STALE_AFTER_SECONDS } from '../../massgen/analysis-state.ts';
-import type { SessionRow } from '../../massgen/list-logs.ts';
-import { reportDirIn, reportLocation } from '../../massgen/report-location.ts';
-import { ANALYSIS_FILE, REPORT_FILE } from '../../massgen/turn-freshness.ts';
-import { writeFilesAtomically } from '../../massgen/write-files.ts';
-import type { TurnUnit } from '../../massgen/model.ts';
+import { DEFAULT_STALE_AFTER_SECONDS } from '../../workflows/massgen/analysis-state.ts';
+import type { SessionRow } from '../../workflows/massgen/list-logs.ts';
+import { reportDirIn, reportLocation } from '../../workflows/massgen/report-location.ts';
+import { ANALYSIS_FILE, REPORT_FILE } from '../../workflows/massgen/turn-freshness.ts';
+import { writeFilesAtomically } from '../../workflows/massgen/write-files.ts';
+import type { TurnUnit } from '../../workflows/massgen/model.ts';
 import type { Command, CommandIo } from '../command.ts';
 import { LOGS_USAGE as USAGE } from './logs-usage.ts';
 
@@ -48,7 +48,7 @@ async function list(argv: string[], io: CommandIo): Promise<number> {
   const location = reportLocation(io.cwd, values['logs-dir'] ?? '.massgen/massgen_logs', values.reports);
   const logsDir = location.logsDir;
   const filter = values.analyzed ? 'analyzed' : values.unanalyzed ? 'unanalyzed' : undefined;
-  const [{ DigestCache }, { listLogRows }] = await Promise.all([import('../../massgen/digest-cache.ts'), import('../../massgen/list-logs.ts')]);
+  const [{ DigestCache }, { listLogRows }] = await Promise.all([import('../../workflows/massgen/digest-cache.ts'), import('../../workflows/massgen/list-logs.ts')]);
   // Read only: the summary's digests give a current analysis's figures without opening it.
   const cache = new DigestCache(path.join(io.cwd, '.refinery', 'cache', 'massgen-summary', 'digests.json'));
   const rows = await listLogRows(logsDir, { filter, limit, location, cache });
@@ -66,7 +66,7 @@ async function list(argv: string[], io: CommandIo): Promise<number> {
 }
 
 async function pickUnit(io: CommandIo, logsDir: string, logDir: string | undefined, turn: number | undefined): Promise<TurnUnit | string> {
-  const { listSessions, resolveTurnUnit, turnUnitsOfSession } = await import('../../massgen/discover.ts');
+  const { listSessions, resolveTurnUnit, turnUnitsOfSession } = await import('../../workflows/massgen/discover.ts');
   let target = logDir ? path.resolve(io.cwd, logDir) : undefined;
   if (!target) {
     target = (await listSessions(logsDir)).at(-1);
@@ -92,7 +92,7 @@ async function analyze(argv: string[], io: CommandIo): Promise<number> {
   const logsDir = path.resolve(io.cwd, values['logs-dir'] ?? '.massgen/massgen_logs');
   const unit = await pickUnit(io, logsDir, values['log-dir'], turn);
   if (typeof unit === 'string') return fail(io, unit, 1);
-  const [{ analyzeTurnUnit }, { SchemaRegistry }] = await Promise.all([import('../../massgen/analyze.ts'), import('../../artifacts/schema-registry.ts')]);
+  const [{ analyzeTurnUnit }, { SchemaRegistry }] = await Promise.all([import('../../workflows/massgen/analyze.ts'), import('../../engine/artifacts/schema-registry.ts')]);
   const { analysis, report } = await analyzeTurnUnit(unit, { staleAfterSeconds: stale, lines: { signal: io.signal } });
   const check = new SchemaRegistry(io.cwd).validate('turn-analysis', analysis);
   if (!check.ok) {

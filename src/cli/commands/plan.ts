@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
 import { openPipeline } from '../session.ts';
-import { previewPlan, type PreviewEntry } from '../../executor/preview.ts';
-import { FileHashes } from '../../state/file-hashes.ts';
-import { StageState } from '../../state/stage-state.ts';
+import { previewPlan, type PreviewEntry } from '../../engine/executor/preview.ts';
+import { FileHashes } from '../../engine/state/file-hashes.ts';
+import { StageState } from '../../engine/state/stage-state.ts';
 import { stateWarn } from '../state-report.ts';
 
 const PLAN_USAGE = `Usage: refinery plan [PIPELINE] [-p KEY=VALUE]... [--force] [--json]

@@ -2,11 +2,11 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { SchemaRegistry } from '../../artifacts/schema-registry.ts';
-import type { CriteriaDocument } from '../../refine/criteria.ts';
-import { EXPORT_FORMATS, exportCriteria, type ExportFormat } from '../../refine/criteria-export.ts';
-import { DEFAULT_SESSIONS_DIR, SESSION_NAME, sessionDir, sessionFiles } from '../../refine/session-layout.ts';
-import { writeFileAtomicSync } from '../../state/atomic-file.ts';
+import { SchemaRegistry } from '../../engine/artifacts/schema-registry.ts';
+import type { CriteriaDocument } from '../../workflows/refine/criteria.ts';
+import { EXPORT_FORMATS, exportCriteria, type ExportFormat } from '../../workflows/refine/criteria-export.ts';
+import { DEFAULT_SESSIONS_DIR, SESSION_NAME, sessionDir, sessionFiles } from '../../workflows/refine/session-layout.ts';
+import { writeFileAtomicSync } from '../../engine/state/atomic-file.ts';
 import type { Command, CommandIo } from '../command.ts';
 
 const USAGE = `Usage:

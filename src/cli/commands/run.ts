@@ -2,24 +2,24 @@ import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
 import path from 'node:path';
 import { findPipelineFile, openPipeline, parseParamFlags, printDiagnostics, readSource, type OpenedPipeline } from '../session.ts';
-import type { PipelineSpec } from '../../model/pipeline.ts';
-import { Observations } from '../../state/observations.ts';
-import { compareWithLastRun, UNCHANGED_BY_STAT, manifestKey, writeManifest } from '../../state/run-manifest.ts';
+import type { PipelineSpec } from '../../engine/types/pipeline.ts';
+import { Observations } from '../../engine/state/observations.ts';
+import { compareWithLastRun, UNCHANGED_BY_STAT, manifestKey, writeManifest } from '../../engine/state/run-manifest.ts';
 import { affectedStages } from '../affected.ts';
-import { PACKAGE_ROOT } from '../../paths/package-root.ts';
-import { EventBus, newRunId } from '../../events/bus.ts';
-import { consoleSink } from '../../events/console-sink.ts';
-import { jsonlSink } from '../../events/jsonl-sink.ts';
-import { junitSink } from '../../events/junit-sink.ts';
-import { acquireProjectLock } from '../../state/project-lock.ts';
-import { prepareStateFolders } from '../../state/state-folders.ts';
-import type { StateWarn } from '../../state/set-aside.ts';
-import { writeProblem, type WriteProblem } from '../../state/write-problem.ts';
+import { PACKAGE_ROOT } from '../../engine/paths/package-root.ts';
+import { EventBus, newRunId } from '../../engine/events/bus.ts';
+import { consoleSink } from '../../engine/events/console-sink.ts';
+import { jsonlSink } from '../../engine/events/jsonl-sink.ts';
+import { junitSink } from '../../engine/events/junit-sink.ts';
+import { acquireProjectLock } from '../../engine/state/project-lock.ts';
+import { prepareStateFolders } from '../../engine/state/state-folders.ts';
+import type { StateWarn } from '../../engine/state/set-aside.ts';
+import { writeProblem, type WriteProblem } from '../../engine/state/write-problem.ts';
 import { reportLockRefusal, reportWriteProblems, stateWarn } from '../state-report.ts';
 import { concurrencyFlag, parseOrReport } from '../flags.ts';
-import { parseShard, shardMembers, unsharded } from '../../executor/shard.ts';
-import type { RemoteCacheSettings } from '../../remote-cache/config.ts';
-import type { StageCache } from '../../remote-cache/stage-cache.ts';
+import { parseShard, shardMembers, unsharded } from '../../engine/executor/shard.ts';
+import type { RemoteCacheSettings } from '../../engine/remote-cache/config.ts';
+import type { StageCache } from '../../engine/remote-cache/stage-cache.ts';
 import { redactSecrets } from '../../security/known-secrets.ts';
 
 const USAGE = `Usage: refinery run [PIPELINE] [options]
@@ -154,7 +154,7 @@ function recordNoop(root: string, opened: OpenedPipeline, key: string, observati
 
 /** The remote cache from the flags, the environment and refinery.config.yaml; 'error' (reported) when misconfigured. */
 async function resolveRemote(io: CommandIo, flags: RunFlags): Promise<RemoteCacheSettings | undefined | 'error'> {
-  const { resolveRemoteCache } = await import('../../remote-cache/config.ts');
+  const { resolveRemoteCache } = await import('../../engine/remote-cache/config.ts');
   const resolved = resolveRemoteCache({
     root: io.cwd,
     env: io.env,
@@ -173,9 +173,9 @@ async function resolveRemote(io: CommandIo, flags: RunFlags): Promise<RemoteCach
 /** The run's remote cache: stage results through the executor, model answers through the run's tasks. */
 async function openRemote(settings: RemoteCacheSettings, runId: string, lookup: boolean): Promise<{ stages: StageCache; close: () => void }> {
   const [{ RemoteCache }, { stageCache }, { remoteResponses, registerRemoteResponses }] = await Promise.all([
-    import('../../remote-cache/remote-cache.ts'),
-    import('../../remote-cache/stage-cache.ts'),
-    import('../../remote-cache/llm-store.ts'),
+    import('../../engine/remote-cache/remote-cache.ts'),
+    import('../../engine/remote-cache/stage-cache.ts'),
+    import('../../engine/remote-cache/llm-store.ts'),
   ]);
   const cache = new RemoteCache(settings, refineryVersion());
   const unregister = registerRemoteResponses(runId, remoteResponses(cache));
@@ -237,7 +237,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     else only = members;
   }
   // Before anything runs (and is paid for): every backend and tool the tasks will use.
-  const { preflightPlan } = await import('../../executor/preflight.ts');
+  const { preflightPlan } = await import('../../engine/executor/preflight.ts');
   const preflight = await preflightPlan(opened.expansion.plan, {
     root: io.cwd,
     env: io.env,
@@ -265,11 +265,11 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     const skipped = skippedStages(bus, changed?.skipped);
     // Loaded only when something may run: the no-op path above needs none of them.
     const [{ execute }, { FileHashes }, { StageState }, { SchemaRegistry }, { removeLeftoverStaging }] = await Promise.all([
-      import('../../executor/executor.ts'),
-      import('../../state/file-hashes.ts'),
-      import('../../state/stage-state.ts'),
-      import('../../artifacts/schema-registry.ts'),
-      import('../../executor/staging.ts'),
+      import('../../engine/executor/executor.ts'),
+      import('../../engine/state/file-hashes.ts'),
+      import('../../engine/state/stage-state.ts'),
+      import('../../engine/artifacts/schema-registry.ts'),
+      import('../../engine/executor/staging.ts'),
     ]);
     // Holding the lock, no other run is live: what killed runs left in staging can go.
     removeLeftoverStaging(io.cwd);

@@ -2,10 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
-import { StageState } from '../../state/stage-state.ts';
+import { StageState } from '../../engine/state/stage-state.ts';
 import { stateWarn } from '../state-report.ts';
-import { remoteCacheLine } from '../../events/console-sink.ts';
-import type { RemoteCacheSummary } from '../../model/events.ts';
+import { remoteCacheLine } from '../../engine/events/console-sink.ts';
+import type { RemoteCacheSummary } from '../../engine/types/events.ts';
 
 const USAGE = `Usage: refinery status [--runs N] [--json]
 

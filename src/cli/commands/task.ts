@@ -1,18 +1,18 @@
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
-import type { Plan, StageInstance } from '../../model/plan.ts';
-import type { TaskStageSpec } from '../../model/pipeline.ts';
-import { projectResolver } from '../../pipeline/resolve-names.ts';
-import { normalizeRelative } from '../../pipeline/expand.ts';
-import { loadTask } from '../../executor/task-loader.ts';
-import { execute } from '../../executor/executor.ts';
-import { EventBus, newRunId } from '../../events/bus.ts';
-import { consoleSink } from '../../events/console-sink.ts';
-import { jsonlSink } from '../../events/jsonl-sink.ts';
-import { FileHashes } from '../../state/file-hashes.ts';
-import { StageState } from '../../state/stage-state.ts';
+import type { Plan, StageInstance } from '../../engine/types/plan.ts';
+import type { TaskStageSpec } from '../../engine/types/pipeline.ts';
+import { projectResolver } from '../../engine/pipeline/resolve-names.ts';
+import { normalizeRelative } from '../../engine/pipeline/expand.ts';
+import { loadTask } from '../../engine/executor/task-loader.ts';
+import { execute } from '../../engine/executor/executor.ts';
+import { EventBus, newRunId } from '../../engine/events/bus.ts';
+import { consoleSink } from '../../engine/events/console-sink.ts';
+import { jsonlSink } from '../../engine/events/jsonl-sink.ts';
+import { FileHashes } from '../../engine/state/file-hashes.ts';
+import { StageState } from '../../engine/state/stage-state.ts';
 import { reportWriteProblems, stateWarn } from '../state-report.ts';
-import { SchemaRegistry } from '../../artifacts/schema-registry.ts';
+import { SchemaRegistry } from '../../engine/artifacts/schema-registry.ts';
 
 const USAGE = `Usage: refinery task NAME [--param KEY=VALUE]... [--output NAME=PATH]... [--json]
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
-import { SchemaRegistry } from '../../artifacts/schema-registry.ts';
+import { SchemaRegistry } from '../../engine/artifacts/schema-registry.ts';
 
 const USAGE = `Usage: refinery validate FILE... --schema NAME [--json]
 

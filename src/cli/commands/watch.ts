@@ -2,19 +2,19 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
 import { findPipelineFile, parseParamFlags, printDiagnostics } from '../session.ts';
-import { EventBus } from '../../events/bus.ts';
-import { consoleSink } from '../../events/console-sink.ts';
-import { jsonlSink } from '../../events/jsonl-sink.ts';
-import { mqttSink, type MqttSink } from '../../events/mqtt-sink.ts';
-import { acquireProjectLock } from '../../state/project-lock.ts';
-import { removeLeftoverStaging } from '../../executor/staging.ts';
-import { prepareStateFolders } from '../../state/state-folders.ts';
-import { writeProblem } from '../../state/write-problem.ts';
+import { EventBus } from '../../engine/events/bus.ts';
+import { consoleSink } from '../../engine/events/console-sink.ts';
+import { jsonlSink } from '../../engine/events/jsonl-sink.ts';
+import { mqttSink, type MqttSink } from '../../engine/events/mqtt-sink.ts';
+import { acquireProjectLock } from '../../engine/state/project-lock.ts';
+import { removeLeftoverStaging } from '../../engine/executor/staging.ts';
+import { prepareStateFolders } from '../../engine/state/state-folders.ts';
+import { writeProblem } from '../../engine/state/write-problem.ts';
 import { reportLockRefusal, reportWriteProblems, stateWarn } from '../state-report.ts';
-import { loadPipeline, type LoadedPipeline } from '../../watch/load-pipeline.ts';
-import { WatchDaemon } from '../../watch/watch-daemon.ts';
-import type { BusyPolicy, WatchNotice } from '../../watch/types.ts';
-import type { BrokerConfig } from '../../mqtt/broker-config.ts';
+import { loadPipeline, type LoadedPipeline } from '../../engine/watch/load-pipeline.ts';
+import { WatchDaemon } from '../../engine/watch/watch-daemon.ts';
+import type { BusyPolicy, WatchNotice } from '../../engine/watch/types.ts';
+import type { BrokerConfig } from '../../workflows/mqtt/broker-config.ts';
 import { concurrencyFlag, parseOrReport } from '../flags.ts';
 import { checkUiSettings } from './ui.ts';
 import type { Dashboard } from '../../ui/dashboard.ts';
@@ -188,8 +188,8 @@ interface Mqtt {
 async function openMqtt(io: CommandIo, flags: WatchFlags, port: number): Promise<Mqtt | string> {
   const none: Mqtt = { sink: undefined, url: undefined, close: async () => {} };
   if (flags['no-mqtt']) return none;
-  const { brokerFromEnv, brokerFromUrl, redactUrl } = await import('../../mqtt/broker-config.ts');
-  const { MqttConnection } = await import('../../mqtt/client.ts');
+  const { brokerFromEnv, brokerFromUrl, redactUrl } = await import('../../workflows/mqtt/broker-config.ts');
+  const { MqttConnection } = await import('../../workflows/mqtt/client.ts');
   let config: BrokerConfig | undefined;
   try {
     config = flags.broker ? brokerFromUrl(flags.broker) : brokerFromEnv(io.env);
@@ -198,7 +198,7 @@ async function openMqtt(io: CommandIo, flags: WatchFlags, port: number): Promise
   }
   let broker: { url: string; close(): Promise<void> } | undefined;
   if (!config) {
-    const { startEmbeddedBroker } = await import('../../broker/embedded-broker.ts');
+    const { startEmbeddedBroker } = await import('../../workflows/broker/embedded-broker.ts');
     try {
       broker = await startEmbeddedBroker({ port });
     } catch (error) {

@@ -4,7 +4,7 @@
 // the CLI's. Cached per pipeline for a few seconds and dropped when one of its runs ends.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { PACKAGE_ROOT } from '../../paths/package-root.ts';
+import { PACKAGE_ROOT } from '../../engine/paths/package-root.ts';
 
 export interface AssessEntry {
   id: string;

@@ -3,12 +3,12 @@
 // the pages when a record or a timeline changed.
 import { existsSync, readdirSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
-import { JobRegistry } from '../../jobs/registry.ts';
-import { AuditLog } from '../../jobs/audit-log.ts';
-import { registryPaths, type RegistryPaths } from '../../jobs/paths.ts';
-import { isValidJobId } from '../../jobs/job-id.ts';
-import { redactRecord } from '../../jobs/record-codec.ts';
-import { DEFAULT_SESSIONS_DIR } from '../../refine/session-layout.ts';
+import { JobRegistry } from '../../workflows/jobs/registry.ts';
+import { AuditLog } from '../../workflows/jobs/audit-log.ts';
+import { registryPaths, type RegistryPaths } from '../../workflows/jobs/paths.ts';
+import { isValidJobId } from '../../workflows/jobs/job-id.ts';
+import { redactRecord } from '../../workflows/jobs/record-codec.ts';
+import { DEFAULT_SESSIONS_DIR } from '../../workflows/refine/session-layout.ts';
 import { relativeInProject } from '../safe-path.ts';
 
 const TIMELINE_TAIL = 1000;

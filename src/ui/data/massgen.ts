@@ -5,10 +5,10 @@
 // 1,000-run folder is read once and then only what changed.
 import { lstatSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { listSessions, resolveTurnUnit, reportDirOf, turnUnitsOfSession } from '../../massgen/discover.ts';
-import { readCapped } from '../../massgen/fs-safe.ts';
-import { timestampOf } from '../../massgen/list-logs.ts';
-import type { TurnUnit } from '../../massgen/model.ts';
+import { listSessions, resolveTurnUnit, reportDirOf, turnUnitsOfSession } from '../../workflows/massgen/discover.ts';
+import { readCapped } from '../../workflows/massgen/fs-safe.ts';
+import { timestampOf } from '../../workflows/massgen/list-logs.ts';
+import type { TurnUnit } from '../../workflows/massgen/model.ts';
 import { relativeInProject, safeSegments } from '../safe-path.ts';
 import { isObject } from './jsonl.ts';
 

@@ -3,13 +3,13 @@
 // the newest run's outcome, the journal, and `refinery plan`'s verdict once it has come back.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { StageInstance } from '../../model/plan.ts';
-import { formatDiagnostics } from '../../diagnostics/format.ts';
+import type { StageInstance } from '../../engine/types/plan.ts';
+import { formatDiagnostics } from '../../engine/diagnostics/format.ts';
 import { findPipelineFile } from '../../cli/session.ts';
-import { loadPipeline, type LoadedPipeline } from '../../watch/load-pipeline.ts';
-import { SchemaRegistry } from '../../artifacts/schema-registry.ts';
-import { buildGraph } from '../../graph/graph.ts';
-import { selectStages } from '../../graph/select.ts';
+import { loadPipeline, type LoadedPipeline } from '../../engine/watch/load-pipeline.ts';
+import { SchemaRegistry } from '../../engine/artifacts/schema-registry.ts';
+import { buildGraph } from '../../engine/graph/graph.ts';
+import { selectStages } from '../../engine/graph/select.ts';
 import { foldGraph, type FoldInput, type FoldedGraph, type UiStageState } from './graph-fold.ts';
 import { JournalReader, type JournalEntry } from './journal.ts';
 import type { RunStageStatus, RunStore } from './runs.ts';

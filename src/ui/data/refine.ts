@@ -2,8 +2,8 @@
 // per round, each judge's verdict, critique and next tasks, and the consensus votes.
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { readCapped } from '../../massgen/fs-safe.ts';
-import { SESSION_NAME, DEFAULT_SESSIONS_DIR } from '../../refine/session-layout.ts';
+import { readCapped } from '../../workflows/massgen/fs-safe.ts';
+import { SESSION_NAME, DEFAULT_SESSIONS_DIR } from '../../workflows/refine/session-layout.ts';
 import { isObject } from './jsonl.ts';
 
 const JSON_CAP = 8 * 1024 * 1024;

@@ -2,7 +2,7 @@
 // so a page asked for while a run is going sees its running stages without re-reading the log. A
 // watch runs only the stages a change touched: each stage keeps the outcome of the newest run that
 // ran it, not just of the newest run.
-import type { RunEvent } from '../../model/events.ts';
+import type { RunEvent } from '../../engine/types/events.ts';
 import type { RunStageStatus } from './runs.ts';
 
 export interface StageOutcome {

@@ -3,9 +3,9 @@
 // changes, so its row and its stage table are cached.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ArtifactIssue, RunEvent, StageStatus } from '../../model/events.ts';
-import { runIdPid } from '../../events/bus.ts';
-import { pidExists } from '../../state/process-identity.ts';
+import type { ArtifactIssue, RunEvent, StageStatus } from '../../engine/types/events.ts';
+import { runIdPid } from '../../engine/events/bus.ts';
+import { pidExists } from '../../engine/state/process-identity.ts';
 import { firstJsonLine, forEachJsonLine, isObject } from './jsonl.ts';
 
 export type RunOutcome = 'succeeded' | 'failed' | 'aborted' | 'running' | 'interrupted';

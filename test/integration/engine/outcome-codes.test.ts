@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
-import type { StageOutcomeCode } from '../../../src/model/events.ts';
+import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
+import type { StageOutcomeCode } from '../../../src/engine/types/events.ts';
 import { REPO_ROOT, events, runCli, tempProject, type TempProject } from '../../helpers/project.ts';
 
 let project: TempProject | undefined;

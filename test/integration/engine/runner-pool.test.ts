@@ -3,8 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RunnerPool } from '../../../src/shell/runner-pool.ts';
-import { parseSimpleCommand } from '../../../src/shell/simple-command.ts';
+import { RunnerPool } from '../../../src/engine/shell/runner-pool.ts';
+import { parseSimpleCommand } from '../../../src/engine/shell/simple-command.ts';
 
 let base: string;
 let pool: RunnerPool;

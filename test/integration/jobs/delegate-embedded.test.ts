@@ -1,12 +1,12 @@
 import { readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmbeddedBroker, type EmbeddedBroker } from '../../../src/broker/embedded-broker.ts';
-import { CommandAgent } from '../../../src/jobs/agents/command-agent.ts';
-import { AuditLog } from '../../../src/jobs/audit-log.ts';
-import { delegateJob, type DelegateOptions } from '../../../src/jobs/delegate.ts';
-import { registryPaths } from '../../../src/jobs/paths.ts';
-import { JobRegistry } from '../../../src/jobs/registry.ts';
+import { startEmbeddedBroker, type EmbeddedBroker } from '../../../src/workflows/broker/embedded-broker.ts';
+import { CommandAgent } from '../../../src/workflows/jobs/agents/command-agent.ts';
+import { AuditLog } from '../../../src/workflows/jobs/audit-log.ts';
+import { delegateJob, type DelegateOptions } from '../../../src/workflows/jobs/delegate.ts';
+import { registryPaths } from '../../../src/workflows/jobs/paths.ts';
+import { JobRegistry } from '../../../src/workflows/jobs/registry.ts';
 import { InProcessAgent } from './fixtures/in-process-agent.ts';
 import { publishArgv, scriptedAgentArgv, tempDir } from './support.ts';
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmbeddedBroker, type EmbeddedBroker } from '../../../src/broker/embedded-broker.ts';
+import { startEmbeddedBroker, type EmbeddedBroker } from '../../../src/workflows/broker/embedded-broker.ts';
 import { taskCommand } from '../../../src/cli/commands/task.ts';
 import { memoryIo, publishArgv, scriptedAgentArgv, tempDir } from './support.ts';
 

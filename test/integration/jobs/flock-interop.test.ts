@@ -3,9 +3,9 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-import { FileLockError, withFileLock } from '../../../src/jobs/file-lock.ts';
-import { registryPaths } from '../../../src/jobs/paths.ts';
-import { JobRegistry } from '../../../src/jobs/registry.ts';
+import { FileLockError, withFileLock } from '../../../src/workflows/jobs/file-lock.ts';
+import { registryPaths } from '../../../src/workflows/jobs/paths.ts';
+import { JobRegistry } from '../../../src/workflows/jobs/registry.ts';
 import { skipWithout, systemTool, toolPath } from '../../helpers/system-tools.ts';
 import { PYTHON_PUBLISHER, run, tempDir } from './support.ts';
 

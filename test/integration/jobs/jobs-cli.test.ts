@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { brokerCommand } from '../../../src/cli/commands/broker.ts';
 import { jobsCommand } from '../../../src/cli/commands/jobs.ts';
-import { MqttConnection } from '../../../src/mqtt/client.ts';
+import { MqttConnection } from '../../../src/workflows/mqtt/client.ts';
 import { memoryIo, tempDir } from './support.ts';
 
 /** Resolves with the stream's text once the pattern shows up (an event, not a sleep). */

@@ -1,9 +1,9 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { registryPaths } from '../../../src/jobs/paths.ts';
-import { parseRecord } from '../../../src/jobs/record-codec.ts';
-import { JobRegistry } from '../../../src/jobs/registry.ts';
+import { registryPaths } from '../../../src/workflows/jobs/paths.ts';
+import { parseRecord } from '../../../src/workflows/jobs/record-codec.ts';
+import { JobRegistry } from '../../../src/workflows/jobs/registry.ts';
 import { skipWithout, systemTool, toolPath } from '../../helpers/system-tools.ts';
 import { PYTHON_PUBLISHER, REPO_ROOT, TSX_LOADER, run, tempDir } from './support.ts';
 

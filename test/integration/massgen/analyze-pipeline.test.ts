@@ -1,7 +1,7 @@
 import { cpSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
+import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
 import { REPO_ROOT, events, runCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
 
 let project: TempProject | undefined;

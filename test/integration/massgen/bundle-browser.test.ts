@@ -5,7 +5,7 @@ import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { BundleData } from '../../../src/massgen/bundle-data.ts';
+import type { BundleData } from '../../../src/workflows/massgen/bundle-data.ts';
 import { REPO_ROOT, runCli, tempProject, type TempProject } from '../../helpers/project.ts';
 import { skipWithout, systemTool, toolPath } from '../../helpers/system-tools.ts';
 

@@ -4,9 +4,9 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { generateLogs } from '../../../src/massgen-gen/generate.ts';
-import { fleetScripts } from '../../../src/massgen-gen/fleet.ts';
-import type { BundleData } from '../../../src/massgen/bundle-data.ts';
+import { generateLogs } from '../../../dev/massgen-gen/generate.ts';
+import { fleetScripts } from '../../../dev/massgen-gen/fleet.ts';
+import type { BundleData } from '../../../src/workflows/massgen/bundle-data.ts';
 import { runCli, tempProject, type TempProject } from '../../helpers/project.ts';
 
 let project: TempProject | undefined;

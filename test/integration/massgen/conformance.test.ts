@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
-import type { TurnAnalysis } from '../../../src/massgen/analysis-model.ts';
-import { analyzeTurnUnit } from '../../../src/massgen/analyze.ts';
-import { listTurnUnits } from '../../../src/massgen/discover.ts';
+import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
+import type { TurnAnalysis } from '../../../src/workflows/massgen/analysis-model.ts';
+import { analyzeTurnUnit } from '../../../src/workflows/massgen/analyze.ts';
+import { listTurnUnits } from '../../../src/workflows/massgen/discover.ts';
 import { fixtureRuns, truthOf } from './fixture-truth.ts';
 
 const registry = new SchemaRegistry(path.resolve(import.meta.dirname, '../../..'));

@@ -3,9 +3,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
-import { analyzeTurnUnit } from '../../../src/massgen/analyze.ts';
-import { listTurnUnits } from '../../../src/massgen/discover.ts';
+import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
+import { analyzeTurnUnit } from '../../../src/workflows/massgen/analyze.ts';
+import { listTurnUnits } from '../../../src/workflows/massgen/discover.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../../..');
 const EXAMPLES = path.join(REPO, 'examples/massgen_logs');

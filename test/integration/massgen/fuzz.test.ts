@@ -5,12 +5,12 @@ import { cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
-import { analyzeTurnUnit } from '../../../src/massgen/analyze.ts';
-import { listTurnUnits } from '../../../src/massgen/discover.ts';
-import type { TurnUnit } from '../../../src/massgen/model.ts';
+import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
+import { analyzeTurnUnit } from '../../../src/workflows/massgen/analyze.ts';
+import { listTurnUnits } from '../../../src/workflows/massgen/discover.ts';
+import type { TurnUnit } from '../../../src/workflows/massgen/model.ts';
 import { FIXTURES } from './fixture-truth.ts';
-import { mulberry32 } from '../../../src/refine/seeded.ts';
+import { mulberry32 } from '../../../src/workflows/refine/seeded.ts';
 
 const SEED = Number(process.env.MASSGEN_FUZZ_SEED ?? 20261130);
 const PER_FIXTURE = 90;

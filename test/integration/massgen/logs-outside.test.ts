@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
 import { analysesUnder, expectPartsAddUp, expectReportLinks, expectTotalsOf } from './summary-checks.ts';
-import type { RunsSummary } from '../../../src/massgen/runs-summary-model.ts';
+import type { RunsSummary } from '../../../src/workflows/massgen/runs-summary-model.ts';
 
 let project: TempProject | undefined;
 const outside: string[] = [];

@@ -4,8 +4,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateLogs } from '../../../src/massgen-gen/generate.ts';
-import type { ScenarioScript } from '../../../src/massgen-gen/model.ts';
+import { generateLogs } from '../../../dev/massgen-gen/generate.ts';
+import type { ScenarioScript } from '../../../dev/massgen-gen/model.ts';
 import { runCli, tempProject, type TempProject } from '../../helpers/project.ts';
 
 const EVIL_A = 'agent_a\n# INJECTED HEADING\n\n```mermaid\nflowchart LR\n  x-->y';

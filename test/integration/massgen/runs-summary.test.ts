@@ -4,10 +4,10 @@
 import { cpSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
-import { generateLogs } from '../../../src/massgen-gen/generate.ts';
-import { FLEET_MODELS, fleetScripts } from '../../../src/massgen-gen/fleet.ts';
-import type { RunsSummary } from '../../../src/massgen/runs-summary-model.ts';
+import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
+import { generateLogs } from '../../../dev/massgen-gen/generate.ts';
+import { FLEET_MODELS, fleetScripts } from '../../../dev/massgen-gen/fleet.ts';
+import type { RunsSummary } from '../../../src/workflows/massgen/runs-summary-model.ts';
 import { REPO_ROOT, runCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
 import { analysesUnder, dayOf, expectPartsAddUp, expectReportLinks, expectTotalsOf } from './summary-checks.ts';
 

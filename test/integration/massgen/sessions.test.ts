@@ -5,9 +5,9 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { generateLogs } from '../../../src/massgen-gen/generate.ts';
-import { fleetScripts } from '../../../src/massgen-gen/fleet.ts';
-import type { RunsSummary } from '../../../src/massgen/runs-summary-model.ts';
+import { generateLogs } from '../../../dev/massgen-gen/generate.ts';
+import { fleetScripts } from '../../../dev/massgen-gen/fleet.ts';
+import type { RunsSummary } from '../../../src/workflows/massgen/runs-summary-model.ts';
 import { runCli, tempProject, type TempProject } from '../../helpers/project.ts';
 import { analysesUnder, expectPartsAddUp, expectTotalsOf } from './summary-checks.ts';
 

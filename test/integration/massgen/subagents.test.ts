@@ -2,9 +2,9 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyzeTurnUnit } from '../../../src/massgen/analyze.ts';
-import { listTurnUnits } from '../../../src/massgen/discover.ts';
-import type { TurnUnit } from '../../../src/massgen/model.ts';
+import { analyzeTurnUnit } from '../../../src/workflows/massgen/analyze.ts';
+import { listTurnUnits } from '../../../src/workflows/massgen/discover.ts';
+import type { TurnUnit } from '../../../src/workflows/massgen/model.ts';
 import { FIXTURES } from './fixture-truth.ts';
 
 describe('subagent runs', () => {

@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
-import type { RunsSummary } from '../../../src/massgen/runs-summary-model.ts';
+import type { RunsSummary } from '../../../src/workflows/massgen/runs-summary-model.ts';
 
 /** What the tests read of an analysis.json. */
 export interface Analysis {

@@ -1,10 +1,10 @@
-import { createRunBudget } from '../../../src/executor/budget.ts';
+import { createRunBudget } from '../../../src/engine/executor/budget.ts';
 import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import task, { resolveTurnPath } from '../../../tasks/analyze-turn.ts';
-import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
+import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
 import type { TaskContext, TaskReport } from '../../../src/task/define-task.ts';
 import { FIXTURES } from './fixture-truth.ts';
 

@@ -5,9 +5,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseBackendsConfig } from '../../../src/backends/config-file.ts';
-import { BackendError } from '../../../src/backends/errors.ts';
-import { LlmClient } from '../../../src/backends/llm-client.ts';
+import { parseBackendsConfig } from '../../../src/workflows/backends/config-file.ts';
+import { BackendError } from '../../../src/workflows/backends/errors.ts';
+import { LlmClient } from '../../../src/workflows/backends/llm-client.ts';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../../helpers/fake-openai-server.ts';
 
 const signal = new AbortController().signal;

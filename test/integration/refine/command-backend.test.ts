@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseBackendsConfig } from '../../../src/backends/config-file.ts';
-import { LlmClient, type LlmCallRecord } from '../../../src/backends/llm-client.ts';
-import { BackendError } from '../../../src/backends/errors.ts';
+import { parseBackendsConfig } from '../../../src/workflows/backends/config-file.ts';
+import { LlmClient, type LlmCallRecord } from '../../../src/workflows/backends/llm-client.ts';
+import { BackendError } from '../../../src/workflows/backends/errors.ts';
 
 const CLIS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../helpers/fake-agent-clis');
 const dir = mkdtempSync(path.join(tmpdir(), 'refinery-cli-'));

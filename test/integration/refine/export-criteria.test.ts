@@ -1,7 +1,7 @@
 // `refinery refine export-criteria SESSION --format massgen-checklist|eval-criteria` through the real CLI.
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_CRITERIA } from '../../../src/refine/criteria.ts';
+import { DEFAULT_CRITERIA } from '../../../src/workflows/refine/criteria.ts';
 import { runCli, tempProject, type TempProject } from '../../helpers/project.ts';
 
 let project: TempProject;

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../../helpers/fake-openai-server.ts';
-import { parseBackendsConfig } from '../../../src/backends/config-file.ts';
-import { LlmClient, type LlmCallRecord } from '../../../src/backends/llm-client.ts';
-import { Budget } from '../../../src/backends/budget.ts';
-import { BudgetExceededError, BackendConfigError } from '../../../src/backends/errors.ts';
+import { parseBackendsConfig } from '../../../src/workflows/backends/config-file.ts';
+import { LlmClient, type LlmCallRecord } from '../../../src/workflows/backends/llm-client.ts';
+import { Budget } from '../../../src/workflows/backends/budget.ts';
+import { BudgetExceededError, BackendConfigError } from '../../../src/workflows/backends/errors.ts';
 
 let server: FakeOpenAiServer;
 const dir = mkdtempSync(path.join(tmpdir(), 'refinery-client-'));

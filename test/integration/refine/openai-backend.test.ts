@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../../helpers/fake-openai-server.ts';
-import { parseBackendsConfig } from '../../../src/backends/config-file.ts';
-import { LlmClient, type LlmCallRecord } from '../../../src/backends/llm-client.ts';
-import { BackendError } from '../../../src/backends/errors.ts';
-import { defaultApi } from '../../../src/backends/ollama-chat.ts';
+import { parseBackendsConfig } from '../../../src/workflows/backends/config-file.ts';
+import { LlmClient, type LlmCallRecord } from '../../../src/workflows/backends/llm-client.ts';
+import { BackendError } from '../../../src/workflows/backends/errors.ts';
+import { defaultApi } from '../../../src/workflows/backends/ollama-chat.ts';
 
 let server: FakeOpenAiServer;
 beforeAll(async () => {

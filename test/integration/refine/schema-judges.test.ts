@@ -4,8 +4,8 @@
 import { cpSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { strictSchemaProblems } from '../../../src/backends/strict-schema.ts';
-import { DEFAULT_CRITERIA } from '../../../src/refine/criteria.ts';
+import { strictSchemaProblems } from '../../../src/workflows/backends/strict-schema.ts';
+import { DEFAULT_CRITERIA } from '../../../src/workflows/refine/criteria.ts';
 import { startFakeOpenAiServer, type FakeOpenAiServer, type Responder } from '../../helpers/fake-openai-server.ts';
 import { REPO_ROOT, runCli, tempProject, type CliResult, type TempProject } from '../../helpers/project.ts';
 import { garbageResponder, proseResponder, schemaFollowingResponder } from '../../helpers/schema-responders.ts';

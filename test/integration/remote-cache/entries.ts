@@ -2,8 +2,8 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { encodeActionResult } from '../../../src/remote-cache/action-result.ts';
-import { stageCacheKey } from '../../../src/remote-cache/keys.ts';
+import { encodeActionResult } from '../../../src/engine/remote-cache/action-result.ts';
+import { stageCacheKey } from '../../../src/engine/remote-cache/keys.ts';
 import { REPO_ROOT } from '../../helpers/project.ts';
 import type { NginxCache } from '../../helpers/nginx-cache.ts';
 

@@ -1,9 +1,9 @@
 // Delegated jobs in the dashboard: the registry's records with their token redacted, a job's audit
 // timeline, and a "jobs changed" message on the stream as soon as a record or a timeline changes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuditLog } from '../../../src/jobs/audit-log.ts';
-import { registryPaths } from '../../../src/jobs/paths.ts';
-import { JobRegistry } from '../../../src/jobs/registry.ts';
+import { AuditLog } from '../../../src/workflows/jobs/audit-log.ts';
+import { registryPaths } from '../../../src/workflows/jobs/paths.ts';
+import { JobRegistry } from '../../../src/workflows/jobs/registry.ts';
 import { tempProject, type TempProject } from '../../helpers/project.ts';
 import { UiProcess } from './ui-process.ts';
 

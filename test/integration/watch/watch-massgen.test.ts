@@ -2,7 +2,7 @@ import { appendFileSync, cpSync, existsSync, readFileSync, readdirSync, rmSync }
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, tempProject, type TempProject } from '../../helpers/project.ts';
-import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
+import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
 import { WatchProcess } from './watch-process.ts';
 
 let project: TempProject | undefined;

@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, tempProject, type TempProject } from '../../helpers/project.ts';
 import { MOSQUITTO, startMosquitto, type MosquittoBroker } from '../../helpers/mosquitto.ts';
 import { pythonWithPaho, skipWithout, toolPath } from '../../helpers/system-tools.ts';
-import { MqttConnection, type IncomingMessage } from '../../../src/mqtt/client.ts';
-import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
+import { MqttConnection, type IncomingMessage } from '../../../src/workflows/mqtt/client.ts';
+import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
 import { WatchProcess } from './watch-process.ts';
 
 let project: TempProject | undefined;

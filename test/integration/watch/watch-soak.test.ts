@@ -3,10 +3,10 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempProject, type TempProject } from '../../helpers/project.ts';
-import { EventBus } from '../../../src/events/bus.ts';
-import { loadPipeline } from '../../../src/watch/load-pipeline.ts';
-import { WatchDaemon } from '../../../src/watch/watch-daemon.ts';
-import type { WatchNotice } from '../../../src/watch/types.ts';
+import { EventBus } from '../../../src/engine/events/bus.ts';
+import { loadPipeline } from '../../../src/engine/watch/load-pipeline.ts';
+import { WatchDaemon } from '../../../src/engine/watch/watch-daemon.ts';
+import type { WatchNotice } from '../../../src/engine/watch/types.ts';
 
 let project: TempProject | undefined;
 let daemon: WatchDaemon | undefined;

@@ -6,9 +6,9 @@ import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BUILTIN_SCHEMA_DIR, compileStandalone, loadPrecompiled, precompiledHeader, SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
-import { analyzeTurnUnit } from '../../../src/massgen/analyze.ts';
-import { resolveTurnUnit } from '../../../src/massgen/discover.ts';
+import { BUILTIN_SCHEMA_DIR, compileStandalone, loadPrecompiled, precompiledHeader, SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
+import { analyzeTurnUnit } from '../../../src/workflows/massgen/analyze.ts';
+import { resolveTurnUnit } from '../../../src/workflows/massgen/discover.ts';
 import { REPO_ROOT } from '../../helpers/project.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;

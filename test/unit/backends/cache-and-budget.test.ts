@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cacheKey, canonicalJson } from '../../../src/backends/cache-key.ts';
-import { ResponseCache } from '../../../src/backends/response-cache.ts';
-import { Budget, budgetForRun } from '../../../src/backends/budget.ts';
-import { BudgetExceededError } from '../../../src/backends/errors.ts';
-import { costOf } from '../../../src/backends/pricing.ts';
+import { cacheKey, canonicalJson } from '../../../src/workflows/backends/cache-key.ts';
+import { ResponseCache } from '../../../src/workflows/backends/response-cache.ts';
+import { Budget, budgetForRun } from '../../../src/workflows/backends/budget.ts';
+import { BudgetExceededError } from '../../../src/workflows/backends/errors.ts';
+import { costOf } from '../../../src/workflows/backends/pricing.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'refinery-cache-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { parseBackendsConfig } from '../../../src/backends/config-file.ts';
-import { BackendConfigError, BackendError } from '../../../src/backends/errors.ts';
-import { parseCliOutput } from '../../../src/backends/cli-output.ts';
-import { PRESETS, expandTemplate } from '../../../src/backends/presets.ts';
+import { parseBackendsConfig } from '../../../src/workflows/backends/config-file.ts';
+import { BackendConfigError, BackendError } from '../../../src/workflows/backends/errors.ts';
+import { parseCliOutput } from '../../../src/workflows/backends/cli-output.ts';
+import { PRESETS, expandTemplate } from '../../../src/workflows/backends/presets.ts';
 
 describe('parseBackendsConfig', () => {
   it('parseBackendsConfig - fills defaults and ignores other top-level keys', () => {

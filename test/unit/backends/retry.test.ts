@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, parseRetryAfter, withRetry } from '../../../src/backends/retry.ts';
-import { BackendError } from '../../../src/backends/errors.ts';
+import { backoffDelay, parseRetryAfter, withRetry } from '../../../src/workflows/backends/retry.ts';
+import { BackendError } from '../../../src/workflows/backends/errors.ts';
 
 const policy = { max: 3, base_ms: 1, max_ms: 50, retry_429: true };
 const signal = new AbortController().signal;

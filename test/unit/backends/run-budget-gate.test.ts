@@ -2,10 +2,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseBackendsConfig } from '../../../src/backends/config-file.ts';
-import { BudgetExceededError } from '../../../src/backends/errors.ts';
-import { LlmClient, type LlmCallRecord } from '../../../src/backends/llm-client.ts';
-import { createRunBudget } from '../../../src/executor/budget.ts';
+import { parseBackendsConfig } from '../../../src/workflows/backends/config-file.ts';
+import { BudgetExceededError } from '../../../src/workflows/backends/errors.ts';
+import { LlmClient, type LlmCallRecord } from '../../../src/workflows/backends/llm-client.ts';
+import { createRunBudget } from '../../../src/engine/executor/budget.ts';
 
 const root = mkdtempSync(path.join(tmpdir(), 'refinery-gate-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { strictSchemaProblems } from '../../../src/backends/strict-schema.ts';
-import { evaluationAnswerSchema } from '../../../src/refine/answer-schemas/evaluation-schema.ts';
-import { criteriaAnswerSchema, regressionAnswerSchema, voteAnswerSchema } from '../../../src/refine/answer-schemas/call-schemas.ts';
+import { strictSchemaProblems } from '../../../src/workflows/backends/strict-schema.ts';
+import { evaluationAnswerSchema } from '../../../src/workflows/refine/answer-schemas/evaluation-schema.ts';
+import { criteriaAnswerSchema, regressionAnswerSchema, voteAnswerSchema } from '../../../src/workflows/refine/answer-schemas/call-schemas.ts';
 
 const closed = (properties: Record<string, unknown>) => ({ type: 'object', properties, required: Object.keys(properties), additionalProperties: false });
 

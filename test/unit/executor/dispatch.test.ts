@@ -2,12 +2,12 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync }
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Dispatcher, dispatchFailure } from '../../../src/executor/dispatch.ts';
-import { tearDown } from '../../../src/executor/teardown.ts';
-import { stagingDir } from '../../../src/executor/staging.ts';
-import { WorkQueue } from '../../../src/executor/work-queue.ts';
-import { FileHashes } from '../../../src/state/file-hashes.ts';
-import { StageState } from '../../../src/state/stage-state.ts';
+import { Dispatcher, dispatchFailure } from '../../../src/engine/executor/dispatch.ts';
+import { tearDown } from '../../../src/engine/executor/teardown.ts';
+import { stagingDir } from '../../../src/engine/executor/staging.ts';
+import { WorkQueue } from '../../../src/engine/executor/work-queue.ts';
+import { FileHashes } from '../../../src/engine/state/file-hashes.ts';
+import { StageState } from '../../../src/engine/state/stage-state.ts';
 
 /** A job that runs until its gate is opened, recording the most jobs running at once. */
 function gatedJobs(count: number) {

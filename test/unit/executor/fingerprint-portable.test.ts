@@ -1,8 +1,8 @@
 // Fingerprints are portable: nothing of the machine or the folder the project is in enters them.
 import { describe, expect, it } from 'vitest';
-import { fingerprintOf, fingerprintParts, namesFolder } from '../../../src/executor/fingerprint.ts';
-import type { FileHashes } from '../../../src/state/file-hashes.ts';
-import type { FingerprintParts } from '../../../src/state/stage-state.ts';
+import { fingerprintOf, fingerprintParts, namesFolder } from '../../../src/engine/executor/fingerprint.ts';
+import type { FileHashes } from '../../../src/engine/state/file-hashes.ts';
+import type { FingerprintParts } from '../../../src/engine/state/stage-state.ts';
 
 const base: FingerprintParts = { code: 'c', params: 'p', inputs: { 'src/a.txt': 'H1' }, deps: {}, schemas: {} };
 

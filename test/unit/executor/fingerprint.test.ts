@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fingerprintOf, fingerprintParts, stableJson } from '../../../src/executor/fingerprint.ts';
-import { explainChange } from '../../../src/executor/explain.ts';
-import { FileHashes } from '../../../src/state/file-hashes.ts';
-import { StageState } from '../../../src/state/stage-state.ts';
+import { fingerprintOf, fingerprintParts, stableJson } from '../../../src/engine/executor/fingerprint.ts';
+import { explainChange } from '../../../src/engine/executor/explain.ts';
+import { FileHashes } from '../../../src/engine/state/file-hashes.ts';
+import { StageState } from '../../../src/engine/state/stage-state.ts';
 
 let dir = '';
 afterEach(() => dir && rmSync(dir, { recursive: true, force: true }));

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { beginIteration, gateFingerprint, iterationDeps, iterationOutcome, loopDecision, memberSettled, untilHolds } from '../../../src/executor/loop-gate.ts';
-import { createSchedule, settle, type LoopGate, type Schedule, type StageNode } from '../../../src/executor/scheduler.ts';
-import { lazyRecord } from '../../../src/expr/evaluate.ts';
-import { parseCondition } from '../../../src/expr/template.ts';
-import type { LoopInstance } from '../../../src/model/plan.ts';
+import { beginIteration, gateFingerprint, iterationDeps, iterationOutcome, loopDecision, memberSettled, untilHolds } from '../../../src/engine/executor/loop-gate.ts';
+import { createSchedule, settle, type LoopGate, type Schedule, type StageNode } from '../../../src/engine/executor/scheduler.ts';
+import { lazyRecord } from '../../../src/engine/expr/evaluate.ts';
+import { parseCondition } from '../../../src/engine/expr/template.ts';
+import type { LoopInstance } from '../../../src/engine/types/plan.ts';
 
 const member = (id: string, opts: { needs?: string[]; inputs?: string[]; outputs?: string[] } = {}) => ({ id, needs: opts.needs ?? [], inputs: opts.inputs ?? [], outputs: opts.outputs ?? [] });
 

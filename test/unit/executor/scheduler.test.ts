@@ -12,8 +12,8 @@ import {
   unsettledNodes,
   type NodeEntry,
   type Schedule,
-} from '../../../src/executor/scheduler.ts';
-import { onlySelection } from '../../../src/executor/selection.ts';
+} from '../../../src/engine/executor/scheduler.ts';
+import { onlySelection } from '../../../src/engine/executor/selection.ts';
 
 /** A schedule from an adjacency literal: id -> the ids it needs; an id ending in '*' is a loop gate. */
 function scheduleOf(adjacency: Record<string, string[]>, keepGoing = false): Schedule<string, string> {

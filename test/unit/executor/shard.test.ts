@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseShard, shardMembers, unsharded } from '../../../src/executor/shard.ts';
-import type { Plan } from '../../../src/model/plan.ts';
+import { parseShard, shardMembers, unsharded } from '../../../src/engine/executor/shard.ts';
+import type { Plan } from '../../../src/engine/types/plan.ts';
 
 function plan(instances: string[], loops: string[] = [], needs: Record<string, string[]> = {}): Plan {
   return {

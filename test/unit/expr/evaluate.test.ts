@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { parseExpr } from '../../../src/expr/parse.ts';
-import { parseTemplate, parseCondition } from '../../../src/expr/template.ts';
-import { evaluate, ExprEvalError, lazyRecord, renderTemplate } from '../../../src/expr/evaluate.ts';
-import { ExprSyntaxError } from '../../../src/expr/tokenize.ts';
+import { parseExpr } from '../../../src/engine/expr/parse.ts';
+import { parseTemplate, parseCondition } from '../../../src/engine/expr/template.ts';
+import { evaluate, ExprEvalError, lazyRecord, renderTemplate } from '../../../src/engine/expr/evaluate.ts';
+import { ExprSyntaxError } from '../../../src/engine/expr/tokenize.ts';
 
 const scope = (vars: Record<string, unknown>) => ({ vars, effects: { exists: (p: string) => p === 'here' } });
 const ev = (text: string, vars: Record<string, unknown> = {}) => evaluate(parseExpr(text), scope(vars));

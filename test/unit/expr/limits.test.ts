@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { Expr } from '../../../src/model/expr.ts';
-import { MAX_EXPR_DEPTH, MAX_EXPR_LENGTH, parseExpr } from '../../../src/expr/parse.ts';
-import { parseTemplate } from '../../../src/expr/template.ts';
-import { constantErrors } from '../../../src/expr/constant.ts';
-import { evaluate, ExprEvalError, FUNCTION_NAMES, MAX_BUILT_TOTAL, MAX_RESULT_ITEMS, MAX_RESULT_LENGTH, renderTemplate, toText } from '../../../src/expr/evaluate.ts';
-import { ExprSyntaxError, tokenize } from '../../../src/expr/tokenize.ts';
+import type { Expr } from '../../../src/engine/types/expr.ts';
+import { MAX_EXPR_DEPTH, MAX_EXPR_LENGTH, parseExpr } from '../../../src/engine/expr/parse.ts';
+import { parseTemplate } from '../../../src/engine/expr/template.ts';
+import { constantErrors } from '../../../src/engine/expr/constant.ts';
+import { evaluate, ExprEvalError, FUNCTION_NAMES, MAX_BUILT_TOTAL, MAX_RESULT_ITEMS, MAX_RESULT_LENGTH, renderTemplate, toText } from '../../../src/engine/expr/evaluate.ts';
+import { ExprSyntaxError, tokenize } from '../../../src/engine/expr/tokenize.ts';
 
 const scope = (vars: Record<string, unknown> = {}) => ({ vars, effects: { exists: () => false } });
 const ev = (text: string, vars: Record<string, unknown> = {}) => evaluate(parseExpr(text), scope(vars));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { buildGraph, downstreamOf, findCycle, topologicalOrder, upstreamOf } from '../../../src/graph/graph.ts';
-import { toMermaid } from '../../../src/graph/render.ts';
-import { matchGlob, staticPrefix } from '../../../src/paths/glob.ts';
+import { buildGraph, downstreamOf, findCycle, topologicalOrder, upstreamOf } from '../../../src/engine/graph/graph.ts';
+import { toMermaid } from '../../../src/engine/graph/render.ts';
+import { matchGlob, staticPrefix } from '../../../src/engine/paths/glob.ts';
 
 const node = (id: string, opts: { needs?: string[]; inputs?: string[]; outputs?: string[] } = {}) => ({ id, needs: opts.needs ?? [], inputs: opts.inputs ?? [], outputs: opts.outputs ?? [] });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildGraph } from '../../../src/graph/graph.ts';
-import { selectStages } from '../../../src/graph/select.ts';
+import { buildGraph } from '../../../src/engine/graph/graph.ts';
+import { selectStages } from '../../../src/engine/graph/select.ts';
 
 // a -> b -> c -> d, a -> x, turn[1] and turn[2] after d
 const nodes = [

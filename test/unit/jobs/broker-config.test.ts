@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BrokerConfigError, brokerFromEnv, brokerFromRecordBlock, brokerFromUrl, recordBlockOf, redactUrl } from '../../../src/mqtt/broker-config.ts';
+import { BrokerConfigError, brokerFromEnv, brokerFromRecordBlock, brokerFromUrl, recordBlockOf, redactUrl } from '../../../src/workflows/mqtt/broker-config.ts';
 
 describe('broker configuration', () => {
   it('brokerFromUrl - moves user and password out of the URL and fills default ports', () => {

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
-import { signEvent } from '../../../src/jobs/event-auth.ts';
-import { buildPayload, decodePayload, formatEventLine, MAX_DETAIL_CHARS, MAX_PAYLOAD_BYTES } from '../../../src/jobs/event-payload.ts';
+import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
+import { signEvent } from '../../../src/workflows/jobs/event-auth.ts';
+import { buildPayload, decodePayload, formatEventLine, MAX_DETAIL_CHARS, MAX_PAYLOAD_BYTES } from '../../../src/workflows/jobs/event-payload.ts';
 import { skipWithout, systemTool, toolPath } from '../../helpers/system-tools.ts';
 
 const PYTHON = systemTool('python3');

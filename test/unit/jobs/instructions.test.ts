@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildInstructions, isApproval, shellQuote } from '../../../src/jobs/instructions.ts';
+import { buildInstructions, isApproval, shellQuote } from '../../../src/workflows/jobs/instructions.ts';
 
 describe('agent instructions', () => {
   const text = buildInstructions({

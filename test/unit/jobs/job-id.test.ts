@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidJobIdError, assertJobId, isValidJobId, newJobId } from '../../../src/jobs/job-id.ts';
-import { defaultTopicPrefix, recordFile, registryPaths } from '../../../src/jobs/paths.ts';
+import { InvalidJobIdError, assertJobId, isValidJobId, newJobId } from '../../../src/workflows/jobs/job-id.ts';
+import { defaultTopicPrefix, recordFile, registryPaths } from '../../../src/workflows/jobs/paths.ts';
 
 describe('job ids', () => {
   it('newJobId - 8 lowercase hex characters, like the seed', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
-import { parseRecord, recordProblems, redactRecord, RecordError } from '../../../src/jobs/record-codec.ts';
-import { statusAfter } from '../../../src/jobs/registry.ts';
-import type { JobRecord } from '../../../src/jobs/types.ts';
+import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
+import { parseRecord, recordProblems, redactRecord, RecordError } from '../../../src/workflows/jobs/record-codec.ts';
+import { statusAfter } from '../../../src/workflows/jobs/registry.ts';
+import type { JobRecord } from '../../../src/workflows/jobs/types.ts';
 
 const seedRecord: JobRecord = {
   schema_version: 1,

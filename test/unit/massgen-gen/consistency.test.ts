@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateLogs } from '../../../src/massgen-gen/generate.ts';
+import { generateLogs } from '../../../dev/massgen-gen/generate.ts';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 

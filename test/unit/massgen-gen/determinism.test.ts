@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateLogs } from '../../../src/massgen-gen/generate.ts';
+import { generateLogs } from '../../../dev/massgen-gen/generate.ts';
 import { diffTrees, readTree } from './read-tree.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'massgen-gen-det-'));

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateLogs } from '../../../src/massgen-gen/generate.ts';
+import { generateLogs } from '../../../dev/massgen-gen/generate.ts';
 
 const run = promisify(execFile);
 const REPO = join(import.meta.dirname, '../../..');

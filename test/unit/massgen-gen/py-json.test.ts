@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { f, pyFloatRepr, pyJsonIndent, pyJsonLine } from '../../../src/massgen-gen/py-json.ts';
-import { pyYamlDump } from '../../../src/massgen-gen/py-yaml.ts';
+import { f, pyFloatRepr, pyJsonIndent, pyJsonLine } from '../../../dev/massgen-gen/py-json.ts';
+import { pyYamlDump } from '../../../dev/massgen-gen/py-yaml.ts';
 
 describe('py-json', () => {
   it('pyFloatRepr - matches Python repr for whole, tiny, large and epoch floats', () => {

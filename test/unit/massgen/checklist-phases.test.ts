@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checklistPhases } from '../../../src/massgen/analysis-checklist.ts';
-import type { RoundRecord, RunData, ToolExecution } from '../../../src/massgen/model.ts';
+import { checklistPhases } from '../../../src/workflows/massgen/analysis-checklist.ts';
+import type { RoundRecord, RunData, ToolExecution } from '../../../src/workflows/massgen/model.ts';
 
 function roundOf(agentId: string, roundNumber: number, startTime: number, endTime: number): RoundRecord {
   return { agentId, roundNumber, roundType: 'initial_answer', outcome: 'answer', startTime, endTime, durationMs: (endTime - startTime) * 1000, toolCalls: 0, inputTokens: 0, outputTokens: 0, cost: 0 };

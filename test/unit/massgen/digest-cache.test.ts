@@ -5,10 +5,10 @@ import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DigestCache } from '../../../src/massgen/digest-cache.ts';
-import { analyzeTurnUnit } from '../../../src/massgen/analyze.ts';
-import { resolveTurnUnit } from '../../../src/massgen/discover.ts';
-import { isOutsideProject, reportDirIn, reportLocation } from '../../../src/massgen/report-location.ts';
+import { DigestCache } from '../../../src/workflows/massgen/digest-cache.ts';
+import { analyzeTurnUnit } from '../../../src/workflows/massgen/analyze.ts';
+import { resolveTurnUnit } from '../../../src/workflows/massgen/discover.ts';
+import { isOutsideProject, reportDirIn, reportLocation } from '../../../src/workflows/massgen/report-location.ts';
 import { REPO_ROOT } from '../../helpers/project.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'digest-cache-'));

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { listTurnUnits, resolveTurnUnit, turnUnitsOfSession } from '../../../src/massgen/discover.ts';
+import { listTurnUnits, resolveTurnUnit, turnUnitsOfSession } from '../../../src/workflows/massgen/discover.ts';
 
 function tree(files: string[]): string {
   const root = mkdtempSync(path.join(tmpdir(), 'discover-'));

@@ -2,8 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { LogWarning } from '../../../src/massgen/model.ts';
-import { KeyFinder, parseEventsFile, scanString } from '../../../src/massgen/parse-events.ts';
+import type { LogWarning } from '../../../src/workflows/massgen/model.ts';
+import { KeyFinder, parseEventsFile, scanString } from '../../../src/workflows/massgen/parse-events.ts';
 
 const ev = (type: string, data: unknown, agent: string | null = 'agent_a', ts = '2026-11-30T06:48:29.358906'): string =>
   JSON.stringify({ timestamp: ts, event_type: type, agent_id: agent, round_number: 0, data });

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { LogWarning } from '../../../src/massgen/model.ts';
-import { parseCoordinationEvents } from '../../../src/massgen/parse-coordination-events.ts';
-import { parseCoordinationTable } from '../../../src/massgen/parse-coordination-table.ts';
-import { parseMetadata } from '../../../src/massgen/parse-metadata.ts';
-import { parseStatus } from '../../../src/massgen/parse-status.ts';
-import { parseVote } from '../../../src/massgen/parse-vote.ts';
-import { parseJsonText } from '../../../src/massgen/json-file.ts';
-import { shapeProblems, SHAPES } from '../../../src/massgen/shape-check.ts';
+import type { LogWarning } from '../../../src/workflows/massgen/model.ts';
+import { parseCoordinationEvents } from '../../../src/workflows/massgen/parse-coordination-events.ts';
+import { parseCoordinationTable } from '../../../src/workflows/massgen/parse-coordination-table.ts';
+import { parseMetadata } from '../../../src/workflows/massgen/parse-metadata.ts';
+import { parseStatus } from '../../../src/workflows/massgen/parse-status.ts';
+import { parseVote } from '../../../src/workflows/massgen/parse-vote.ts';
+import { parseJsonText } from '../../../src/workflows/massgen/json-file.ts';
+import { shapeProblems, SHAPES } from '../../../src/workflows/massgen/shape-check.ts';
 
 function sink(): { warnings: LogWarning[]; warn: (f: string, c: string, m: string) => void } {
   const warnings: LogWarning[] = [];

@@ -2,8 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { LogWarning } from '../../../src/massgen/model.ts';
-import { parseTextLog } from '../../../src/massgen/parse-text-log.ts';
+import type { LogWarning } from '../../../src/workflows/massgen/model.ts';
+import { parseTextLog } from '../../../src/workflows/massgen/parse-text-log.ts';
 
 async function parse(text: string, kind: 'massgen' | 'streaming') {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'log-')), 'x.log');

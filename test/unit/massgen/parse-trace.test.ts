@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseTrace } from '../../../src/massgen/parse-trace.ts';
+import { parseTrace } from '../../../src/workflows/massgen/parse-trace.ts';
 
 const FENCE = '```';
 

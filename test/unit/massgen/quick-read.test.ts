@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { blockScalars, quickSessionMarker } from '../../../src/massgen/quick-read.ts';
+import { blockScalars, quickSessionMarker } from '../../../src/workflows/massgen/quick-read.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'quick-read-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

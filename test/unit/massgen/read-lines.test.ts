@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { forEachLine, LineSplitter } from '../../../src/massgen/read-lines.ts';
+import { forEachLine, LineSplitter } from '../../../src/workflows/massgen/read-lines.ts';
 
 function split(chunks: string[], max = 1024, keep = 8): { lines: string[]; oversized: boolean[]; stats: ReturnType<LineSplitter['end']> } {
   const lines: string[] = [];

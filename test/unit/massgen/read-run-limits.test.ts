@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { LogWarning } from '../../../src/massgen/model.ts';
-import { readRun } from '../../../src/massgen/read-run.ts';
+import type { LogWarning } from '../../../src/workflows/massgen/model.ts';
+import { readRun } from '../../../src/workflows/massgen/read-run.ts';
 
 const dirs: string[] = [];
 afterEach(() => {

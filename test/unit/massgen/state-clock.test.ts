@@ -2,10 +2,10 @@ import { cpSync, mkdtempSync, readdirSync, rmSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyzeTurnUnit } from '../../../src/massgen/analyze.ts';
-import { buildClock, epochOfNaive, naiveMs } from '../../../src/massgen/clock.ts';
-import { listTurnUnits } from '../../../src/massgen/discover.ts';
-import type { RunData, TurnUnit } from '../../../src/massgen/model.ts';
+import { analyzeTurnUnit } from '../../../src/workflows/massgen/analyze.ts';
+import { buildClock, epochOfNaive, naiveMs } from '../../../src/workflows/massgen/clock.ts';
+import { listTurnUnits } from '../../../src/workflows/massgen/discover.ts';
+import type { RunData, TurnUnit } from '../../../src/workflows/massgen/model.ts';
 
 const KILLED = path.resolve(import.meta.dirname, '../../fixtures/massgen-v0191/killed');
 

@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyzeTurnUnit } from '../../../src/massgen/analyze.ts';
-import { resolveTurnUnit } from '../../../src/massgen/discover.ts';
+import { analyzeTurnUnit } from '../../../src/workflows/massgen/analyze.ts';
+import { resolveTurnUnit } from '../../../src/workflows/massgen/discover.ts';
 
 function tree(files: Record<string, string>): string {
   const root = mkdtempSync(path.join(tmpdir(), 'turn-final-'));

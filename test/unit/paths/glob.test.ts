@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildGraph } from '../../../src/graph/graph.ts';
-import { isGlob, matchGlob, staticPrefix } from '../../../src/paths/glob.ts';
-import { expandGlob } from '../../../src/paths/walk.ts';
+import { buildGraph } from '../../../src/engine/graph/graph.ts';
+import { isGlob, matchGlob, staticPrefix } from '../../../src/engine/paths/glob.ts';
+import { expandGlob } from '../../../src/engine/paths/walk.ts';
 
 describe('glob', () => {
   it('matchGlob - * and ? stay within a segment, ** crosses any number of them', () => {

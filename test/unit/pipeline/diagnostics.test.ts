@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { loadPipelineText } from '../../../src/pipeline/load.ts';
-import { formatDiagnostics } from '../../../src/diagnostics/format.ts';
-import type { NameResolver } from '../../../src/pipeline/resolve-names.ts';
-import { resolveParams } from '../../../src/pipeline/params.ts';
-import { sortDiagnostics } from '../../../src/diagnostics/format.ts';
+import { loadPipelineText } from '../../../src/engine/pipeline/load.ts';
+import { formatDiagnostics } from '../../../src/engine/diagnostics/format.ts';
+import type { NameResolver } from '../../../src/engine/pipeline/resolve-names.ts';
+import { resolveParams } from '../../../src/engine/pipeline/params.ts';
+import { sortDiagnostics } from '../../../src/engine/diagnostics/format.ts';
 
 const resolver: NameResolver = {
   taskFile: (n) => (n === 'copy-json' ? '/x/tasks/copy-json.ts' : undefined),

@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseYamlFast } from '../../../src/pipeline/fast-yaml.ts';
-import { parseLocatedYaml, parseLocatedYamlWithLibrary, pointerOf } from '../../../src/pipeline/yaml-source.ts';
+import { parseYamlFast } from '../../../src/engine/pipeline/fast-yaml.ts';
+import { parseLocatedYaml, parseLocatedYamlWithLibrary, pointerOf } from '../../../src/engine/pipeline/yaml-source.ts';
 import { makeDag, refineryPipeline } from '../../../bench/graph/generate.ts';
-import { mulberry32 } from '../../../src/refine/seeded.ts';
+import { mulberry32 } from '../../../src/workflows/refine/seeded.ts';
 
 const root = path.resolve(import.meta.dirname, '../../..');
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { resolveParams } from '../../../src/pipeline/params.ts';
-import type { PipelineSpec } from '../../../src/model/pipeline.ts';
+import { resolveParams } from '../../../src/engine/pipeline/params.ts';
+import type { PipelineSpec } from '../../../src/engine/types/pipeline.ts';
 
 function spec(params: PipelineSpec['params']): PipelineSpec {
   return { name: 'p', params } as unknown as PipelineSpec;

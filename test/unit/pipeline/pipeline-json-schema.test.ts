@@ -2,8 +2,8 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
-import { pipelineJsonSchemaText } from '../../../src/pipeline/pipeline-schema.ts';
+import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
+import { pipelineJsonSchemaText } from '../../../src/engine/pipeline/pipeline-schema.ts';
 import { REPO_ROOT } from '../../helpers/project.ts';
 
 const registry = new SchemaRegistry(REPO_ROOT);

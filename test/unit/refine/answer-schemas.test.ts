@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { validateAgainst } from '../../../src/artifacts/schema-registry.ts';
-import { evaluationAnswerSchema } from '../../../src/refine/answer-schemas/evaluation-schema.ts';
-import { criteriaAnswerSchema, regressionAnswerSchema, voteAnswerSchema } from '../../../src/refine/answer-schemas/call-schemas.ts';
+import { validateAgainst } from '../../../src/engine/artifacts/schema-registry.ts';
+import { evaluationAnswerSchema } from '../../../src/workflows/refine/answer-schemas/evaluation-schema.ts';
+import { criteriaAnswerSchema, regressionAnswerSchema, voteAnswerSchema } from '../../../src/workflows/refine/answer-schemas/call-schemas.ts';
 import { criteriaAnswer, evaluationObject } from '../../integration/refine/helpers/answers.ts';
 import { exampleFromSchema } from '../../helpers/schema-responders.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { runConsensus, type ProtocolOptions } from '../../../src/refine/consensus/protocol.ts';
-import type { JudgeAction, JudgeSeat, RoundView } from '../../../src/refine/consensus/types.ts';
+import { runConsensus, type ProtocolOptions } from '../../../src/workflows/refine/consensus/protocol.ts';
+import type { JudgeAction, JudgeSeat, RoundView } from '../../../src/workflows/refine/consensus/types.ts';
 
 const seats = (...names: string[]): JudgeSeat[] => names.map((name, index) => ({ name, backend: name, index }));
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { parseCriteriaResponse } from '../../../src/refine/criteria-parse.ts';
-import { criteriaFromUserData, CriteriaFileError } from '../../../src/refine/criteria-file.ts';
-import { DEFAULT_CRITERIA, mapCategory } from '../../../src/refine/criteria.ts';
-import { extractJson } from '../../../src/refine/json-extract.ts';
-import { toEvalCriteriaFile, toMassgenChecklist } from '../../../src/refine/criteria-export.ts';
-import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
+import { parseCriteriaResponse } from '../../../src/workflows/refine/criteria-parse.ts';
+import { criteriaFromUserData, CriteriaFileError } from '../../../src/workflows/refine/criteria-file.ts';
+import { DEFAULT_CRITERIA, mapCategory } from '../../../src/workflows/refine/criteria.ts';
+import { extractJson } from '../../../src/workflows/refine/json-extract.ts';
+import { toEvalCriteriaFile, toMassgenChecklist } from '../../../src/workflows/refine/criteria-export.ts';
+import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
 import { REPO_ROOT } from '../../helpers/project.ts';
 import { criteriaAnswer } from '../../integration/refine/helpers/answers.ts';
 

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { deriveResult, parseGuardAnswer, type Dimension } from '../../../src/refine/regression.ts';
-import { aggregate } from '../../../src/refine/consensus/aggregate.ts';
-import { answerLabels, judgeForLabel } from '../../../src/refine/consensus/labels.ts';
-import { parseVoteReply } from '../../../src/refine/consensus/vote-parse.ts';
-import { isVoteStale } from '../../../src/refine/consensus/votes.ts';
-import { parseEvaluation } from '../../../src/refine/evaluation.ts';
-import { filesFromEvaluation } from '../../../src/refine/evaluation-files.ts';
-import { seededShuffle } from '../../../src/refine/seeded.ts';
-import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
+import { deriveResult, parseGuardAnswer, type Dimension } from '../../../src/workflows/refine/regression.ts';
+import { aggregate } from '../../../src/workflows/refine/consensus/aggregate.ts';
+import { answerLabels, judgeForLabel } from '../../../src/workflows/refine/consensus/labels.ts';
+import { parseVoteReply } from '../../../src/workflows/refine/consensus/vote-parse.ts';
+import { isVoteStale } from '../../../src/workflows/refine/consensus/votes.ts';
+import { parseEvaluation } from '../../../src/workflows/refine/evaluation.ts';
+import { filesFromEvaluation } from '../../../src/workflows/refine/evaluation-files.ts';
+import { seededShuffle } from '../../../src/workflows/refine/seeded.ts';
+import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
 import { evaluationAnswer } from '../../integration/refine/helpers/answers.ts';
 
 const ids = ['E1', 'E2', 'E3'];

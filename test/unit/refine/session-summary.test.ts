@@ -2,15 +2,15 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
+import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
 import { REPO_ROOT } from '../../helpers/project.ts';
-import { sessionFiles } from '../../../src/refine/session-layout.ts';
-import { roundLimit, summarizeSession, type SummaryInput } from '../../../src/refine/session-summary.ts';
-import { renderSummaryMarkdown } from '../../../src/refine/summary-markdown.ts';
-import { standingReading } from '../../../src/refine/quality-markdown.ts';
-import { UsageRecorder, type UsageArtifact } from '../../../src/refine/usage.ts';
-import { degradedVerdict, verdictArtifact } from '../../../src/refine/verdict.ts';
-import { placeholderNextTasks } from '../../../src/refine/next-tasks.ts';
+import { sessionFiles } from '../../../src/workflows/refine/session-layout.ts';
+import { roundLimit, summarizeSession, type SummaryInput } from '../../../src/workflows/refine/session-summary.ts';
+import { renderSummaryMarkdown } from '../../../src/workflows/refine/summary-markdown.ts';
+import { standingReading } from '../../../src/workflows/refine/quality-markdown.ts';
+import { UsageRecorder, type UsageArtifact } from '../../../src/workflows/refine/usage.ts';
+import { degradedVerdict, verdictArtifact } from '../../../src/workflows/refine/verdict.ts';
+import { placeholderNextTasks } from '../../../src/workflows/refine/next-tasks.ts';
 
 const registry = new SchemaRegistry(REPO_ROOT);
 const validate = (name: string, data: unknown): string | undefined => {

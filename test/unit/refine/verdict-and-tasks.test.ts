@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { checkVerdict } from '../../../src/refine/verdict.ts';
-import { checkNextTasks, OVERRIDE_PLACEHOLDER } from '../../../src/refine/next-tasks.ts';
-import { parseEvaluation, salvageVerdictBlock } from '../../../src/refine/evaluation.ts';
-import { filesFromEvaluation, degradedFiles } from '../../../src/refine/evaluation-files.ts';
-import { PACKET_SECTIONS, SUMMARY_HEADING } from '../../../src/refine/critique.ts';
-import { SchemaRegistry } from '../../../src/artifacts/schema-registry.ts';
+import { checkVerdict } from '../../../src/workflows/refine/verdict.ts';
+import { checkNextTasks, OVERRIDE_PLACEHOLDER } from '../../../src/workflows/refine/next-tasks.ts';
+import { parseEvaluation, salvageVerdictBlock } from '../../../src/workflows/refine/evaluation.ts';
+import { filesFromEvaluation, degradedFiles } from '../../../src/workflows/refine/evaluation-files.ts';
+import { PACKET_SECTIONS, SUMMARY_HEADING } from '../../../src/workflows/refine/critique.ts';
+import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
 import { evaluationAnswer, evaluationObject, nextTasksJson } from '../../integration/refine/helpers/answers.ts';
 
 const ids = ['E1', 'E2', 'E3'];

@@ -3,8 +3,8 @@
 import path from 'node:path';
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
-import { decodeActionResult, encodeActionResult, type ActionResult } from '../../../src/remote-cache/action-result.ts';
-import { MessageWriter, readFields, WireFormatError } from '../../../src/remote-cache/protobuf-wire.ts';
+import { decodeActionResult, encodeActionResult, type ActionResult } from '../../../src/engine/remote-cache/action-result.ts';
+import { MessageWriter, readFields, WireFormatError } from '../../../src/engine/remote-cache/protobuf-wire.ts';
 import { REPO_ROOT } from '../../helpers/project.ts';
 
 const root = protobuf.loadSync(path.join(REPO_ROOT, 'test/fixtures/remote-cache/remote_execution.proto'));

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { resolveRemoteCache, type RemoteCacheRequest } from '../../../src/remote-cache/config.ts';
+import { resolveRemoteCache, type RemoteCacheRequest } from '../../../src/engine/remote-cache/config.ts';
 import { redactSecrets } from '../../../src/security/known-secrets.ts';
 
 let root: string | undefined;

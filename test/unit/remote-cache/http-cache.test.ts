@@ -8,7 +8,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpCache } from '../../../src/remote-cache/http-cache.ts';
+import { HttpCache } from '../../../src/engine/remote-cache/http-cache.ts';
 import { freePort } from '../../helpers/mosquitto.ts';
 
 interface Seen {

@@ -1,9 +1,9 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { base64urlToHex, EMPTY_SHA256, isSha256Hex, llmCacheKey, sha256Hex, stageCacheKey } from '../../../src/remote-cache/keys.ts';
-import { encodeManifest, parseManifest, signatureProblem, signManifest, type Manifest } from '../../../src/remote-cache/manifest.ts';
-import { entryPathProblem } from '../../../src/remote-cache/remote-cache.ts';
-import { digest } from '../../../src/state/hash-file.ts';
+import { base64urlToHex, EMPTY_SHA256, isSha256Hex, llmCacheKey, sha256Hex, stageCacheKey } from '../../../src/engine/remote-cache/keys.ts';
+import { encodeManifest, parseManifest, signatureProblem, signManifest, type Manifest } from '../../../src/engine/remote-cache/manifest.ts';
+import { entryPathProblem } from '../../../src/engine/remote-cache/remote-cache.ts';
+import { digest } from '../../../src/engine/state/hash-file.ts';
 
 describe('remote cache keys', () => {
   it('keys - 64 lowercase hex, and a stage key never equals an LLM key for the same input', () => {

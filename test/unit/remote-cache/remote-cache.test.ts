@@ -6,8 +6,8 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RemoteCache, type EntryFile } from '../../../src/remote-cache/remote-cache.ts';
-import { decodeActionResult } from '../../../src/remote-cache/action-result.ts';
+import { RemoteCache, type EntryFile } from '../../../src/engine/remote-cache/remote-cache.ts';
+import { decodeActionResult } from '../../../src/engine/remote-cache/action-result.ts';
 
 const cleanup: Array<() => void> = [];
 afterEach(() => {

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PERL_RUNNER_FILE, PYTHON_RUNNER_FILE } from '../../../src/shell/runner-pool.ts';
-import { PACKAGE_ROOT } from '../../../src/paths/package-root.ts';
+import { PERL_RUNNER_FILE, PYTHON_RUNNER_FILE } from '../../../src/engine/shell/runner-pool.ts';
+import { PACKAGE_ROOT } from '../../../src/engine/paths/package-root.ts';
 import { skipWithout, systemTool, toolPath } from '../../helpers/system-tools.ts';
 
 const python = systemTool('python3');

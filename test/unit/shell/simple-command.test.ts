@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSimpleCommand } from '../../../src/shell/simple-command.ts';
+import { parseSimpleCommand } from '../../../src/engine/shell/simple-command.ts';
 
 describe('parseSimpleCommand', () => {
   it('parseSimpleCommand - words and an output redirection', () => {

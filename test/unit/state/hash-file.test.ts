@@ -3,8 +3,8 @@ import { createReadStream, mkdtempSync, openSync, closeSync, rmSync, utimesSync,
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { hashFile } from '../../../src/state/hash-file.ts';
-import { FileHashes, FileReadError } from '../../../src/state/file-hashes.ts';
+import { hashFile } from '../../../src/engine/state/hash-file.ts';
+import { FileHashes, FileReadError } from '../../../src/engine/state/file-hashes.ts';
 
 let dir = '';
 afterEach(() => dir && rmSync(dir, { recursive: true, force: true }));

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, watch, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ChangeBatcher } from '../../../src/watch/change-batcher.ts';
-import type { FileChange } from '../../../src/watch/types.ts';
+import { ChangeBatcher } from '../../../src/engine/watch/change-batcher.ts';
+import type { FileChange } from '../../../src/engine/watch/types.ts';
 
 /** Blocks this thread, as a watcher the OS does not schedule for a while (not a wait for an event). */
 function stall(ms: number): void {

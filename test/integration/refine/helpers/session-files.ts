@@ -1,7 +1,7 @@
 // A refine session's files on disk, each checked against the schema of its kind.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { SchemaRegistry } from '../../../../src/artifacts/schema-registry.ts';
+import { SchemaRegistry } from '../../../../src/engine/artifacts/schema-registry.ts';
 import { REPO_ROOT } from '../../../helpers/project.ts';
 
 const registry = new SchemaRegistry(REPO_ROOT);

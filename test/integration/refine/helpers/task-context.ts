@@ -1,10 +1,10 @@
 // A hand-built task context, standing in for the engine: staging paths in a temp dir, schema
 // validation of every staged output, then an atomic rename into place (what the engine will do).
-import { createRunBudget } from '../../../../src/executor/budget.ts';
+import { createRunBudget } from '../../../../src/engine/executor/budget.ts';
 import { mkdirSync, renameSync, readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { boundShell } from '../../../../src/shell/zx.ts';
-import { SchemaRegistry } from '../../../../src/artifacts/schema-registry.ts';
+import { boundShell } from '../../../../src/engine/shell/zx.ts';
+import { SchemaRegistry } from '../../../../src/engine/artifacts/schema-registry.ts';
 import type { TaskContext, TaskDefinition, TaskReport, TaskResult } from '../../../../src/task/define-task.ts';
 import type { z } from 'zod';
 

@@ -1,0 +1,115 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { StageInstance } from '../types/plan.ts';
+import type { StageOutcomeCode } from '../types/events.ts';
+import type { LazyRecord } from '../expr/evaluate.ts';
+import { evaluateCondition, ExprEvalError } from '../expr/evaluate.ts';
+import type { FileHashes } from '../state/file-hashes.ts';
+import type { Observations } from '../state/observations.ts';
+import { FileReadError } from '../state/file-hashes.ts';
+import { digest } from '../state/hash-file.ts';
+import type { FingerprintParts, StageRecord } from '../state/stage-state.ts';
+import { explainChange } from './explain.ts';
+import { fingerprintOf, fingerprintParts, resolveInputs, stableJson } from './fingerprint.ts';
+import { renderCommand, renderEnv, renderWith, scopeFor } from './render.ts';
+
+export interface AssessContext {
+  root: string;
+  params: Record<string, unknown>;
+  pipeline: string;
+  hashes: FileHashes;
+  force: boolean;
+  /** Why a forced stage runs (default `--force`). */
+  forceReason?: string;
+  codeHash(inst: StageInstance): string;
+  schemaFile(name: string): string | undefined;
+  observations?: Observations;
+  /** The stage's own current outputs, for `stale_if` (`self.OUTPUT`). */
+  selfArtifacts(inst: StageInstance): LazyRecord;
+}
+
+/** Hash of what a stage runs: the command template, or the task's source file (one stat per run). */
+export function stageCodeHash(inst: StageInstance, root: string, hashes: FileHashes, taskFile: (name: string) => string | undefined, observations?: Observations): string {
+  if (inst.spec.kind === 'run') return digest(`run:${stableJson('shell' in inst.spec.run ? inst.spec.run.shell.source : inst.spec.run.argv.map((t) => t.source))}`);
+  const file = taskFile(inst.spec.task);
+  if (!file) return 'missing';
+  const rel = path.relative(root, file);
+  observations?.file(rel, hashes.stamp(rel));
+  // By content only: a built-in task lives wherever refinery is installed.
+  return hashes.hash(rel) ?? `unreadable:${inst.spec.task}`;
+}
+
+export type Assessment =
+  | { kind: 'skip'; code: 'when-false'; reason: string }
+  | { kind: 'fail'; code: StageOutcomeCode; reason: string }
+  | { kind: 'fresh'; fingerprint: string; parts: FingerprintParts }
+  | { kind: 'run'; fingerprint: string; parts: FingerprintParts; inputs: string[]; reasons: string[] };
+
+function outputProblems(inst: StageInstance, recorded: StageRecord['outputs'], hashes: FileHashes): string[] {
+  const problems: string[] = [];
+  for (const [name, o] of Object.entries(inst.outputs)) {
+    const stamp = hashes.stamp(o.path);
+    if (!stamp) problems.push(`output ${o.path} is missing`);
+    else if (stamp[3] !== recorded[name]?.[3]) problems.push(`output ${o.path} was modified`);
+  }
+  return problems;
+}
+
+function schemaHashes(inst: StageInstance, ctx: AssessContext): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const o of Object.values(inst.outputs)) {
+    if (!o.schema) continue;
+    const file = ctx.schemaFile(o.schema);
+    if (file) ctx.observations?.file(path.relative(ctx.root, file), ctx.hashes.stamp(path.relative(ctx.root, file)));
+    out[o.schema] = file ? (ctx.hashes.hash(path.relative(ctx.root, file)) ?? 'unreadable') : 'missing';
+  }
+  return out;
+}
+
+/**
+ * Whether a stage whose dependencies have finished must run, and why: its `when`, its inputs,
+ * its fingerprint against the last record, and its outputs on disk.
+ */
+export function assessStage(inst: StageInstance, deps: Record<string, string>, artifacts: LazyRecord, record: StageRecord | undefined, ctx: AssessContext): Assessment {
+  try {
+    const assessment = assessInputs(inst, deps, artifacts, record, ctx);
+    // A stage that runs records its outputs when it publishes them; the others' are recorded as seen now.
+    if (ctx.observations && assessment.kind !== 'run') for (const o of Object.values(inst.outputs)) ctx.observations.file(o.path, ctx.hashes.stamp(o.path));
+    return assessment;
+  } catch (error) {
+    // Unreadable is not missing: a fingerprint cannot be made, so the stage cannot be judged up to date.
+    if (error instanceof FileReadError) return { kind: 'fail', code: 'unreadable-input', reason: `${error.message} (make it readable, or take it out of the stage's inputs)` };
+    throw error;
+  }
+}
+
+function assessInputs(inst: StageInstance, deps: Record<string, string>, artifacts: LazyRecord, record: StageRecord | undefined, ctx: AssessContext): Assessment {
+  const targets = Object.fromEntries(Object.entries(inst.outputs).map(([k, o]) => [k, o.path]));
+  const onDisk = (p: string): boolean => existsSync(path.join(ctx.root, p));
+  const observations = ctx.observations;
+  const exists = observations ? (p: string) => observations.probe(p, onDisk) : onDisk;
+  const base = { params: ctx.params, pipeline: ctx.pipeline, artifacts, outputs: targets, exists };
+  try {
+    if (inst.spec.when && !evaluateCondition(inst.spec.when, scopeFor(inst, { ...base, inputs: [] }))) return { kind: 'skip', code: 'when-false', reason: 'when: condition is false' };
+    const inputs = resolveInputs(ctx.root, inst, ctx.hashes, observations);
+    if (inputs.missing.length > 0) return { kind: 'fail', code: 'missing-input', reason: `input ${inputs.missing.join(', ')} does not exist, and no stage writes it` };
+    const scope = scopeFor(inst, { ...base, inputs: inputs.files });
+    const paramsJson = stableJson({
+      with: inst.spec.kind === 'task' ? renderWith(inst.spec.with, scope) : null,
+      command: inst.spec.kind === 'run' ? renderCommand(inst, scope) : null,
+      env: renderEnv(inst, scope),
+      outputs: inst.outputs,
+    });
+    const parts = fingerprintParts({ codeHash: ctx.codeHash(inst), paramsJson, inputFiles: inputs.files, depFingerprints: deps, schemaHashes: schemaHashes(inst, ctx), root: ctx.root }, ctx.hashes);
+    const fingerprint = fingerprintOf(parts);
+    const reasons = ctx.force ? [ctx.forceReason ?? '--force'] : record?.fingerprint === fingerprint ? outputProblems(inst, record.outputs, ctx.hashes) : explainChange(parts, record);
+    if (reasons.length === 0 && inst.spec.staleIf && evaluateCondition(inst.spec.staleIf, { ...scope, vars: { ...scope.vars, self: ctx.selfArtifacts(inst) } })) {
+      reasons.push('stale_if: its last result asks to be redone');
+    }
+    if (reasons.length === 0) return { kind: 'fresh', fingerprint, parts };
+    return { kind: 'run', fingerprint, parts, inputs: inputs.files, reasons };
+  } catch (error) {
+    if (error instanceof ExprEvalError) return { kind: 'fail', code: 'expression-failed', reason: error.message };
+    throw error;
+  }
+}

@@ -1,0 +1,71 @@
+import type { Plan, StageInstance } from '../types/plan.ts';
+import type { FileHashes } from '../state/file-hashes.ts';
+import type { StageState } from '../state/stage-state.ts';
+import { buildGraph, topologicalOrder } from '../graph/graph.ts';
+import { ArtifactReader } from './artifact-reader.ts';
+import { assessStage, stageCodeHash } from './assess.ts';
+
+/** `maybe`: it runs only if its `when` holds over artifacts a stage that will run has yet to write. */
+export type PreviewDecision = 'run' | 'maybe' | 'fresh' | 'skip' | 'fail' | 'loop';
+
+export interface PreviewEntry {
+  id: string;
+  decision: PreviewDecision;
+  reasons: string[];
+  needs: string[];
+}
+
+export interface PreviewOptions {
+  root: string;
+  hashes: FileHashes;
+  state: StageState;
+  force: boolean;
+  taskFile(name: string): string | undefined;
+  schemaFile(name: string): string | undefined;
+}
+
+/** What a run would do, stage by stage, without running anything. */
+export function previewPlan(plan: Plan, options: PreviewOptions): PreviewEntry[] {
+  const nodes = plan.instances.map((i) => ({ id: i.id, needs: i.needs, inputs: i.inputs, outputs: Object.values(i.outputs).map((o) => o.path) }));
+  for (const l of plan.loops) nodes.push({ id: l.id, needs: l.needs, inputs: [], outputs: [] });
+  const graph = buildGraph(nodes);
+  const byId = new Map(plan.instances.map((i) => [i.id, i]));
+  const reader = new ArtifactReader(options.root);
+  const fingerprints = new Map<string, string>();
+  const decisions = new Map<string, PreviewDecision>();
+  const entries: PreviewEntry[] = [];
+  const ctx = {
+    root: options.root,
+    params: plan.params,
+    pipeline: plan.pipeline.name,
+    hashes: options.hashes,
+    force: options.force,
+    codeHash: (inst: StageInstance) => stageCodeHash(inst, options.root, options.hashes, options.taskFile),
+    schemaFile: options.schemaFile,
+    selfArtifacts: (inst: StageInstance) => reader.own(inst),
+  };
+  for (const id of topologicalOrder(graph.deps)) {
+    const needs = graph.deps.get(id) ?? [];
+    const inst = byId.get(id);
+    if (!inst) {
+      decisions.set(id, 'loop');
+      entries.push({ id, decision: 'loop', reasons: ['a loop: its iterations are decided while it runs'], needs });
+      continue;
+    }
+    const pending = needs.filter((d) => ['run', 'maybe', 'loop'].includes(decisions.get(d) as string));
+    let entry: PreviewEntry;
+    if (pending.length > 0 && inst.spec.when) {
+      entry = { id, decision: 'maybe', reasons: [`when: decided once upstream ${pending.join(', ')} has run`], needs };
+    } else if (pending.length > 0) entry = { id, decision: 'run', reasons: [`upstream ${pending.join(', ')} will run`], needs };
+    else {
+      const deps = Object.fromEntries(needs.map((d) => [d, fingerprints.get(d) ?? 'none']));
+      const verdict = assessStage(inst, deps, reader.view(needs.map((d) => byId.get(d)).filter((x): x is StageInstance => x !== undefined)), options.state.get(id), ctx);
+      if (verdict.kind === 'fresh') fingerprints.set(id, verdict.fingerprint);
+      if (verdict.kind === 'skip') fingerprints.set(id, 'skipped');
+      entry = { id, decision: verdict.kind, reasons: verdict.kind === 'run' ? verdict.reasons : verdict.kind === 'fresh' ? ['up to date'] : [verdict.reason], needs };
+    }
+    decisions.set(id, entry.decision);
+    entries.push(entry);
+  }
+  return entries;
+}

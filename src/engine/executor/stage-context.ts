@@ -1,0 +1,113 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Plan, StageInstance } from '../types/plan.ts';
+import type { EventBus } from '../events/bus.ts';
+import type { SchemaRegistry } from '../artifacts/schema-registry.ts';
+import type { FileHashes } from '../state/file-hashes.ts';
+import type { StageState } from '../state/stage-state.ts';
+import type { Observations } from '../state/observations.ts';
+import type { RunBudget } from '../../task/define-task.ts';
+import { RunnerPool, runnerPoolSupported } from '../shell/runner-pool.ts';
+import { ArtifactReader } from './artifact-reader.ts';
+import { stageCodeHash, type AssessContext } from './assess.ts';
+import { createRunBudget } from './budget.ts';
+import { scopeFor } from './render.ts';
+import type { StageRunContext } from './stage-runner.ts';
+import { stagingDir } from './staging.ts';
+
+/** What of a run's options its stages see. */
+export interface StageContextOptions {
+  root: string;
+  runId: string;
+  bus: EventBus;
+  signal: AbortSignal;
+  force: boolean;
+  forceReason?: string;
+  hashes: FileHashes;
+  state: StageState;
+  schemas: SchemaRegistry;
+  taskFile(name: string): string | undefined;
+  schemaFile(name: string): string | undefined;
+  observations?: Observations;
+  budgetUsd?: number;
+}
+
+/**
+ * What assessing and running a stage needs from its run, made once per run: the artifact
+ * reader, the task-code hashes, the budget, and the command runners (started on first use).
+ */
+export class StageContexts {
+  readonly artifacts: ArtifactReader;
+  readonly assess: AssessContext;
+  private readonly codeHashes = new Map<string, string>();
+  private readonly budget: RunBudget;
+  private runnerPool: RunnerPool | undefined;
+
+  constructor(
+    private readonly plan: Plan,
+    private readonly options: StageContextOptions,
+  ) {
+    this.artifacts = new ArtifactReader(options.root);
+    this.budget = createRunBudget(options.budgetUsd);
+    this.assess = {
+      root: options.root,
+      params: plan.params,
+      pipeline: plan.pipeline.name,
+      hashes: options.hashes,
+      force: options.force,
+      ...(options.forceReason ? { forceReason: options.forceReason } : {}),
+      codeHash: (inst) => this.codeHash(inst),
+      schemaFile: options.schemaFile,
+      selfArtifacts: (inst) => this.artifacts.own(inst),
+      ...(options.observations ? { observations: options.observations } : {}),
+    };
+  }
+
+  /** The runners started so far, for the run's end. */
+  get runners(): RunnerPool | undefined {
+    return this.runnerPool;
+  }
+
+  /** Everything `runStage` needs for one stage; `deps` are the instances its expressions may read. */
+  forRun(inst: StageInstance, deps: () => StageInstance[], inputs: readonly string[]): StageRunContext {
+    const { options } = this;
+    return {
+      root: options.root,
+      runId: options.runId,
+      bus: options.bus,
+      signal: options.signal,
+      hashes: options.hashes,
+      state: options.state,
+      schemas: options.schemas,
+      taskFile: options.taskFile,
+      budget: this.budget,
+      ...(options.observations ? { observations: options.observations } : {}),
+      scope: (outputs) =>
+        scopeFor(inst, {
+          params: this.plan.params,
+          pipeline: this.plan.pipeline.name,
+          artifacts: this.artifacts.view(deps()),
+          outputs,
+          inputs,
+          exists: (p) => existsSync(path.join(options.root, p)),
+        }),
+      ...(inst.spec.kind === 'run' && runnerPoolSupported() ? { runners: (this.runnerPool ??= this.startRunners()) } : {}),
+    };
+  }
+
+  private startRunners(): RunnerPool {
+    const scratch = stagingDir(this.options.root, this.options.runId);
+    mkdirSync(scratch, { recursive: true });
+    return new RunnerPool(this.options.root, scratch);
+  }
+
+  /** Hash of what a stage runs; a task's file is hashed once per run. */
+  private codeHash(inst: StageInstance): string {
+    const key = inst.spec.kind === 'task' ? inst.spec.task : undefined;
+    const known = key === undefined ? undefined : this.codeHashes.get(key);
+    if (known !== undefined) return known;
+    const h = stageCodeHash(inst, this.options.root, this.options.hashes, this.options.taskFile, this.options.observations);
+    if (key !== undefined) this.codeHashes.set(key, h);
+    return h;
+  }
+}

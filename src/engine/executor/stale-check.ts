@@ -1,0 +1,36 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { StageInstance } from '../types/plan.ts';
+import { evaluateCondition } from '../expr/evaluate.ts';
+import { ArtifactReader } from './artifact-reader.ts';
+import { scopeFor } from './render.ts';
+
+export interface StaleCheckContext {
+  root: string;
+  pipeline: string;
+  params: Record<string, unknown>;
+  instances: readonly StageInstance[];
+}
+
+/**
+ * The stages whose `stale_if` holds on their outputs as they are now: their last result asks
+ * to be redone even if nothing they read changes (a MassGen turn still in progress). A
+ * condition that cannot be evaluated counts as false, as it does in a run.
+ */
+export function stagesAskingToBeRedone(ctx: StaleCheckContext): string[] {
+  const reader = new ArtifactReader(ctx.root);
+  const artifacts = reader.view(ctx.instances);
+  const exists = (p: string): boolean => existsSync(path.join(ctx.root, p));
+  const ids: string[] = [];
+  for (const inst of ctx.instances) {
+    if (!inst.spec.staleIf) continue;
+    const outputs = Object.fromEntries(Object.entries(inst.outputs).map(([k, o]) => [k, o.path]));
+    const scope = scopeFor(inst, { params: ctx.params, pipeline: ctx.pipeline, artifacts, outputs, inputs: [], exists });
+    try {
+      if (evaluateCondition(inst.spec.staleIf, { ...scope, vars: { ...scope.vars, self: reader.own(inst) } })) ids.push(inst.id);
+    } catch {
+      /* not redone: the run reports the problem when it assesses the stage */
+    }
+  }
+  return ids.sort();
+}

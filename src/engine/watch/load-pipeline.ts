@@ -1,0 +1,73 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Diagnostic } from '../types/source.ts';
+import type { PipelineSpec, StageSpec } from '../types/pipeline.ts';
+import { loadPipelineCached } from '../pipeline/cached-load.ts';
+import type { StateWarn } from '../state/set-aside.ts';
+import { projectResolver, type NameResolver } from '../pipeline/resolve-names.ts';
+import { resolveParams } from '../pipeline/params.ts';
+import { expandPipeline, normalizeRelative, type Expansion } from '../pipeline/expand.ts';
+import { ExprEvalError, lazyRecord, renderTemplate, toText } from '../expr/evaluate.ts';
+
+/** A pipeline as the daemon keeps it: checked, with params resolved and stages expanded. */
+export interface LoadedPipeline {
+  /** Absolute path of the pipeline file. */
+  file: string;
+  spec: PipelineSpec;
+  resolver: NameResolver;
+  params: Record<string, unknown>;
+  expansion: Expansion;
+  /** The rendered `foreach: { glob }` patterns, root-relative. */
+  foreachGlobs: string[];
+}
+
+export type LoadOutcome = { ok: true; pipeline: LoadedPipeline } | { ok: false; file: string; diagnostics: Diagnostic[]; source: string };
+
+const NO_ARTIFACTS = lazyRecord(() => undefined);
+
+/** `--param` overrides the pipeline declares (with several pipelines, each takes its own). */
+export function overridesFor(spec: PipelineSpec, overrides: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(overrides).filter(([k]) => k in spec.params));
+}
+
+/** Loads, checks and expands a pipeline file, as `refinery run` does; never prints. */
+export async function loadPipeline(root: string, file: string, overrides: Readonly<Record<string, string>>, warn?: StateWarn): Promise<LoadOutcome> {
+  const resolver = projectResolver(root);
+  const loaded = await loadPipelineCached(root, file, resolver, warn);
+  if (!loaded.spec) return { ok: false, file, diagnostics: loaded.diagnostics, source: loaded.text };
+  const { params, diagnostics } = resolveParams(loaded.spec, overridesFor(loaded.spec, overrides), { exists: (rel) => existsSync(path.resolve(root, rel)) });
+  if (diagnostics.length > 0) return { ok: false, file, diagnostics, source: loaded.text };
+  const expanded = expand(root, loaded.spec, params);
+  if (!expanded.ok) return { ok: false, file, diagnostics: expanded.diagnostics, source: loaded.text };
+  return { ok: true, pipeline: { file: path.resolve(root, file), spec: loaded.spec, resolver, params, expansion: expanded.expansion, foreachGlobs: foreachGlobs(loaded.spec, params) } };
+}
+
+/** Expands the pipeline again (a foreach glob's directory changed); the spec and params stay. */
+export function reexpand(root: string, pipeline: LoadedPipeline): { ok: true; pipeline: LoadedPipeline } | { ok: false; diagnostics: Diagnostic[] } {
+  const expanded = expand(root, pipeline.spec, pipeline.params);
+  if (!expanded.ok) return expanded;
+  return { ok: true, pipeline: { ...pipeline, expansion: expanded.expansion } };
+}
+
+function expand(root: string, spec: PipelineSpec, params: Record<string, unknown>): { ok: true; expansion: Expansion } | { ok: false; diagnostics: Diagnostic[] } {
+  const expansion = expandPipeline(spec, { root, params, artifacts: NO_ARTIFACTS });
+  if (expansion.diagnostics.length > 0) return { ok: false, diagnostics: expansion.diagnostics };
+  return { ok: true, expansion };
+}
+
+function foreachGlobs(spec: PipelineSpec, params: Record<string, unknown>): string[] {
+  const stages: StageSpec[] = spec.stages.flatMap((s) => (s.kind === 'loop' ? s.stages : [s]));
+  const out = new Set<string>();
+  for (const stage of stages) {
+    if (stage.foreach?.kind !== 'glob') continue;
+    for (const pattern of stage.foreach.patterns) {
+      try {
+        const vars = { params, pipeline: { name: spec.name }, stage: { id: stage.id }, artifacts: NO_ARTIFACTS };
+        out.add(normalizeRelative(toText(renderTemplate(pattern, { vars, effects: { exists: () => false } }))));
+      } catch (error) {
+        if (!(error instanceof ExprEvalError)) throw error;
+      }
+    }
+  }
+  return [...out].sort();
+}

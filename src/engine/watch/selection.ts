@@ -1,0 +1,29 @@
+import type { Plan } from '../types/plan.ts';
+import { buildGraph, downstreamOf, type Graph, type GraphNode } from '../graph/graph.ts';
+
+/** The executor's graph of a plan: stage instances and loop gates. */
+export function planGraph(plan: Plan): Graph {
+  const nodes: GraphNode[] = plan.instances.map((i) => ({ id: i.id, needs: i.needs, inputs: i.inputs, outputs: Object.values(i.outputs).map((o) => o.path) }));
+  for (const l of plan.loops) nodes.push({ id: l.id, needs: l.needs, inputs: [], outputs: [] });
+  return buildGraph(nodes);
+}
+
+/**
+ * What a watch cycle hands the executor: the affected nodes and everything downstream of them,
+ * plus every upstream node that cannot stand in for itself with a recorded fingerprint (no
+ * record: it failed, was skipped or never ran; or a loop), so the cycle decides exactly what a
+ * full `refinery run` would.
+ */
+export function selectionFor(affected: Iterable<string>, graph: Graph, settled: (id: string) => boolean): Set<string> {
+  const selected = downstreamOf([...affected].filter((id) => graph.deps.has(id)), graph.dependents);
+  const queue = [...selected];
+  while (queue.length > 0) {
+    const id = queue.pop() as string;
+    for (const dep of graph.deps.get(id) ?? []) {
+      if (selected.has(dep) || settled(dep)) continue;
+      selected.add(dep);
+      queue.push(dep);
+    }
+  }
+  return selected;
+}
