@@ -1,4 +1,4 @@
-// The runner programs are files under src/shell/runners/, not compiled: refinery run from an
+// The runner programs are files under src/engine/shell/runners/, not compiled: refinery run from an
 // installed package's dist/ must still find them (it resolves them from the package root).
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
@@ -28,8 +28,8 @@ afterAll(() => {
 
 describe('runner programs from dist', () => {
   it('runner programs - a run: stage runs from the compiled dist/, whose build copied no runner program', async () => {
-    expect(existsSync(path.join(packageDir, 'dist', 'src', 'shell', 'runner-pool.js'))).toBe(true);
-    expect(existsSync(path.join(packageDir, 'dist', 'src', 'shell', 'runners'))).toBe(false);
+    expect(existsSync(path.join(packageDir, 'dist', 'src', 'engine', 'shell', 'runner-pool.js'))).toBe(true);
+    expect(existsSync(path.join(packageDir, 'dist', 'src', 'engine', 'shell', 'runners'))).toBe(false);
     project = tempProject({
       'pipelines/p.yaml': 'pipeline: p\nstages:\n  a: { run: "echo one > ${outputs.o}", outputs: { o: out/a.txt } }\n  b: { run: "cat out/a.txt out/a.txt > ${outputs.o}", inputs: [out/a.txt], outputs: { o: out/b.txt } }\n',
     });

@@ -41,8 +41,8 @@ describe('runner programs', () => {
   });
 
   it('runner programs - live in their own files under the package root, where src/ and dist/ both find them', () => {
-    expect(PYTHON_RUNNER_FILE).toBe(path.join(PACKAGE_ROOT, 'src', 'shell', 'runners', 'runner.py'));
-    expect(PERL_RUNNER_FILE).toBe(path.join(PACKAGE_ROOT, 'src', 'shell', 'runners', 'runner.pl'));
+    expect(PYTHON_RUNNER_FILE).toBe(path.join(PACKAGE_ROOT, 'src', 'engine', 'shell', 'runners', 'runner.py'));
+    expect(PERL_RUNNER_FILE).toBe(path.join(PACKAGE_ROOT, 'src', 'engine', 'shell', 'runners', 'runner.pl'));
     expect(readFileSync(PYTHON_RUNNER_FILE, 'utf8')).toContain('os.posix_spawn');
     expect(readFileSync(PERL_RUNNER_FILE, 'utf8')).toContain('setpgrp');
   });
