@@ -48,7 +48,8 @@ describe.skipIf(skipWithout(CHROMIUM))('refinery watch --ui', () => {
     rmSync(project.path('gate'));
     project.write('src/a.txt', 'two\n');
     await page.waitForSelector(node('a', 'running'));
-    expect(await page.$(node('b', 'up-to-date'))).not.toBeNull();
+    // Only the changed stage runs; its downstream waits (its state may say stale meanwhile).
+    expect(await page.$(node('b', 'running'))).toBeNull();
     await shot('watch-running');
     project.write('gate', '');
     await page.waitForSelector(node('a', 'up-to-date'));
@@ -63,7 +64,8 @@ describe.skipIf(skipWithout(CHROMIUM))('refinery watch --ui', () => {
   it('watch-ui - a lost stream shows a banner, comes back by itself and replays what it missed', async () => {
     const { go, page } = await openDashboard(browser, ui);
     await go(route('pipelines', 'live'));
-    await page.waitForSelector('.dag .node[data-id="a"][data-state="up-to-date"]');
+    // Under a loaded machine the page's first plan check can take a while: wait for it, bounded.
+    await page.waitForSelector('.dag .node[data-id="a"][data-state="up-to-date"]', { timeout: 90_000 });
     await page.evaluate(() => {
       const w = window as unknown as { seenA: string[] };
       w.seenA = [];
