@@ -46,7 +46,7 @@ function push(map: Record<string, string[]>, key: string, id: string): void {
   (map[key] ??= []).push(id);
 }
 
-/** Written after a successful run with no loops, beside the no-op record; a failed write only costs speed. */
+/** Written after a successful run with no loops, beside the no-op record; a failed write (a full disk) is returned, as the no-op record's is. */
 export function writePlanRecord(root: string, key: string, plan: Plan): WriteProblem | undefined {
   const graph = buildGraph(plan.instances.map((i) => ({ id: i.id, needs: i.needs, inputs: i.inputs, outputs: Object.values(i.outputs).map((o) => o.path) })));
   const header: Header = { key, pipeline: { ...plan.pipeline, stages: [] }, params: plan.params, inputs: {}, outputs: {}, globs: [], dependents: {}, deps: {}, at: {} };
