@@ -1,10 +1,17 @@
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
 import path from 'node:path';
-import { findPipelineFile, openPipeline, parseParamFlags, printDiagnostics, readSource, type OpenedPipeline } from '../session.ts';
+import { findPipelineFile, openPipeline, parseParamFlags, printDiagnostics, readSource } from '../session.ts';
 import type { PipelineSpec } from '../../engine/types/pipeline.ts';
+import type { LoopInstance, Plan, StageInstance } from '../../engine/types/plan.ts';
+import type { Diagnostic } from '../../engine/types/source.ts';
+import type { NameResolver } from '../../engine/pipeline/resolve-names.ts';
 import { Observations } from '../../engine/state/observations.ts';
-import { compareWithLastRun, UNCHANGED_BY_STAT, manifestKey, writeManifest } from '../../engine/state/run-manifest.ts';
+import { compareWithLastRun, UNCHANGED_BY_STAT, manifestKey, writeManifest, type ChangedFiles } from '../../engine/state/run-manifest.ts';
+import { readPartialPlan, writePlanRecord } from '../../engine/pipeline/plan-record.ts';
+import { projectResolver } from '../../engine/pipeline/resolve-names.ts';
+import { Locator } from '../../engine/pipeline/locate.ts';
+import { parseLocatedYaml } from '../../engine/pipeline/yaml-source.ts';
 import { affectedStages } from '../affected.ts';
 import { PACKAGE_ROOT } from '../../engine/paths/package-root.ts';
 import { EventBus, newRunId } from '../../engine/events/bus.ts';
@@ -102,6 +109,11 @@ function runBus(io: CommandIo, flags: RunFlags, runId: string, pipeline: string,
   return { bus, close: jsonl.close };
 }
 
+/** Someone reads this run's events stage by stage (--json, --verbose, --junit): every stage gets its stage-end. */
+function stageByStage(flags: RunFlags): boolean {
+  return Boolean(flags.json || flags.verbose || flags.junit);
+}
+
 /** Nothing the last run looked at changed: every stage is reported up to date without loading the pipeline. */
 function reportNoop(io: CommandIo, flags: RunFlags, unchanged: { pipeline: string; stages: string[]; skipped: ReadonlyMap<string, string> }, concurrency: number): number {
   const started = Date.now();
@@ -109,7 +121,7 @@ function reportNoop(io: CommandIo, flags: RunFlags, unchanged: { pipeline: strin
   bus.emit({ type: 'run-start', stages: unchanged.stages.length, params: {}, concurrency });
   // One event per stage only where someone reads them stage by stage: a no-op of 10,000
   // stages would spend more time on events than on checking.
-  if (flags.json || flags.verbose || flags.junit) {
+  if (stageByStage(flags)) {
     for (const stage of unchanged.stages) {
       const skip = unchanged.skipped.get(stage);
       bus.emit({ type: 'stage-end', stage, status: skip === undefined ? 'fresh' : 'skipped', code: skip === undefined ? 'up-to-date' : 'when-false', durationMs: 0, attempts: 0, reason: skip ?? UNCHANGED_BY_STAT });
@@ -146,10 +158,46 @@ function merged(previous: Observations, current: Observations): Observations {
   return out;
 }
 
-function recordNoop(root: string, opened: OpenedPipeline, key: string, observations: Observations, skipped: ReadonlyMap<string, string>, warn: StateWarn): WriteProblem | undefined {
+/** What a run executes: the whole expanded pipeline, or the part of the last run's plan that changed files reach. */
+interface RunTarget {
+  plan: Plan;
+  spec: PipelineSpec;
+  resolver: NameResolver;
+  expandIteration(loop: LoopInstance, iteration: number): { instances: StageInstance[]; diagnostics: Diagnostic[] };
+  select?: Set<string>;
+  /** Read back from the last run's plan: the stages left out of `plan` (all up to date) and every stage's id. */
+  partial?: { unlisted: string[]; stages: string[] };
+}
+
+function recordNoop(root: string, target: RunTarget, key: string, observations: Observations, skipped: ReadonlyMap<string, string>, warn: StateWarn): Array<WriteProblem | undefined> {
   // Loops expand while running: their instances are in the state, named by the loop.
-  if (opened.expansion.plan.loops.length > 0) return undefined;
-  return writeManifest(root, opened.spec.file, opened.spec.name, key, opened.expansion.plan.instances.map((i) => i.id), observations, skipped, warn);
+  if (target.plan.loops.length > 0) return [];
+  const stages = target.partial ? target.partial.stages : target.plan.instances.map((i) => i.id);
+  // The plan record is written before the no-op record it belongs to, and only when expanded
+  // afresh (a partial plan leaves the last one in place: the same key gives the same plan).
+  const planProblem = target.partial ? undefined : writePlanRecord(root, key, target.plan);
+  return [planProblem, writeManifest(root, target.spec.file, target.spec.name, key, stages, observations, skipped, warn)];
+}
+
+/** The last run's plan, cut down to what the changed files reach (no pipeline parse, no expansion); undefined to open it in full. */
+function partialTarget(root: string, pipelineFile: string, key: string, changed: ChangedFiles): RunTarget | undefined {
+  const absolute = path.resolve(root, pipelineFile);
+  const text = readSource(absolute);
+  let locator: Locator | undefined;
+  const locate = (at: Array<string | number>) => (locator ??= new Locator(absolute, text, parseLocatedYaml(absolute, text))).span(at, 'key');
+  const read = readPartialPlan(root, pipelineFile, key, changed.files, locate);
+  if (!read) return undefined;
+  const listed = new Set(read.plan.instances.map((i) => i.id));
+  return {
+    plan: read.plan,
+    spec: read.plan.pipeline,
+    resolver: projectResolver(root),
+    expandIteration: () => {
+      throw new Error('internal: a plan read back from the no-op record has no loops');
+    },
+    select: read.select,
+    partial: { unlisted: changed.stages.filter((id) => !listed.has(id)), stages: changed.stages },
+  };
 }
 
 /** The remote cache from the flags, the environment and refinery.config.yaml; 'error' (reported) when misconfigured. */
@@ -185,6 +233,20 @@ async function openRemote(settings: RemoteCacheSettings, runId: string, lookup: 
       unregister();
       cache.close();
     },
+  };
+}
+
+/** The pipeline loaded, checked and expanded in full; undefined when it has errors (printed). */
+async function openTarget(io: CommandIo, arg: string | undefined, rawParams: readonly string[], observations: Observations, changed: ChangedFiles | undefined): Promise<RunTarget | undefined> {
+  const opened = await openPipeline(io, arg, rawParams, observations);
+  if (!opened) return undefined;
+  const select = changed ? affectedStages(opened.expansion.plan, changed.files) : undefined;
+  return {
+    plan: opened.expansion.plan,
+    spec: opened.spec,
+    resolver: opened.resolver,
+    expandIteration: (loop, i) => opened.expansion.expandIteration(loop, i),
+    ...(select ? { select } : {}),
   };
 }
 
@@ -224,13 +286,13 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const remoteSetup = await resolveRemote(io, flags);
   if (remoteSetup === 'error') return 2;
   const observations = new Observations();
-  const opened = await openPipeline(io, positionals[0], flags.param, observations);
-  if (!opened) return 2;
-  let select = changed ? affectedStages(opened.expansion.plan, changed.files) : undefined;
+  const target = (changed && found.file && noopKey ? partialTarget(io.cwd, found.file, noopKey, changed) : undefined) ?? (await openTarget(io, positionals[0], flags.param, observations, changed));
+  if (!target) return 2;
+  let select = target.select;
   let only = flags.only;
   if (shard) {
-    const members = shardMembers(opened.expansion.plan, shard);
-    const left = unsharded(opened.expansion.plan, shard.count);
+    const members = shardMembers(target.plan, shard);
+    const left = unsharded(target.plan, shard.count);
     if (left.length > 0) io.stderr.write(`refinery run: --shard: ${left.join(', ')} ${left.length === 1 ? 'needs' : 'need'} stages of several shares; the run without --shard after the matrix runs ${left.length === 1 ? 'it' : 'them'}\n`);
     // A share with nothing in it (more shards than stages) runs nothing.
     if (members.length === 0) select = new Set();
@@ -238,11 +300,11 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   }
   // Before anything runs (and is paid for): every backend and tool the tasks will use.
   const { preflightPlan } = await import('../../engine/executor/preflight.ts');
-  const preflight = await preflightPlan(opened.expansion.plan, {
+  const preflight = await preflightPlan(target.plan, {
     root: io.cwd,
     env: io.env,
-    taskFile: (n) => opened.resolver.taskFile(n),
-    expandIteration: (loop, i) => opened.expansion.expandIteration(loop, i),
+    taskFile: (n) => target.resolver.taskFile(n),
+    expandIteration: (loop, i) => target.expandIteration(loop, i),
   });
   if (preflight.length > 0) {
     printDiagnostics(io, preflight, new Map());
@@ -261,7 +323,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       return 1;
     }
     const runId = newRunId();
-    const { bus, close } = runBus(io, flags, runId, opened.spec.name, warn);
+    const { bus, close } = runBus(io, flags, runId, target.spec.name, warn);
     const skipped = skippedStages(bus, changed?.skipped);
     // Loaded only when something may run: the no-op path above needs none of them.
     const [{ execute }, { FileHashes }, { StageState }, { SchemaRegistry }, { removeLeftoverStaging }] = await Promise.all([
@@ -274,7 +336,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     // Holding the lock, no other run is live: what killed runs left in staging can go.
     removeLeftoverStaging(io.cwd);
     const remote = remoteSetup ? await openRemote(remoteSetup, runId, !flags.force) : undefined;
-    const result = await execute(opened.expansion.plan, {
+    const result = await execute(target.plan, {
       root: io.cwd,
       runId,
       bus,
@@ -284,19 +346,20 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       keepGoing: flags['keep-going'],
       only,
       hashes: new FileHashes(io.cwd, warn),
-      state: new StageState(io.cwd, opened.spec.name, warn),
+      state: new StageState(io.cwd, target.spec.name, warn),
       schemas: new SchemaRegistry(io.cwd),
-      taskFile: (n) => opened.resolver.taskFile(n),
-      schemaFile: (n) => opened.resolver.schemaFile(n),
-      expandIteration: (loop, i) => opened.expansion.expandIteration(loop, i),
+      taskFile: (n) => target.resolver.taskFile(n),
+      schemaFile: (n) => target.resolver.schemaFile(n),
+      expandIteration: (loop, i) => target.expandIteration(loop, i),
       observations,
       ...(budgetUsd !== undefined ? { budgetUsd } : {}),
-      ...(select ? { select, reportUnselected: !shard, previouslySkipped: changed?.skipped } : {}),
+      ...(select ? { select, reportUnselected: !shard, eventPerUnselected: stageByStage(flags), previouslySkipped: changed?.skipped } : {}),
+      ...(target.partial ? { unlisted: target.partial.unlisted } : {}),
       ...(remote ? { stageCache: remote.stages } : {}),
     }).finally(() => remote?.close());
     const problems = [...result.writeProblems, close()];
-    if (result.status === 'succeeded' && noopKey && flags.only.length === 0 && !shard && canSkipByStat(opened.spec)) {
-      problems.push(recordNoop(io.cwd, opened, noopKey, select && changed ? merged(changed.previous, observations) : observations, skipped, warn));
+    if (result.status === 'succeeded' && noopKey && flags.only.length === 0 && !shard && canSkipByStat(target.spec)) {
+      problems.push(...recordNoop(io.cwd, target, noopKey, select && changed ? merged(changed.previous, observations) : observations, skipped, warn));
     }
     for (const d of result.diagnostics) io.stderr.write(`error: ${d.message}\n`);
     const unwritten = reportWriteProblems(io, problems, result.status === 'failed');

@@ -55,6 +55,16 @@ export interface ExecuteOptions {
   select?: ReadonlySet<string>;
   /** Emit an up-to-date stage-end for every stage outside `select` (refinery run does; watch does not). */
   reportUnselected?: boolean;
+  /**
+   * With `reportUnselected`: false counts those stages in the run's totals without an event each
+   * (when nobody reads the run stage by stage, 10,000 events cost more than the check itself).
+   */
+  eventPerUnselected?: boolean;
+  /**
+   * Stages of the pipeline left out of `plan` (a run that read back only the part of the last
+   * run's plan that changed files reach): up to date, reported like the unselected ones.
+   */
+  unlisted?: readonly string[];
   /** Stages outside `select` that the last run skipped, with the reason: reported skipped again. */
   previouslySkipped?: ReadonlyMap<string, string>;
   hashes: FileHashes;
@@ -176,11 +186,16 @@ export class Executor {
     const unselected = this.options.select ? settleOutside(schedule, this.options.select, (n) => (n.kind === 'stage' ? (this.options.state.get(n.id)?.fingerprint ?? 'none') : 'none')) : [];
     // Whatever this run changes, the last run's no-op record no longer holds.
     dropManifest(this.options.root, this.plan.pipeline.file);
-    const stages = this.options.select && !this.options.reportUnselected ? this.plan.instances.filter((i) => this.nodes.get(i.id)?.status === undefined).length : this.plan.instances.length;
+    const unlisted = this.options.unlisted ?? [];
+    const stages = this.options.select && !this.options.reportUnselected ? this.plan.instances.filter((i) => this.nodes.get(i.id)?.status === undefined).length : this.plan.instances.length + unlisted.length;
     this.bus.emit({ type: 'run-start', stages, params: this.plan.params, concurrency: this.options.concurrency });
     if (this.options.reportUnselected) {
-      for (const id of unselected) {
+      for (const id of [...unselected, ...unlisted]) {
         const skip = this.options.previouslySkipped?.get(id);
+        if (this.options.eventPerUnselected === false) {
+          this.counts[skip === undefined ? 'fresh' : 'skipped'] += 1;
+          continue;
+        }
         // A stage is skipped only when its `when` is false.
         this.reportEnd(id, skip === undefined ? 'fresh' : 'skipped', { code: skip === undefined ? 'up-to-date' : 'when-false', reason: skip ?? UNCHANGED_BY_STAT });
       }

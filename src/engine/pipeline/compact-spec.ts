@@ -20,7 +20,7 @@ function unpackTemplate(t: Template | string): Template {
   return typeof t === 'string' ? { source: t, parts: [t] } : t;
 }
 
-function packStage(stage: StageSpec): Compact {
+export function packStage(stage: StageSpec): Compact {
   const out: Compact = { ...stage };
   out.inputs = stage.inputs.map(packTemplate);
   out.outputs = Object.fromEntries(Object.entries(stage.outputs).map(([k, o]) => [k, { ...o, path: packTemplate(o.path) }]));
@@ -32,7 +32,7 @@ function packStage(stage: StageSpec): Compact {
   return out;
 }
 
-function unpackStage(c: Compact, path: StagePath, locate: Locate): StageSpec {
+export function unpackStage(c: Compact, path: StagePath, locate: Locate): StageSpec {
   const s = c as unknown as StageSpec;
   const stage = {
     ...s,

@@ -1,10 +1,19 @@
-// The yaml library enters the pipeline loader here.
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Alias, type Node as YamlNode } from 'yaml';
+// The yaml library enters the pipeline loader here, and only when a file needs it: most pipeline
+// files parse with fast-yaml.ts, and loading the library costs ~25 ms of start-up (a no-op run
+// never needs it).
+import { createRequire } from 'node:module';
+import type { Alias, LineCounter, Node as YamlNode } from 'yaml';
 import type { Diagnostic, SourceSpan } from '../types/source.ts';
 import { locateYamlFast, parseYamlFast } from './fast-yaml.ts';
 import { escapeSegment } from './fast-yaml-locate.ts';
 
 /** Plain data from a YAML file, with the place of every value and key by JSON pointer. */
+let yamlLibrary: typeof import('yaml') | undefined;
+function yaml(): typeof import('yaml') {
+  yamlLibrary ??= createRequire(import.meta.url)('yaml') as typeof import('yaml');
+  return yamlLibrary;
+}
+
 export interface LocatedYaml {
   value: unknown;
   /** pointer -> span of the value; `pointer + '#key'` -> span of a mapping key. Computed on demand. */
@@ -44,15 +53,15 @@ function reportAlias(node: Alias, ctx: ConvertContext): null {
 function convert(node: YamlNode | null | undefined, at: string, ctx: ConvertContext): unknown {
   if (!node) return null;
   if (node.range) ctx.ranges.set(at, node.range);
-  if (isAlias(node)) return reportAlias(node, ctx);
-  if (isMap(node)) {
+  if (yaml().isAlias(node)) return reportAlias(node, ctx);
+  if (yaml().isMap(node)) {
     const out: Record<string, unknown> = {};
     // Duplicate keys are found here with a set: yaml's own check is quadratic in the map's size.
     const seen = new Set<string>();
     for (const pair of node.items) {
       const keyNode = pair.key as YamlNode | null;
-      if (isAlias(keyNode)) reportAlias(keyNode, ctx);
-      const key = isScalar(keyNode) ? String(keyNode.value) : String(keyNode);
+      if (yaml().isAlias(keyNode)) reportAlias(keyNode, ctx);
+      const key = yaml().isScalar(keyNode) ? String(keyNode.value) : String(keyNode);
       const child = `${at}/${escapeSegment(key)}`;
       if (keyNode?.range) ctx.ranges.set(`${child}#key`, keyNode.range);
       if (seen.has(key)) {
@@ -69,8 +78,8 @@ function convert(node: YamlNode | null | undefined, at: string, ctx: ConvertCont
     }
     return out;
   }
-  if (isSeq(node)) return node.items.map((item, i) => convert(item as YamlNode, `${at}/${i}`, ctx));
-  if (isScalar(node)) return node.value;
+  if (yaml().isSeq(node)) return node.items.map((item, i) => convert(item as YamlNode, `${at}/${i}`, ctx));
+  if (yaml().isScalar(node)) return node.value;
   return null;
 }
 
@@ -93,7 +102,7 @@ function fastSpanFinder(file: string, text: string): (pointer: string) => Source
     const full = parseLocatedYamlWithLibrary(file, text);
     return (pointer) => full.spans.get(pointer);
   }
-  const lines = new LineCounter();
+  const lines = new (yaml().LineCounter)();
   lines.addNewLine(0);
   for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', nl + 1)) lines.addNewLine(nl + 1);
   return (pointer) => spanOf(file, lines, text, located.get(pointer));
@@ -101,8 +110,8 @@ function fastSpanFinder(file: string, text: string): (pointer: string) => Source
 
 /** The yaml library's parse: every value located, every error and warning reported. */
 export function parseLocatedYamlWithLibrary(file: string, text: string): LocatedYaml {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: false, prettyErrors: false });
+  const lines = new (yaml().LineCounter)();
+  const doc = yaml().parseDocument(text, { lineCounter: lines, uniqueKeys: false, prettyErrors: false });
   const diagnostics: Diagnostic[] = [...doc.errors, ...doc.warnings].map((error) => {
     const [start = 0, end = start + 1] = error.pos;
     const span = spanOf(file, lines, text, [start, end]) as SourceSpan;

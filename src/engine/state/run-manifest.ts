@@ -25,7 +25,7 @@ interface Manifest {
 }
 
 /** One record per pipeline file (by its absolute path). */
-function manifestFile(root: string, pipelineFile: string): string {
+export function manifestFile(root: string, pipelineFile: string): string {
   const id = createHash('sha256').update(path.resolve(pipelineFile)).digest('hex').slice(0, 16);
   return path.join(root, '.refinery', 'state', `noop-${id}.json`);
 }
@@ -122,6 +122,8 @@ export interface ChangedFiles {
   skipped: Map<string, string>;
   /** The last run's record, to carry over what this run does not look at again. */
   previous: Observations;
+  /** Every stage of the last run, in its order. */
+  stages: string[];
 }
 
 /** What the last run recorded, compared with the disk now. */
@@ -160,5 +162,5 @@ export function compareWithLastRun(root: string, pipelineFile: string, key: stri
   if (files.length === 0) return { unchanged: { pipeline: manifest.pipeline, stages: manifest.stages, skipped } };
   for (const [d, mtime] of Object.entries(manifest.dirs)) previous.dirs.set(d, mtime);
   for (const [p, answer] of Object.entries(manifest.probes)) previous.probes.set(p, answer);
-  return { changed: { files, previous, skipped } };
+  return { changed: { files, previous, skipped, stages: manifest.stages } };
 }

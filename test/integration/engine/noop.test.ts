@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { demoProject, events, runCli, stageEnds, startCli, tempProject, type TempProject } from '../../helpers/project.ts';
 
@@ -105,6 +105,60 @@ stages:
     expect(after.statOnly).toBe(true);
     project.write('src/x.txt', 'x2');
     expect((await run(project)).ends).toEqual({ x1: 'succeeded', y1: 'fresh', both: 'succeeded' });
+  });
+
+  function fourWays(): TempProject {
+    return tempProject({
+      'src/x.txt': 'x',
+      'src/y.txt': 'y',
+      'docs/d.md': 'd',
+      'notes/n.txt': 'n',
+      'pipelines/p.yaml': `pipeline: p
+stages:
+  x1: { run: "cat src/x.txt > \${outputs.o}", inputs: [src/x.txt], outputs: { o: out/x1 } }
+  y1: { run: "cat src/y.txt > \${outputs.o}", inputs: [src/y.txt], outputs: { o: out/y1 } }
+  both: { run: "cat out/x1 out/y1 > \${outputs.o}", inputs: [out/x1, out/y1], outputs: { o: out/both } }
+  folder: { run: "cat docs/*.md > \${outputs.o}", inputs: [docs], outputs: { o: out/folder } }
+  globbed: { run: "cat notes/*.txt > \${outputs.o}", inputs: ["notes/*.txt"], outputs: { o: out/globbed } }
+`,
+    });
+  }
+
+  it('noop - a touch reads back only the part of the last plan it reaches, without loading the pipeline', async () => {
+    project = fourWays();
+    expect((await run(project)).result.code).toBe(0);
+    const planRecords = () => readdirSync(project?.path('.refinery/state') ?? '').filter((f) => f.startsWith('plan-'));
+    expect(planRecords()).toHaveLength(1);
+    // The parse cache is what a full check reads the pipeline from: the touch must not need it.
+    rmSync(project.path('.refinery/cache/pipelines'), { recursive: true, force: true });
+    project.write('src/y.txt', 'y2');
+    const touched = await runCli(['run', 'p', '--json'], { cwd: project.root });
+    expect(touched.code).toBe(0);
+    expect(stageEnds(touched.stdout)).toEqual({ x1: 'fresh', y1: 'succeeded', both: 'succeeded', folder: 'fresh', globbed: 'fresh' });
+    expect(events(touched.stdout).find((e) => e.type === 'run-start')?.stages).toBe(5);
+    expect(events(touched.stdout).find((e) => e.type === 'run-end')?.counts).toMatchObject({ succeeded: 2, fresh: 3 });
+    expect(existsSync(project.path('.refinery/cache/pipelines'))).toBe(false);
+    expect(readFileSync(project.path('out/both'), 'utf8')).toBe('xy2');
+    // A file under a folder input, and one a glob input matches.
+    project.write('docs/d.md', 'd2');
+    expect((await run(project)).ends).toEqual({ x1: 'fresh', y1: 'fresh', both: 'fresh', folder: 'succeeded', globbed: 'fresh' });
+    project.write('notes/n.txt', 'n2');
+    expect((await run(project)).ends).toEqual({ x1: 'fresh', y1: 'fresh', both: 'fresh', folder: 'fresh', globbed: 'succeeded' });
+    expect(readFileSync(project.path('out/globbed'), 'utf8')).toBe('n2');
+    expect((await run(project)).statOnly).toBe(true);
+  });
+
+  it('noop - a damaged plan record: the touch falls back to the full check', async () => {
+    project = fourWays();
+    expect((await run(project)).result.code).toBe(0);
+    const [record] = readdirSync(project.path('.refinery/state')).filter((f) => f.startsWith('plan-'));
+    writeFileSync(project.path(`.refinery/state/${record}`), '{"key":');
+    project.write('src/x.txt', 'x2');
+    const touched = await run(project);
+    expect(touched.result.code).toBe(0);
+    expect(touched.ends).toEqual({ x1: 'succeeded', y1: 'fresh', both: 'succeeded', folder: 'fresh', globbed: 'fresh' });
+    expect(readFileSync(project.path('out/both'), 'utf8')).toBe('x2y');
+    expect((await run(project)).statOnly).toBe(true);
   });
 
   it('noop - an input edited while the run is going is not mistaken for an unchanged one', async () => {

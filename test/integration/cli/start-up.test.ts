@@ -1,0 +1,46 @@
+// What a no-op run loads before it answers: refinery's own start path and nothing heavy. ESM loads
+// are listed by a module hook given through NODE_OPTIONS; CommonJS loads by NODE_DEBUG=module.
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli, tempProject, type TempProject } from '../../helpers/project.ts';
+
+let project: TempProject | undefined;
+afterEach(() => project?.cleanup());
+
+const HEAVY = ['zod', 'ajv', 'ajv-formats', 'yaml', 'p-queue', 'mqtt', 'chokidar', 'aedes', 'zx'];
+
+/** Packages named in the CLI's module loads (from node_modules/<name>/, scoped or not). */
+function loadedPackages(stderr: string): Set<string> {
+  const names = new Set<string>();
+  for (const m of stderr.matchAll(/node_modules\/((?:@[^/\s]+\/)?[^/\s]+)\//g)) names.add(m[1] as string);
+  return names;
+}
+
+describe('start-up', () => {
+  it('start-up - a no-op run loads none of zod, ajv, yaml, p-queue, mqtt, chokidar, aedes, zx', async () => {
+    project = tempProject({
+      'src/a.txt': 'a',
+      'pipelines/p.yaml': `pipeline: p
+stages:
+  a: { run: "cat src/a.txt > \${outputs.o}", inputs: [src/a.txt], outputs: { o: out/a } }
+  b: { run: "cat out/a > \${outputs.o}", inputs: [out/a], outputs: { o: out/b } }
+`,
+      'list-loads.mjs': `import { register } from 'node:module';
+register('./load-hook.mjs', import.meta.url);
+`,
+      'load-hook.mjs': `export async function load(url, context, next) {
+  process._rawDebug('LOAD ' + url);
+  return next(url, context);
+}
+`,
+    });
+    expect((await runCli(['run', 'p'], { cwd: project.root })).code).toBe(0);
+    const env = { ...process.env, NODE_OPTIONS: `--import=${project.path('list-loads.mjs')}`, NODE_DEBUG: 'module' };
+    const noop = await runCli(['run', 'p'], { cwd: project.root, env });
+    expect(noop.code).toBe(0);
+    expect(noop.stdout).toContain('up to date');
+    // The listing works: refinery's own entry point is in it.
+    expect(noop.stderr).toMatch(/LOAD file:\/\/.*\/bin\/refinery\.js/);
+    const heavy = [...loadedPackages(noop.stderr)].filter((name) => HEAVY.includes(name));
+    expect(heavy).toEqual([]);
+  });
+});
