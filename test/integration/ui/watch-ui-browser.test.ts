@@ -84,7 +84,7 @@ describe.skipIf(skipWithout(CHROMIUM))('refinery watch --ui', () => {
     await page.unroute('**/api/events**');
     await page.waitForSelector('#banner[hidden]', { state: 'attached' });
     await page.waitForFunction(() => (window as unknown as { seenA: string[] }).seenA.join(',').endsWith('running,up-to-date'));
-  });
+  }, 150_000);
 
   it('watch-ui - the dashboard is attached to the watch: its overview says so and the URL is printed once', async () => {
     const overview = JSON.parse((await ui.request('/api/overview', { auth: true })).body) as { mode: string; pipelines: string[] };
