@@ -12,7 +12,9 @@ const schemas = path.join(PACKAGE_ROOT, 'schemas');
 const out = path.dirname(precompiledFileOf('x'));
 mkdirSync(out, { recursive: true });
 let count = 0;
-for (const file of readdirSync(schemas).filter((f) => f.endsWith('.schema.json')).sort()) {
+for (const file of readdirSync(schemas)
+  .filter((f) => f.endsWith('.schema.json'))
+  .sort()) {
   const text = readFileSync(path.join(schemas, file), 'utf8');
   const name = file.slice(0, -'.schema.json'.length);
   writeFileSync(precompiledFileOf(name), `${precompiledHeader(text)}${compileStandalone(JSON.parse(text) as Record<string, unknown>)}\n`);

@@ -24,8 +24,11 @@ function main(argv: string[]): number {
     ({ values } = parseArgs({
       args: argv,
       options: {
-        out: { type: 'string' }, seed: { type: 'string' }, scenario: { type: 'string', multiple: true },
-        'events-bytes': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        out: { type: 'string' },
+        seed: { type: 'string' },
+        scenario: { type: 'string', multiple: true },
+        'events-bytes': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
       },
       strict: true,
     }));
@@ -40,12 +43,15 @@ function main(argv: string[]): number {
   try {
     if (!values.out) throw new GenerateError('--out DIR is required');
     const seed = values.seed === undefined ? 1 : Number(values.seed);
-    if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new GenerateError(`--seed '${values.seed}' must be an integer in 0..4294967295`);
+    if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)
+      throw new GenerateError(`--seed '${values.seed}' must be an integer in 0..4294967295`);
     const eventsBytes = values['events-bytes'] === undefined ? null : parseBytes(values['events-bytes']);
     const started = performance.now();
     const result = generateLogs({ outDir: values.out, seed, scenarios: values.scenario, eventsBytes });
     const secs = (performance.now() - started) / 1000;
-    process.stdout.write(`wrote ${result.logDirs.length} log dirs (${result.files} files, events.jsonl total ${result.eventsBytes} bytes) to ${values.out} in ${secs.toFixed(2)}s\n`);
+    process.stdout.write(
+      `wrote ${result.logDirs.length} log dirs (${result.files} files, events.jsonl total ${result.eventsBytes} bytes) to ${values.out} in ${secs.toFixed(2)}s\n`,
+    );
     for (const name of result.logDirs) process.stdout.write(`  ${name}\n`);
     return 0;
   } catch (error) {

@@ -10,21 +10,46 @@ import { chromium } from 'playwright-core';
 import { PACKAGE_ROOT } from '../src/engine/paths/package-root.ts';
 
 const CLI = path.join(PACKAGE_ROOT, 'bin', 'refinery.js');
-const { values } = parseArgs({ options: { out: { type: 'string', default: path.join(PACKAGE_ROOT, 'docs', 'images') }, chromium: { type: 'string', default: '/usr/bin/chromium' } } });
+const { values } = parseArgs({
+  options: {
+    out: { type: 'string', default: path.join(PACKAGE_ROOT, 'docs', 'images') },
+    chromium: { type: 'string', default: '/usr/bin/chromium' },
+  },
+});
 const out = path.resolve(values.out as string);
 const TURN = 'examples/massgen_logs/log_20251201_091040_312100/turn_1';
 
 function cli(root: string, args: string[]): void {
-  execFileSync(process.execPath, [CLI, ...args], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, NO_COLOR: '1', CI: 'true' } });
+  execFileSync(process.execPath, [CLI, ...args], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, NO_COLOR: '1', CI: 'true' },
+  });
 }
 
 const temp = mkdtempSync(path.join(os.tmpdir(), 'refinery-screenshots-'));
 const root = path.join(temp, 'my-project');
 mkdirSync(root);
 writeFileSync(path.join(root, 'package.json'), '{ "type": "module", "private": true }\n');
-for (const rel of ['refinery.config.yaml', 'pipelines/analyze.yaml', 'pipelines/refine.yaml', 'examples/refine', 'examples/massgen_logs']) cpSync(path.join(PACKAGE_ROOT, rel), path.join(root, rel), { recursive: true });
+for (const rel of ['refinery.config.yaml', 'pipelines/analyze.yaml', 'pipelines/refine.yaml', 'examples/refine', 'examples/massgen_logs'])
+  cpSync(path.join(PACKAGE_ROOT, rel), path.join(root, rel), { recursive: true });
 cli(root, ['run', 'analyze', '--param', 'logs=examples/massgen_logs']);
-cli(root, ['run', 'refine', '--param', 'task_file=examples/refine/task.md', '--param', 'deliverable=examples/refine/deliverable/README.md,examples/refine/deliverable/slugify.mjs', '--param', 'previous=examples/refine/previous/README.md', '--param', 'writer=example-writer', '--param', 'judges=example-judge-a,example-judge-b,example-judge-c', '--param', 'guard=example-judge-b']);
+cli(root, [
+  'run',
+  'refine',
+  '--param',
+  'task_file=examples/refine/task.md',
+  '--param',
+  'deliverable=examples/refine/deliverable/README.md,examples/refine/deliverable/slugify.mjs',
+  '--param',
+  'previous=examples/refine/previous/README.md',
+  '--param',
+  'writer=example-writer',
+  '--param',
+  'judges=example-judge-a,example-judge-b,example-judge-c',
+  '--param',
+  'guard=example-judge-b',
+]);
 
 const server = spawn(process.execPath, [CLI, 'ui'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
 const url = await new Promise<string>((resolve, reject) => {
@@ -37,7 +62,18 @@ const url = await new Promise<string>((resolve, reject) => {
   server.on('close', (code) => reject(new Error(`refinery ui exited with ${code}`)));
 });
 
-const browser = await chromium.launch({ executablePath: values.chromium, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+const browser = await chromium.launch({
+  executablePath: values.chromium,
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
+});
 try {
   const page = await browser.newPage({ viewport: { width: 1200, height: 760 } });
   await page.goto(url);

@@ -24,12 +24,18 @@ export default defineTask({
   description: 'Analyze one MassGen turn (turn_N/ with every attempt, or a legacy flat log dir) into analysis.json and ANALYSIS_REPORT.md',
   params: z.object({
     turn: z.string().min(1).describe('Path of the turn dir (turn_N) or legacy log dir, relative to the root or absolute'),
-    staleAfterSeconds: z.number().min(0).default(DEFAULT_STALE_AFTER_SECONDS).describe('An unfinished run whose heartbeat is older than this is "incomplete", else "in_progress"'),
+    staleAfterSeconds: z
+      .number()
+      .min(0)
+      .default(DEFAULT_STALE_AFTER_SECONDS)
+      .describe('An unfinished run whose heartbeat is older than this is "incomplete", else "in_progress"'),
     maxJsonMb: z
       .number()
       .positive()
       .default(JSON_FILE_CAP / MiB)
-      .describe('End-of-run JSON files (status.json, coordination_events.json, metrics_*.json, snapshot_mappings.json) over this many MiB are skipped with a warning in analysis.json, to keep memory bounded'),
+      .describe(
+        'End-of-run JSON files (status.json, coordination_events.json, metrics_*.json, snapshot_mappings.json) over this many MiB are skipped with a warning in analysis.json, to keep memory bounded',
+      ),
   }),
   outputs: {
     analysis: { schema: 'turn-analysis', description: 'analysis.json next to the report' },
@@ -55,7 +61,9 @@ export default defineTask({
     ctx.report({ kind: 'metric', name: 'massgen.warnings', value: analysis.warnings.length });
     ctx.report({ kind: 'metric', name: 'massgen.answers', value: analysis.overview.answers });
     ctx.report({ kind: 'metric', name: 'massgen.votes', value: analysis.overview.votes });
-    const warned = analysis.warnings.length ? `, ${analysis.warnings.length} warning${analysis.warnings.length === 1 ? '' : 's'} in analysis.json` : '';
+    const warned = analysis.warnings.length
+      ? `, ${analysis.warnings.length} warning${analysis.warnings.length === 1 ? '' : 's'} in analysis.json`
+      : '';
     const summary = `${analysis.state.value}, winner ${analysis.winner.agentId ?? 'none'}, ${analysis.overview.answers} answers, ${analysis.overview.votes} votes${warned}`;
     return { summary };
   },

@@ -9,7 +9,15 @@ import { answerLabels } from '../src/workflows/refine/consensus/labels.ts';
 import { runConsensus } from '../src/workflows/refine/consensus/protocol.ts';
 import { aggregateReport, voteReport, type ConsensusReport } from '../src/workflows/refine/consensus/report.ts';
 import { voteAsker } from '../src/workflows/refine/consensus/vote-asker.ts';
-import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson, writeText, writeUsageIfDeclared } from '../src/workflows/refine/task-support.ts';
+import {
+  llmClientFor,
+  llmParamShape,
+  outputPath,
+  schemaProblems,
+  writeJson,
+  writeText,
+  writeUsageIfDeclared,
+} from '../src/workflows/refine/task-support.ts';
 import { nextTasksLine, taskLines } from '../src/workflows/refine/task-list.ts';
 import { UsageRecorder } from '../src/workflows/refine/usage.ts';
 import type { TaskContext } from '../src/task/define-task.ts';
@@ -47,17 +55,27 @@ const params = z
 
 type Params = z.output<typeof params>;
 
-async function byVote(ctx: TaskContext<Params>, judges: JudgeInput[], usage: UsageRecorder): Promise<{ result: EvaluationFiles; report: ConsensusReport }> {
+async function byVote(
+  ctx: TaskContext<Params>,
+  judges: JudgeInput[],
+  usage: UsageRecorder,
+): Promise<{ result: EvaluationFiles; report: ConsensusReport }> {
   const p = ctx.params;
   const labels = answerLabels(judges.map((j) => j.name));
   const initial = new Map(judges.filter((j) => j.files).map((j) => [j.name, j.files as EvaluationFiles]));
   const needsModel = initial.size > 0 && judges.length > 1;
   const client = needsModel ? llmClientFor(ctx, p, usage) : undefined;
   const criteria = readCriteriaParam(ctx.root, p.criteria);
-  const deliverable = renderDeliverable(readDeliverable(ctx.root, p.deliverable, { maxFileBytes: p.max_file_bytes, maxTotalBytes: p.max_total_bytes }));
+  const deliverable = renderDeliverable(
+    readDeliverable(ctx.root, p.deliverable, { maxFileBytes: p.max_file_bytes, maxTotalBytes: p.max_total_bytes }),
+  );
   const models = new Map<string, string>();
   for (const j of judges) if (client && j.backend && client.names.includes(j.backend)) models.set(j.name, client.backend(j.backend).model);
-  const seats = judges.map((j, index) => ({ name: j.name, backend: j.backend && client?.names.includes(j.backend) ? j.backend : '', index }));
+  const seats = judges.map((j, index) => ({
+    name: j.name,
+    backend: j.backend && client?.names.includes(j.backend) ? j.backend : '',
+    index,
+  }));
   const outcome = await runConsensus<EvaluationFiles>({
     judges: seats,
     initial,
@@ -100,7 +118,9 @@ export default defineTask({
     if (p.mode === 'vote') ({ result, report } = await byVote(ctx, judges, usage));
     else {
       const ok = judges.filter((j) => j.files).map((j) => ({ judge: j.name, files: j.files as EvaluationFiles }));
-      result = ok.length ? aggregate(ok, p.mode, ids) : degradedFiles('no judge produced a usable evaluation', undefined, { backend: `consensus:${p.mode}` }, p.round);
+      result = ok.length
+        ? aggregate(ok, p.mode, ids)
+        : degradedFiles('no judge produced a usable evaluation', undefined, { backend: `consensus:${p.mode}` }, p.round);
       report = aggregateReport(p.mode, judges, result, ids);
     }
     const problems = validate('consensus', report) ?? validate('verdict', result.verdict) ?? validate('next-tasks', result.nextTasks);
@@ -110,10 +130,13 @@ export default defineTask({
     writeText(outputPath(ctx, 'critique'), result.packet);
     writeJson(outputPath(ctx, 'next_tasks'), result.nextTasks);
     writeUsageIfDeclared(ctx, usage);
-    for (const j of judges.filter((j) => j.status === 'degraded')) ctx.report({ kind: 'warning', message: `judge ${j.name} degraded: ${j.reason}` });
-    const how = report.mode === 'vote' ? `winner ${report.winner?.judge ?? 'none'}${report.forced ? ` (forced: ${report.forced_reason})` : ''}` : report.mode;
+    for (const j of judges.filter((j) => j.status === 'degraded'))
+      ctx.report({ kind: 'warning', message: `judge ${j.name} degraded: ${j.reason}` });
+    const how =
+      report.mode === 'vote'
+        ? `winner ${report.winner?.judge ?? 'none'}${report.forced ? ` (forced: ${report.forced_reason})` : ''}`
+        : report.mode;
     const next = result.verdict.verdict === 'iterate' ? nextTasksLine(taskLines(result.nextTasks)) : '';
     return { summary: `${how}; ${result.verdict.verdict}${next ? `; ${next}` : ''}` };
   },
 });
-

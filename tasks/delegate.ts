@@ -72,7 +72,9 @@ export default defineTask({
     const show = (text: string): void => ctx.log(`[human agent] do the task below, then publish the events it names:\n${text}`);
     const worker: AgentSpec = { name: p.agent, session: p.agent_session, agent: makeAgent(agentChoice(p, 'worker', show)) };
     const reviewer: AgentSpec | undefined =
-      p.type === 'direct' ? undefined : { name: p.reviewer, session: p.reviewer_session, agent: makeAgent(agentChoice(p, 'reviewer', show)) };
+      p.type === 'direct'
+        ? undefined
+        : { name: p.reviewer, session: p.reviewer_session, agent: makeAgent(agentChoice(p, 'reviewer', show)) };
     const broker = await acquireBroker({ ...(p.broker ? { url: p.broker } : {}), env: process.env });
     let result;
     try {
@@ -107,11 +109,15 @@ export default defineTask({
     }
     ctx.report({ kind: 'metric', name: 'delegate.iterations', value: result.iterations });
     if (result.exitCode !== 0) {
-      throw new Error(`delegate job ${result.jobId} ended ${result.outcome}: ${result.reason} (audit log: ${path.relative(ctx.root, result.logDir)})`);
+      throw new Error(
+        `delegate job ${result.jobId} ended ${result.outcome}: ${result.reason} (audit log: ${path.relative(ctx.root, result.logDir)})`,
+      );
     }
     const missing = artifacts.filter(([, file]) => !existsSync(file)).map(([name]) => `${name} -> ${ctx.outputTargets[name]}`);
     if (missing.length > 0) {
-      throw new Error(`delegate job ${result.jobId} reported completed but did not write: ${missing.join(', ')} (see ${path.relative(ctx.root, result.logDir)})`);
+      throw new Error(
+        `delegate job ${result.jobId} reported completed but did not write: ${missing.join(', ')} (see ${path.relative(ctx.root, result.logDir)})`,
+      );
     }
     const record = redactRecord(await new JobRegistry(paths).get(result.jobId));
     writeFileSync(recordOut, `${JSON.stringify(record, null, 2)}\n`);
@@ -142,7 +148,17 @@ function dryRun(
   recordOut: string,
 ) {
   const id = newJobId();
-  ctx.log(buildInstructions({ jobId: id, publisherArgv: publish, prompt: p.prompt, idleTimeoutSec: p.idle_timeout, expectedArtifacts: expected, role: 'worker', type: p.type }));
+  ctx.log(
+    buildInstructions({
+      jobId: id,
+      publisherArgv: publish,
+      prompt: p.prompt,
+      idleTimeoutSec: p.idle_timeout,
+      expectedArtifacts: expected,
+      role: 'worker',
+      type: p.type,
+    }),
+  );
   const now = `${new Date().toISOString().slice(0, 19)}Z`;
   const preview = {
     schema_version: 1,

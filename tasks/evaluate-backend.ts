@@ -9,7 +9,15 @@ import { degradedFiles, type EvaluationFiles } from '../src/workflows/refine/eva
 import { judgeEvaluation } from '../src/workflows/refine/judge-evaluation.ts';
 import { evalPrompt } from '../src/workflows/refine/prompts/eval-prompt.ts';
 import { resolveInside } from '../src/workflows/refine/safe-path.ts';
-import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson, writeText, writeUsageIfDeclared } from '../src/workflows/refine/task-support.ts';
+import {
+  llmClientFor,
+  llmParamShape,
+  outputPath,
+  schemaProblems,
+  writeJson,
+  writeText,
+  writeUsageIfDeclared,
+} from '../src/workflows/refine/task-support.ts';
 import { UsageRecorder } from '../src/workflows/refine/usage.ts';
 
 const params = z.strictObject({
@@ -58,13 +66,24 @@ export default defineTask({
     const excluded = new Set([p.criteria, ...p.history].map((f) => path.normalize(f)));
     const deliverablePaths = p.deliverable ?? ctx.inputs.filter((f) => !excluded.has(path.normalize(f)));
     const files = readDeliverable(ctx.root, deliverablePaths, { maxFileBytes: p.max_file_bytes, maxTotalBytes: p.max_total_bytes });
-    const history = p.history.map((h, i) => ({ round: roundOf(h) ?? i + 1, text: readFileSync(resolveInside(ctx.root, h, 'history path'), 'utf8') }));
+    const history = p.history.map((h, i) => ({
+      round: roundOf(h) ?? i + 1,
+      text: readFileSync(resolveInside(ctx.root, h, 'history path'), 'utf8'),
+    }));
     const task = p.task ?? (p.task_file ? readFileSync(resolveInside(ctx.root, p.task_file, 'task_file'), 'utf8') : undefined);
     const prompt = evalPrompt({ task, criteria, deliverable: renderDeliverable(files), round: p.round, history });
     const usage = new UsageRecorder();
     const client = llmClientFor(ctx, p, usage);
     const judge = { backend: p.backend, model: client.backend(p.backend).model };
-    const judged = await judgeEvaluation(client, p.backend, prompt, criteria.map((c) => c.id), judge, p.round, ctx.signal);
+    const judged = await judgeEvaluation(
+      client,
+      p.backend,
+      prompt,
+      criteria.map((c) => c.id),
+      judge,
+      p.round,
+      ctx.signal,
+    );
     const out = guarded(ctx.root, judged.files, judge, p.round);
     writeJson(outputPath(ctx, 'verdict'), out.verdict);
     writeText(outputPath(ctx, 'critique'), out.packet);
@@ -72,7 +91,9 @@ export default defineTask({
     writeUsageIfDeclared(ctx, usage);
     const degraded = out.verdict.status === 'degraded' ? out.verdict.degraded_reason : judged.degradedReason;
     if (degraded) ctx.report({ kind: 'warning', message: `${p.backend}: evaluation degraded: ${degraded}` });
-    const scores = Object.entries(out.verdict.scores).map(([id, s]) => `${id}=${s}`).join(' ');
+    const scores = Object.entries(out.verdict.scores)
+      .map(([id, s]) => `${id}=${s}`)
+      .join(' ');
     return {
       summary: `${p.backend}: ${out.verdict.status === 'degraded' ? 'degraded' : out.verdict.verdict} ${scores}`.trim(),
       ...(degraded ? { warnings: [`degraded: ${degraded}`] } : {}),

@@ -9,7 +9,14 @@ import { DEFAULT_CRITERIA, type CriteriaDocument } from '../src/workflows/refine
 import { readCriteriaParam } from '../src/workflows/refine/criteria-input.ts';
 import { criteriaPrompt } from '../src/workflows/refine/prompts/criteria-prompt.ts';
 import { resolveInside } from '../src/workflows/refine/safe-path.ts';
-import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson, writeUsageIfDeclared } from '../src/workflows/refine/task-support.ts';
+import {
+  llmClientFor,
+  llmParamShape,
+  outputPath,
+  schemaProblems,
+  writeJson,
+  writeUsageIfDeclared,
+} from '../src/workflows/refine/task-support.ts';
 import { SESSION_NAME } from '../src/workflows/refine/session-layout.ts';
 import { UsageRecorder } from '../src/workflows/refine/usage.ts';
 
@@ -45,7 +52,7 @@ export default defineTask({
     criteria: { default: 'refine/criteria.json', schema: 'eval-criteria', description: 'criteria.json' },
     usage: { schema: 'llm-usage', description: 'optional: the calls made and their cost' },
   },
-  preflight: (p, ctx) => p.criteria_file || !p.backend ? [] : checkBackends(ctx.root, [p.backend], ctx.env),
+  preflight: (p, ctx) => (p.criteria_file || !p.backend ? [] : checkBackends(ctx.root, [p.backend], ctx.env)),
   async run(ctx) {
     const p = ctx.params;
     const file = outputPath(ctx, 'criteria');
@@ -70,7 +77,13 @@ export default defineTask({
     let doc: CriteriaDocument;
     if (result.ok) {
       const { criteria, aspiration, notes } = result.value;
-      doc = { schema_version: '1', source: 'model', criteria, ...(aspiration ? { aspiration } : {}), ...(notes.length ? { warnings: notes } : {}) };
+      doc = {
+        schema_version: '1',
+        source: 'model',
+        criteria,
+        ...(aspiration ? { aspiration } : {}),
+        ...(notes.length ? { warnings: notes } : {}),
+      };
     } else {
       const warning = `criteria generation failed (${result.reason}); using MassGen's four default criteria`;
       ctx.report({ kind: 'warning', message: warning });

@@ -12,7 +12,14 @@ import { regressionPrompt } from '../src/workflows/refine/prompts/regression-pro
 import { deriveResult, guardReader, type RegressionArtifact, type Side } from '../src/workflows/refine/regression.ts';
 import { resolveInside } from '../src/workflows/refine/safe-path.ts';
 import { seededRandom } from '../src/workflows/refine/seeded.ts';
-import { llmClientFor, llmParamShape, outputPath, schemaProblems, writeJson, writeUsageIfDeclared } from '../src/workflows/refine/task-support.ts';
+import {
+  llmClientFor,
+  llmParamShape,
+  outputPath,
+  schemaProblems,
+  writeJson,
+  writeUsageIfDeclared,
+} from '../src/workflows/refine/task-support.ts';
 import { UsageRecorder } from '../src/workflows/refine/usage.ts';
 
 const params = z.strictObject({
@@ -53,7 +60,12 @@ export default defineTask({
     const usage = new UsageRecorder();
     const present = p.previous.filter((f) => existsSync(resolveInside(ctx.root, f, 'previous path')));
     if (present.length === 0) {
-      const skipped: RegressionArtifact = { schema_version: '1', status: 'skipped', result: 'pass', reason: 'no previous version to compare against (first iteration)' };
+      const skipped: RegressionArtifact = {
+        schema_version: '1',
+        status: 'skipped',
+        result: 'pass',
+        reason: 'no previous version to compare against (first iteration)',
+      };
       writeJson(file, skipped);
       writeUsageIfDeclared(ctx, usage);
       return { summary: 'skipped: no previous version' };
@@ -76,14 +88,21 @@ export default defineTask({
       ctx.signal,
     );
     const artifact: RegressionArtifact = result.ok
-      ? { schema_version: '1', status: 'ok', candidate: candidateSide, result: deriveResult(result.value.dimensions, candidateSide), judge, ...result.value }
+      ? {
+          schema_version: '1',
+          status: 'ok',
+          candidate: candidateSide,
+          result: deriveResult(result.value.dimensions, candidateSide),
+          judge,
+          ...result.value,
+        }
       : { schema_version: '1', status: 'degraded', result: null, reason: result.reason, judge };
     const problems = schemaProblems(ctx.root, 'regression', artifact);
     if (problems) throw new Error(`regression-guard produced an invalid artifact (${problems}); this is a bug`);
     writeJson(file, artifact);
     writeUsageIfDeclared(ctx, usage);
-    if (artifact.status === 'degraded') ctx.report({ kind: 'warning', message: `${p.backend}: regression guard degraded: ${artifact.reason}` });
+    if (artifact.status === 'degraded')
+      ctx.report({ kind: 'warning', message: `${p.backend}: regression guard degraded: ${artifact.reason}` });
     return { summary: artifact.status === 'ok' ? `${artifact.result} (candidate was ${candidateSide})` : `degraded: ${artifact.reason}` };
   },
 });
-

@@ -12,13 +12,21 @@ import { defineTask } from '../src/task/define-task.ts';
 
 const params = z.strictObject({
   logs: z.string().min(1).describe('The MassGen logs folder (the one holding log_* dirs), relative to the project or absolute'),
-  reports: z.string().min(1).describe('The folder the per-turn analyses mirror the logs in (the logs folder itself when they sit beside the turns); the summary is written here'),
+  reports: z
+    .string()
+    .min(1)
+    .describe(
+      'The folder the per-turn analyses mirror the logs in (the logs folder itself when they sit beside the turns); the summary is written here',
+    ),
   since: z
     .string()
     .regex(/^(\d{4}-\d{2}-\d{2})?$/, 'expected a date YYYY-MM-DD, or empty for every run')
     .default('')
     .describe('Only runs on or after this day (YYYY-MM-DD); empty: every run'),
-  group_by: z.enum(GROUP_BYS as [string, ...string[]]).default('model').describe('The per-group table: model, agent or config'),
+  group_by: z
+    .enum(GROUP_BYS as [string, ...string[]])
+    .default('model')
+    .describe('The per-group table: model, agent or config'),
 });
 
 export default defineTask({
@@ -52,10 +60,13 @@ export default defineTask({
     if (!summaryPath || !reportPath) throw new Error('summarize-runs: the stage must declare the outputs "summary" and "report"');
     await writeFile(summaryPath, `${JSON.stringify(built.summary, null, 2)}\n`);
     await writeFile(reportPath, `${built.markdown}\n`);
-    for (const x of built.problems) ctx.report({ kind: 'warning', message: `${path.relative(ctx.root, x.file)}: ${x.problem}; left out of the summary` });
+    for (const x of built.problems)
+      ctx.report({ kind: 'warning', message: `${path.relative(ctx.root, x.file)}: ${x.problem}; left out of the summary` });
     ctx.report({ kind: 'metric', name: 'massgen.summary.parsed', value: cache.stats.parsed });
     ctx.report({ kind: 'metric', name: 'massgen.summary.cached', value: cache.stats.cached + cache.stats.hashed });
     const t = built.summary.totals;
-    return { summary: `${t.turns} runs in ${t.sessions} log folders, $${t.costUsd.toFixed(2)}; ${cache.stats.parsed} analyses read, ${cache.stats.cached + cache.stats.hashed} unchanged` };
+    return {
+      summary: `${t.turns} runs in ${t.sessions} log folders, $${t.costUsd.toFixed(2)}; ${cache.stats.parsed} analyses read, ${cache.stats.cached + cache.stats.hashed} unchanged`,
+    };
   },
 });

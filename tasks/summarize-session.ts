@@ -20,7 +20,8 @@ const params = z.strictObject({
 
 export default defineTask({
   name: 'summarize-session',
-  description: 'Sums up a refine session: scores per criterion per round (table + Mermaid charts), verdicts and winners, next tasks, cost and tokens.',
+  description:
+    'Sums up a refine session: scores per criterion per round (table + Mermaid charts), verdicts and winners, next tasks, cost and tokens.',
   params,
   outputs: {
     summary: { default: '.refinery/sessions/example/summary.json', schema: 'refine-summary' },
@@ -45,14 +46,23 @@ export default defineTask({
     for (const w of summary.warnings) ctx.report({ kind: 'warning', message: w });
     for (const t of summary.next_tasks) ctx.log(`next task ${t.id}: ${t.description}`);
     for (const b of summary.answers.backends) {
-      const routes = Object.entries(b.schema).map(([via, n]) => `${via} ${n}`).join(', ') || 'no schema';
-      ctx.log(`answers from ${b.backend}: ${b.calls} calls, answer schema ${routes}; ${b.first_try_valid}/${b.first_try} first tries usable`);
+      const routes =
+        Object.entries(b.schema)
+          .map(([via, n]) => `${via} ${n}`)
+          .join(', ') || 'no schema';
+      ctx.log(
+        `answers from ${b.backend}: ${b.calls} calls, answer schema ${routes}; ${b.first_try_valid}/${b.first_try} first tries usable`,
+      );
     }
-    for (const s of summary.judge_standings) ctx.log(`judge ${s.judge}: mean offset from the consensus ${s.mean_offset}, mean |offset| ${s.mean_abs_offset} (${s.rounds} rounds)`);
+    for (const s of summary.judge_standings)
+      ctx.log(`judge ${s.judge}: mean offset from the consensus ${s.mean_offset}, mean |offset| ${s.mean_abs_offset} (${s.rounds} rounds)`);
     const n = summary.rounds.length;
     const verdict = `${(summary.final_verdict ?? 'no verdict').toUpperCase()} after ${n} round${n === 1 ? '' : 's'} (${summary.stopped.reason.replace('_', ' ')})`;
     const next = nextTasksLine(summary.next_tasks, 40);
     const cost = `$${summary.usage.total.cost_usd.toFixed(4)}, $${summary.usage.this_run.cost_usd.toFixed(4)} this run`;
-    return { summary: [verdict, next, cost].filter(Boolean).join('; '), ...(summary.warnings.length ? { warnings: summary.warnings } : {}) };
+    return {
+      summary: [verdict, next, cost].filter(Boolean).join('; '),
+      ...(summary.warnings.length ? { warnings: summary.warnings } : {}),
+    };
   },
 });

@@ -41,7 +41,12 @@ export async function getJson<T>(path: string): Promise<T> {
 }
 
 export async function postJson<T>(path: string, body: unknown): Promise<T> {
-  const response = await fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body), credentials: 'same-origin' });
+  const response = await fetch(path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+    credentials: 'same-origin',
+  });
   const data = (await response.json().catch(() => ({}))) as T & { error?: string };
   if (!response.ok) throw new ApiError(response.status, data.error ?? `${response.status} ${response.statusText}`);
   return data;

@@ -15,7 +15,17 @@ export interface LineSeries {
 }
 
 /** A line chart; x is 1..n (or the given labels' positions) with an optional tick formatter. */
-export function lineChart(options: { title: string; x: number[]; xName?: string; series: LineSeries[]; xLabel?: (x: number) => string; yLabel?: string; height?: number; width?: number; points?: boolean }): HTMLElement {
+export function lineChart(options: {
+  title: string;
+  x: number[];
+  xName?: string;
+  series: LineSeries[];
+  xLabel?: (x: number) => string;
+  yLabel?: string;
+  height?: number;
+  width?: number;
+  points?: boolean;
+}): HTMLElement {
   const box = h('div', { class: 'chart', attrs: { 'data-chart': options.title } });
   const width = options.width ?? 520;
   const uPlot = window.uPlot;
@@ -31,7 +41,15 @@ export function lineChart(options: { title: string; x: number[]; xName?: string;
         { ...(xFormat ? { values: (_u: unknown, ticks: number[]) => ticks.map((t) => (Number.isInteger(t) ? xFormat(t) : '')) } : {}) },
         { label: options.yLabel ?? '' },
       ],
-      series: [{ label: options.xName ?? 'x' }, ...options.series.map((s, i) => ({ label: s.label, stroke: color(i), width: 2, points: { show: options.points ?? options.x.length < 40, size: 6 } }))],
+      series: [
+        { label: options.xName ?? 'x' },
+        ...options.series.map((s, i) => ({
+          label: s.label,
+          stroke: color(i),
+          width: 2,
+          points: { show: options.points ?? options.x.length < 40, size: 6 },
+        })),
+      ],
     },
     data,
     box,
@@ -47,7 +65,13 @@ export function barList(title: string, entries: Array<[string, number]>): HTMLEl
     { class: 'bars', attrs: { 'data-chart': title } },
     h('h3', null, title),
     entries.map(([label, n], i) =>
-      h('div', { class: 'bar-row' }, h('span', { class: 'bar-label' }, label), h('span', { class: 'bar', attrs: { style: `width:${Math.max(2, (n / max) * 100)}%;background:${color(i)}` } }), h('span', { class: 'bar-value' }, String(n))),
+      h(
+        'div',
+        { class: 'bar-row' },
+        h('span', { class: 'bar-label' }, label),
+        h('span', { class: 'bar', attrs: { style: `width:${Math.max(2, (n / max) * 100)}%;background:${color(i)}` } }),
+        h('span', { class: 'bar-value' }, String(n)),
+      ),
     ),
   );
 }

@@ -83,7 +83,8 @@ function countsText(node: GraphNode): string {
     return n > 0 ? `loop · ${n} run` : `loop · ${node.members?.length ?? 0} stages`;
   }
   const parts = [`×${node.size}`];
-  for (const state of ['running', 'failed', 'stale', 'never-run'] as const) if (node.counts[state]) parts.push(`${node.counts[state]} ${state === 'never-run' ? 'new' : state}`);
+  for (const state of ['running', 'failed', 'stale', 'never-run'] as const)
+    if (node.counts[state]) parts.push(`${node.counts[state]} ${state === 'never-run' ? 'new' : state}`);
   return parts.join(' · ');
 }
 
@@ -126,7 +127,17 @@ export class DagView {
     this.view = { x: 0, y: 0, w: width, h: height };
     // Drawn at its own size (never blown up); a graph wider than the page shrinks to fit, and zooms.
     const root = svg('svg', { class: 'dag-svg', viewBox: `0 0 ${width} ${height}`, width, height, preserveAspectRatio: 'xMinYMin meet' });
-    root.appendChild(svg('defs', {}, svg('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' }, svg('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: 'arrow' }))));
+    root.appendChild(
+      svg(
+        'defs',
+        {},
+        svg(
+          'marker',
+          { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' },
+          svg('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: 'arrow' }),
+        ),
+      ),
+    );
     const edges = svg('g', { class: 'edges' });
     for (const e of result.edges) {
       if (e.points.length === 0) continue;
@@ -138,7 +149,12 @@ export class DagView {
     for (const node of graph.nodes) {
       const p = result.nodes[node.id];
       if (!p) continue;
-      const g = svg('g', { class: `node kind-${node.kind} state-${node.state}`, transform: `translate(${(p.x - p.width / 2).toFixed(1)},${(p.y - p.height / 2).toFixed(1)})`, 'data-id': node.id, 'data-state': node.state });
+      const g = svg('g', {
+        class: `node kind-${node.kind} state-${node.state}`,
+        transform: `translate(${(p.x - p.width / 2).toFixed(1)},${(p.y - p.height / 2).toFixed(1)})`,
+        'data-id': node.id,
+        'data-state': node.state,
+      });
       g.appendChild(svg('rect', { width: p.width, height: p.height, rx: node.kind === 'stage' ? 6 : 10 }));
       g.appendChild(svg('text', { x: 10, y: node.kind === 'stage' ? 19 : 18, class: 'label' }, node.label));
       if (node.kind !== 'stage') g.appendChild(svg('text', { x: 10, y: 35, class: 'counts' }, countsText(node)));
@@ -179,13 +195,15 @@ export class DagView {
     const queue = this.graph.nodes.filter((n) => n.state === 'failed').map((n) => n.id);
     while (queue.length > 0) {
       const id = queue.pop() as string;
-      for (const next of out.get(id) ?? []) if (!hit.has(next)) {
-        hit.add(next);
-        queue.push(next);
-      }
+      for (const next of out.get(id) ?? [])
+        if (!hit.has(next)) {
+          hit.add(next);
+          queue.push(next);
+        }
     }
     for (const [id, g] of this.boxes) g.classList.toggle('after-failure', hit.has(id));
-    for (const path of this.el.querySelectorAll('path.edge')) path.classList.toggle('after-failure', hit.has(path.getAttribute('data-to') ?? ''));
+    for (const path of this.el.querySelectorAll('path.edge'))
+      path.classList.toggle('after-failure', hit.has(path.getAttribute('data-to') ?? ''));
   }
 
   private select(id: string): void {

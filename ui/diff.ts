@@ -14,7 +14,10 @@ export function diffLines(a: string, b: string): Op[] {
   const lcs: Uint32Array[] = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
   for (let i = n - 1; i >= 0; i -= 1) {
     for (let j = m - 1; j >= 0; j -= 1) {
-      (lcs[i] as Uint32Array)[j] = x[i] === y[j] ? ((lcs[i + 1] as Uint32Array)[j + 1] as number) + 1 : Math.max((lcs[i + 1] as Uint32Array)[j] as number, (lcs[i] as Uint32Array)[j + 1] as number);
+      (lcs[i] as Uint32Array)[j] =
+        x[i] === y[j]
+          ? ((lcs[i + 1] as Uint32Array)[j + 1] as number) + 1
+          : Math.max((lcs[i + 1] as Uint32Array)[j] as number, (lcs[i] as Uint32Array)[j + 1] as number);
     }
   }
   const ops: Op[] = [];
@@ -25,7 +28,8 @@ export function diffLines(a: string, b: string): Op[] {
       ops.push({ kind: 'same', text: x[i] as string });
       i += 1;
       j += 1;
-    } else if (((lcs[i + 1] as Uint32Array)[j] as number) >= ((lcs[i] as Uint32Array)[j + 1] as number)) ops.push({ kind: 'left', text: x[i++] as string });
+    } else if (((lcs[i + 1] as Uint32Array)[j] as number) >= ((lcs[i] as Uint32Array)[j + 1] as number))
+      ops.push({ kind: 'left', text: x[i++] as string });
     else ops.push({ kind: 'right', text: y[j++] as string });
   }
   while (i < n) ops.push({ kind: 'left', text: x[i++] as string });

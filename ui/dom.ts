@@ -23,7 +23,11 @@ function append(el: Node, child: Child): void {
   el.appendChild(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
 }
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props | null = null, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Props | null = null,
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   if (props) {
     if (props.class) el.className = props.class;
@@ -43,7 +47,11 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props | 
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
-export function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number> = {}, ...children: Child[]): SVGElementTagNameMap[K] {
+export function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number> = {},
+  ...children: Child[]
+): SVGElementTagNameMap[K] {
   const el = document.createElementNS(SVG_NS, tag);
   for (const [name, value] of Object.entries(attrs)) if (!/^on/i.test(name)) el.setAttribute(name, String(value));
   append(el, children);
@@ -81,7 +89,14 @@ export function when(iso: string | null | undefined): string {
   if (!iso) return '–';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  return d.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  return d.toLocaleString(undefined, {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
 }
 
 export function chip(state: string, text = state): HTMLElement {
@@ -110,11 +125,33 @@ export function errorBox(text: string): HTMLElement {
 }
 
 /** A table from rows; cells are children (text or nodes). */
-export function table(head: string[], rows: Child[][], options: { class?: string; rowClass?: (i: number) => string; rowId?: (i: number) => string } = {}): HTMLTableElement {
+export function table(
+  head: string[],
+  rows: Child[][],
+  options: { class?: string; rowClass?: (i: number) => string; rowId?: (i: number) => string } = {},
+): HTMLTableElement {
   return h(
     'table',
     { class: options.class ?? 'grid' },
-    h('thead', null, h('tr', null, head.map((c) => h('th', null, c)))),
-    h('tbody', null, rows.map((cells, i) => h('tr', { class: options.rowClass?.(i) ?? '', ...(options.rowId ? { id: options.rowId(i) } : {}) }, cells.map((c) => h('td', null, c))))),
+    h(
+      'thead',
+      null,
+      h(
+        'tr',
+        null,
+        head.map((c) => h('th', null, c)),
+      ),
+    ),
+    h(
+      'tbody',
+      null,
+      rows.map((cells, i) =>
+        h(
+          'tr',
+          { class: options.rowClass?.(i) ?? '', ...(options.rowId ? { id: options.rowId(i) } : {}) },
+          cells.map((c) => h('td', null, c)),
+        ),
+      ),
+    ),
   );
 }

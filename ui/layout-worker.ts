@@ -37,10 +37,12 @@ self.onmessage = (event: MessageEvent<LayoutRequest>) => {
   dagre.layout(g);
   const result: LayoutResult = {
     key: request.key,
-    nodes: Object.fromEntries(request.nodes.map((n) => {
-      const p = g.node(n.id);
-      return [n.id, { x: p.x, y: p.y, width: n.width, height: n.height }];
-    })),
+    nodes: Object.fromEntries(
+      request.nodes.map((n) => {
+        const p = g.node(n.id);
+        return [n.id, { x: p.x, y: p.y, width: n.width, height: n.height }];
+      }),
+    ),
     edges: request.edges.map(([from, to]) => ({ from, to, points: g.edge(from, to)?.points ?? [] })),
     width: g.graph().width ?? 0,
     height: g.graph().height ?? 0,

@@ -23,13 +23,16 @@ const SECTIONS: Array<[string, string, string]> = [
 function parseHash(): { parts: string[]; query: URLSearchParams } {
   const raw = location.hash.replace(/^#\/?/, '');
   const [path = '', search = ''] = raw.split('?', 2);
-  const parts = path.split('/').filter((p) => p !== '').map((p) => {
-    try {
-      return decodeURIComponent(p);
-    } catch {
-      return p;
-    }
-  });
+  const parts = path
+    .split('/')
+    .filter((p) => p !== '')
+    .map((p) => {
+      try {
+        return decodeURIComponent(p);
+      } catch {
+        return p;
+      }
+    });
   return { parts, query: new URLSearchParams(search) };
 }
 
@@ -47,8 +50,20 @@ function helpView(): View {
     'div',
     { class: 'page' },
     h('h1', null, 'Keys'),
-    h('table', { class: 'grid' }, h('tbody', null, keys.map(([k, v]) => h('tr', null, h('td', null, h('kbd', null, k)), h('td', null, v))))),
-    h('p', { class: 'muted' }, 'Every page has its own address: copy it to share the exact view (filters and sorting included) with anyone holding the dashboard token.'),
+    h(
+      'table',
+      { class: 'grid' },
+      h(
+        'tbody',
+        null,
+        keys.map(([k, v]) => h('tr', null, h('td', null, h('kbd', null, k)), h('td', null, v))),
+      ),
+    ),
+    h(
+      'p',
+      { class: 'muted' },
+      'Every page has its own address: copy it to share the exact view (filters and sorting included) with anyone holding the dashboard token.',
+    ),
   );
   return { el, title: 'Help' };
 }
@@ -82,9 +97,15 @@ function viewFor(app: App, parts: string[]): View {
 }
 
 function palette(overview: Overview): void {
-  const input = h('input', { attrs: { type: 'search', placeholder: 'jump to… (pipeline, stage, run, MassGen session, refine session)', 'aria-label': 'palette' } });
+  const input = h('input', {
+    attrs: { type: 'search', placeholder: 'jump to… (pipeline, stage, run, MassGen session, refine session)', 'aria-label': 'palette' },
+  });
   const list = h('ul', { class: 'palette-list' });
-  const overlay = h('div', { class: 'overlay', on: { click: (e) => e.target === overlay && overlay.remove() } }, h('div', { class: 'palette' }, input, list));
+  const overlay = h(
+    'div',
+    { class: 'overlay', on: { click: (e) => e.target === overlay && overlay.remove() } },
+    h('div', { class: 'palette' }, input, list),
+  );
   const entries: Array<[string, string]> = [
     ...SECTIONS.map(([, label, href]): [string, string] => [label, href]),
     ...overview.pipelines.map((p): [string, string] => [`pipeline ${p}`, route('pipelines', p)]),
@@ -92,9 +113,16 @@ function palette(overview: Overview): void {
   let index = 0;
   const extra: Array<[string, string]> = [];
   void Promise.all([
-    getJson<{ rows: Array<{ runId: string; pipeline: string; status: string }> }>('/api/runs?limit=50').then((r) => r.rows.forEach((x) => extra.push([`run ${x.runId} ${x.pipeline} ${x.status}`, route('runs', x.runId)]))),
-    getJson<{ rows: Array<{ session: string; turns: Array<{ turn: number; dir: string }> }> }>('/api/massgen/sessions?limit=100').then((r) => r.rows.forEach((s) => s.turns.forEach((t) => extra.push([`massgen ${s.session} turn ${t.turn}`, route('massgen', 'turn', t.dir)])))),
-    getJson<{ sessions: Array<{ session: string }> }>('/api/refine/sessions').then((r) => r.sessions.forEach((s) => extra.push([`refine ${s.session}`, route('refine', s.session)]))),
+    getJson<{ rows: Array<{ runId: string; pipeline: string; status: string }> }>('/api/runs?limit=50').then((r) =>
+      r.rows.forEach((x) => extra.push([`run ${x.runId} ${x.pipeline} ${x.status}`, route('runs', x.runId)])),
+    ),
+    getJson<{ rows: Array<{ session: string; turns: Array<{ turn: number; dir: string }> }> }>('/api/massgen/sessions?limit=100').then(
+      (r) =>
+        r.rows.forEach((s) => s.turns.forEach((t) => extra.push([`massgen ${s.session} turn ${t.turn}`, route('massgen', 'turn', t.dir)]))),
+    ),
+    getJson<{ sessions: Array<{ session: string }> }>('/api/refine/sessions').then((r) =>
+      r.sessions.forEach((s) => extra.push([`refine ${s.session}`, route('refine', s.session)])),
+    ),
   ])
     .catch(() => undefined)
     .finally(() => show());
@@ -105,7 +133,12 @@ function palette(overview: Overview): void {
   const show = (): void => {
     const found = matches();
     index = Math.min(index, Math.max(0, found.length - 1));
-    replace(list, found.map(([label, href], i) => h('li', { class: i === index ? 'active' : '' }, h('a', { href, on: { click: () => overlay.remove() } }, label))));
+    replace(
+      list,
+      found.map(([label, href], i) =>
+        h('li', { class: i === index ? 'active' : '' }, h('a', { href, on: { click: () => overlay.remove() } }, label)),
+      ),
+    );
   };
   input.addEventListener('input', () => {
     index = 0;
@@ -178,7 +211,19 @@ async function start(): Promise<void> {
     return;
   }
   const nav = document.getElementById('nav') as HTMLElement;
-  replace(nav, SECTIONS.map(([key, label, href]) => h('a', { href, title: `${label} (${key})`, dataset: { section: label.toLowerCase() } }, label)), h('span', { class: 'nav-right muted small' }, overview.project, overview.mode === 'watch' ? ' · watch' : '', overview.actions ? ' · actions on' : ' · read-only', ' · ', h('a', { href: '#/help' }, '?')));
+  replace(
+    nav,
+    SECTIONS.map(([key, label, href]) => h('a', { href, title: `${label} (${key})`, dataset: { section: label.toLowerCase() } }, label)),
+    h(
+      'span',
+      { class: 'nav-right muted small' },
+      overview.project,
+      overview.mode === 'watch' ? ' · watch' : '',
+      overview.actions ? ' · actions on' : ' · read-only',
+      ' · ',
+      h('a', { href: '#/help' }, '?'),
+    ),
+  );
   const live = new LiveClient(overview.seq, (text) => {
     banner.hidden = text === null;
     banner.textContent = text ?? '';
@@ -210,7 +255,13 @@ async function start(): Promise<void> {
     app.query = query;
     current = viewFor(app, parts);
     document.title = `${current.title} · refinery`;
-    for (const a of nav.querySelectorAll('a[data-section]')) a.classList.toggle('active', (a.getAttribute('href') ?? '') === `#/${parts[0] ?? ''}` || (parts[0] === undefined && a.getAttribute('href') === '#/') || (parts[0] === 'pipelines' && a.getAttribute('href') === '#/'));
+    for (const a of nav.querySelectorAll('a[data-section]'))
+      a.classList.toggle(
+        'active',
+        (a.getAttribute('href') ?? '') === `#/${parts[0] ?? ''}` ||
+          (parts[0] === undefined && a.getAttribute('href') === '#/') ||
+          (parts[0] === 'pipelines' && a.getAttribute('href') === '#/'),
+      );
     clear(viewRoot);
     viewRoot.appendChild(current.el);
     window.scrollTo(0, 0);

@@ -13,7 +13,14 @@ function loadMermaid(): Promise<void> {
     const script = document.createElement('script');
     script.src = '/vendor/mermaid.min.js';
     script.onload = () => {
-      window.mermaid?.initialize({ startOnLoad: false, securityLevel: 'strict', theme: 'neutral', htmlLabels: false, flowchart: { htmlLabels: false }, fontFamily: 'inherit' });
+      window.mermaid?.initialize({
+        startOnLoad: false,
+        securityLevel: 'strict',
+        theme: 'neutral',
+        htmlLabels: false,
+        flowchart: { htmlLabels: false },
+        fontFamily: 'inherit',
+      });
       resolve();
     };
     script.onerror = () => reject(new Error('mermaid could not be loaded'));
@@ -22,7 +29,11 @@ function loadMermaid(): Promise<void> {
   return mermaidLoad;
 }
 
-const PURIFY_HTML = { USE_PROFILES: { html: true }, FORBID_TAGS: ['style', 'form', 'input', 'button', 'iframe', 'frame', 'object', 'embed', 'svg', 'math'], FORBID_ATTR: ['style', 'srcset'] };
+const PURIFY_HTML = {
+  USE_PROFILES: { html: true },
+  FORBID_TAGS: ['style', 'form', 'input', 'button', 'iframe', 'frame', 'object', 'embed', 'svg', 'math'],
+  FORBID_ATTR: ['style', 'srcset'],
+};
 const PURIFY_SVG = { USE_PROFILES: { svg: true, svgFilters: true }, ADD_TAGS: ['style'] };
 
 export function sanitizeHtml(html: string): string {

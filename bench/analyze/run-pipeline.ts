@@ -9,7 +9,18 @@
 // VmRSS and, where GNU time exists, its maximum resident set size (largest single process).
 // Exits 1 when the tree's peak is over the limit or the run fails.
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -89,7 +100,11 @@ function measure(project: string): Promise<Measured> {
   const useTime = existsSync(TIME);
   const [cmd, ...args] = useTime ? [TIME, '-v', ...cli] : cli;
   const started = performance.now();
-  const child = spawn(cmd as string, args, { cwd: project, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', CI: 'true' } });
+  const child = spawn(cmd as string, args, {
+    cwd: project,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1', CI: 'true' },
+  });
   const memory: TreeMemory = { peaks: new Map(), sampledSumKb: 0 };
   const timer = setInterval(() => child.pid !== undefined && sample(child.pid, memory), 25);
   let stdout = '';
@@ -119,7 +134,13 @@ function measure(project: string): Promise<Measured> {
 /** Adds an array of small objects to a JSON object file until it is about `bytes` long. */
 function padJson(file: string, bytes: number): number {
   const value = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-  const item = (i: number) => ({ timestamp: 1_700_000_000 + i, event_type: 'padding', agent_id: `agent_${i % 5}`, details: 'y'.repeat(20), context: { round: i % 7 } });
+  const item = (i: number) => ({
+    timestamp: 1_700_000_000 + i,
+    event_type: 'padding',
+    agent_id: `agent_${i % 5}`,
+    details: 'y'.repeat(20),
+    context: { round: i % 7 },
+  });
   const count = Math.ceil(bytes / (JSON.stringify(item(1_000_000)).length + 1));
   writeFileSync(file, JSON.stringify({ ...value, padding: Array.from({ length: count }, (_, i) => item(i)) }));
   return statSync(file).size;
@@ -137,7 +158,12 @@ function stageStatuses(stdout: string): string {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { gb: { type: 'string', default: '1' }, 'limit-mb': { type: 'string', default: '256' }, 'pad-json-mb': { type: 'string', default: '0' }, keep: { type: 'boolean', default: false } },
+    options: {
+      gb: { type: 'string', default: '1' },
+      'limit-mb': { type: 'string', default: '256' },
+      'pad-json-mb': { type: 'string', default: '0' },
+      keep: { type: 'boolean', default: false },
+    },
   });
   const padMb = Number(values['pad-json-mb']);
   if (!Number.isFinite(padMb) || padMb < 0) throw new Error(`--pad-json-mb '${values['pad-json-mb']}' must be a number >= 0`);
@@ -158,7 +184,9 @@ async function main(): Promise<void> {
     const events = join(project, 'logs', gen.logDirs[0] ?? '', 'turn_1', 'attempt_1', 'events.jsonl');
     const mb = statSync(events).size / 1e6;
     console.log(`generated ${mb.toFixed(1)} MB events.jsonl in ${((performance.now() - t0) / 1000).toFixed(1)}s -> ${events}`);
-    if (padMb > 0) for (const name of ['status.json', 'coordination_events.json']) console.log(`padded ${name} to ${(padJson(join(events, '..', name), padMb * 1e6) / 1e6).toFixed(1)} MB`);
+    if (padMb > 0)
+      for (const name of ['status.json', 'coordination_events.json'])
+        console.log(`padded ${name} to ${(padJson(join(events, '..', name), padMb * 1e6) / 1e6).toFixed(1)} MB`);
     const cold = await measure(project);
     const again = await measure(project);
     const rows = [
@@ -177,7 +205,9 @@ async function main(): Promise<void> {
     console.table(rows);
     const worst = Math.max(cold.treePeakMb, again.treePeakMb);
     const ok = cold.code === 0 && again.code === 0 && worst <= limitMb;
-    console.log(`${ok ? 'PASS' : 'FAIL'}: refinery run analyze on ${mb.toFixed(0)} MB events.jsonl, whole-tree peak ${worst.toFixed(0)} MB (limit ${limitMb} MB)`);
+    console.log(
+      `${ok ? 'PASS' : 'FAIL'}: refinery run analyze on ${mb.toFixed(0)} MB events.jsonl, whole-tree peak ${worst.toFixed(0)} MB (limit ${limitMb} MB)`,
+    );
     if (!ok) process.exitCode = 1;
   } finally {
     if (values.keep) console.log(`kept ${project}`);

@@ -57,7 +57,9 @@ async function main(): Promise<void> {
     result: JSON.stringify(m.result),
   }));
   console.table(rows);
-  console.log(`throughput ratio analyze/naive: ${(naive.ms / analyze.ms).toFixed(2)}x   peak RSS ratio analyze/naive: ${(analyze.rssMb / naive.rssMb).toFixed(2)}x   (RSS via ${analyze.rssSource})`);
+  console.log(
+    `throughput ratio analyze/naive: ${(naive.ms / analyze.ms).toFixed(2)}x   peak RSS ratio analyze/naive: ${(analyze.rssMb / naive.rssMb).toFixed(2)}x   (RSS via ${analyze.rssSource})`,
+  );
   if (!values.keep) rmSync(WORK, { recursive: true, force: true });
 }
 

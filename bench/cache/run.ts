@@ -21,12 +21,19 @@ const REPEAT = Number(values.repeat);
 const logs = mkdtempSync(path.join(os.tmpdir(), 'refinery-bench-cache-logs-'));
 for (let seed = 1; readdirSync(logs).filter((d) => d.startsWith('log_')).length < RUNS; seed++) generateLogs({ outDir: logs, seed });
 // Exactly RUNS log dirs: the last seed may have added a few more.
-for (const extra of readdirSync(logs).filter((d) => d.startsWith('log_')).sort().slice(RUNS)) rmSync(path.join(logs, extra), { recursive: true });
-const turns = readdirSync(logs).filter((d) => d.startsWith('log_')).reduce((n, d) => n + readdirSync(path.join(logs, d)).filter((t) => t.startsWith('turn_')).length, 0);
+for (const extra of readdirSync(logs)
+  .filter((d) => d.startsWith('log_'))
+  .sort()
+  .slice(RUNS))
+  rmSync(path.join(logs, extra), { recursive: true });
+const turns = readdirSync(logs)
+  .filter((d) => d.startsWith('log_'))
+  .reduce((n, d) => n + readdirSync(path.join(logs, d)).filter((t) => t.startsWith('turn_')).length, 0);
 
 function clone(): TempProject {
   const p = tempProject();
-  for (const rel of ['refinery.config.yaml', 'pipelines/refine.yaml', 'examples/refine']) cpSync(path.join(REPO_ROOT, rel), p.path(rel), { recursive: true });
+  for (const rel of ['refinery.config.yaml', 'pipelines/refine.yaml', 'examples/refine'])
+    cpSync(path.join(REPO_ROOT, rel), p.path(rel), { recursive: true });
   cpSync(logs, p.path('.massgen/massgen_logs'), { recursive: true });
   return p;
 }
@@ -46,7 +53,12 @@ async function measure(p: TempProject, args: string[], env: NodeJS.ProcessEnv): 
   const ms = performance.now() - started;
   if (result.code !== 0) throw new Error(`refinery ${args[0]} failed (${result.code}): ${result.stderr}`);
   const all = events(result.stdout);
-  const calls = all.filter((e) => e.type === 'stage-report' && (e.report as { kind: string; cached: boolean }).kind === 'llm-call' && !(e.report as { cached: boolean }).cached);
+  const calls = all.filter(
+    (e) =>
+      e.type === 'stage-report' &&
+      (e.report as { kind: string; cached: boolean }).kind === 'llm-call' &&
+      !(e.report as { cached: boolean }).cached,
+  );
   const remote = all.find((e) => e.type === 'run-end')?.remote as { stages: number; uploaded: number } | undefined;
   return {
     ms,
@@ -84,9 +96,13 @@ try {
     const local = await median(w.args, {});
     const writer = await measure(a, w.args, env);
     const warm = await median(w.args, env);
-    const cell = (m: Measured) => `${(m.ms / 1000).toFixed(2)} s, ${m.executed} stages run${m.fromCache ? `, ${m.fromCache} from the cache` : ''}, ${m.calls} model calls ($${m.costUsd.toFixed(4)})`;
-    rows.push(`| ${w.name} | ${cell(local)} | ${cell(writer)}, ${writer.uploaded} stored | ${cell(warm)} | ${(local.ms / warm.ms).toFixed(2)}× |`);
-    if (warm.executed !== 0 || warm.calls !== 0) throw new Error(`clone B ran ${warm.executed} stages and made ${warm.calls} model calls; expected 0 and 0`);
+    const cell = (m: Measured) =>
+      `${(m.ms / 1000).toFixed(2)} s, ${m.executed} stages run${m.fromCache ? `, ${m.fromCache} from the cache` : ''}, ${m.calls} model calls ($${m.costUsd.toFixed(4)})`;
+    rows.push(
+      `| ${w.name} | ${cell(local)} | ${cell(writer)}, ${writer.uploaded} stored | ${cell(warm)} | ${(local.ms / warm.ms).toFixed(2)}× |`,
+    );
+    if (warm.executed !== 0 || warm.calls !== 0)
+      throw new Error(`clone B ran ${warm.executed} stages and made ${warm.calls} model calls; expected 0 and 0`);
   }
 } finally {
   requests = ngx.requests();
@@ -94,6 +110,10 @@ try {
   await ngx.dispose();
   rmSync(logs, { recursive: true, force: true });
 }
-process.stdout.write(`remote cache: nginx (WebDAV) on 127.0.0.1, ${requests.length} requests (${requests.filter((r) => r.method === 'PUT').length} PUT); -j 2 on ${os.availableParallelism()} cores; cold and warm: medians of ${REPEAT}\n\n`);
-process.stdout.write('| workload | cold local (no cache) | clone A: cold, storing | clone B: warm remote | cold / warm |\n| --- | --- | --- | --- | --- |\n');
+process.stdout.write(
+  `remote cache: nginx (WebDAV) on 127.0.0.1, ${requests.length} requests (${requests.filter((r) => r.method === 'PUT').length} PUT); -j 2 on ${os.availableParallelism()} cores; cold and warm: medians of ${REPEAT}\n\n`,
+);
+process.stdout.write(
+  '| workload | cold local (no cache) | clone A: cold, storing | clone B: warm remote | cold / warm |\n| --- | --- | --- | --- | --- |\n',
+);
 process.stdout.write(`${rows.join('\n')}\n`);

@@ -21,7 +21,8 @@ export function makeDag(n: number, seed = 42): Dag {
   for (let i = 0; i < n; i += 1) {
     const k = 1 + Math.floor(rand() * 3);
     const picks = new Set<string>();
-    for (let j = 0; j < k; j += 1) picks.add(i < sourceCount ? (sources[Math.floor(rand() * sourceCount)] as string) : `out/s${Math.floor(rand() * i)}.txt`);
+    for (let j = 0; j < k; j += 1)
+      picks.add(i < sourceCount ? (sources[Math.floor(rand() * sourceCount)] as string) : `out/s${Math.floor(rand() * i)}.txt`);
     inputs.push([...picks].sort());
   }
   const touched = sources[0] as string;
@@ -77,7 +78,8 @@ export function refineryPipeline(dag: Dag, kind: 'run' | 'task'): string {
   const lines = ['pipeline: graph', 'stages:'];
   dag.inputs.forEach((ins, i) => {
     const list = `[${ins.join(', ')}]`;
-    if (kind === 'run') lines.push(`  s${i}: { run: "cksum ${ins.join(' ')} > \${outputs.o}", inputs: ${list}, outputs: { o: ${stageOutput(i)} } }`);
+    if (kind === 'run')
+      lines.push(`  s${i}: { run: "cksum ${ins.join(' ')} > \${outputs.o}", inputs: ${list}, outputs: { o: ${stageOutput(i)} } }`);
     else lines.push(`  s${i}: { task: checksum, with: { files: ${list} }, inputs: ${list}, outputs: { o: ${stageOutput(i)} } }`);
   });
   return `${lines.join('\n')}\n`;

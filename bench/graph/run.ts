@@ -5,7 +5,18 @@ import { appendFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'n
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { CHECKSUM_TASK, makeDag, makeManySourcesDag, makefile, ninjaFile, refineryPipeline, resetDir, stageOutput, writeSources, type Dag } from './generate.ts';
+import {
+  CHECKSUM_TASK,
+  makeDag,
+  makeManySourcesDag,
+  makefile,
+  ninjaFile,
+  refineryPipeline,
+  resetDir,
+  stageOutput,
+  writeSources,
+  type Dag,
+} from './generate.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const WORK = path.join(REPO, 'bench', '.work', 'graph');
@@ -16,7 +27,10 @@ type Tool = 'refinery' | 'make' | 'ninja';
 type Shape = 'layered' | 'sources';
 const SHAPES: Record<Shape, { make: (n: number) => Dag; about: string }> = {
   layered: { make: (n) => makeDag(n), about: 'a tenth of the stages read 1-3 of N/10 sources, the rest 1-3 earlier outputs' },
-  sources: { make: (n) => makeManySourcesDag(n), about: 'each stage reads its own source and 0-2 earlier outputs; the touched source has the median rebuild set' },
+  sources: {
+    make: (n) => makeManySourcesDag(n),
+    about: 'each stage reads its own source and 0-2 earlier outputs; the touched source has the median rebuild set',
+  },
 };
 
 function command(tool: Tool): [string, string[]] {
@@ -134,9 +148,18 @@ function fmt(ms: number): string {
 
 function main(): void {
   const { values } = parseArgs({
-    options: { shapes: { type: 'string', default: 'layered,sources' }, sizes: { type: 'string', default: '1000,10000' }, reps: { type: 'string', default: '3' }, 'full-reps-large': { type: 'string', default: '1' }, 'task-stages': { type: 'string', default: '10000' } },
+    options: {
+      shapes: { type: 'string', default: 'layered,sources' },
+      sizes: { type: 'string', default: '1000,10000' },
+      reps: { type: 'string', default: '3' },
+      'full-reps-large': { type: 'string', default: '1' },
+      'task-stages': { type: 'string', default: '10000' },
+    },
   });
-  const sizes = values.sizes.split(',').map(Number).filter((n) => n > 0);
+  const sizes = values.sizes
+    .split(',')
+    .map(Number)
+    .filter((n) => n > 0);
   const reps = Number(values.reps);
   rmSync(WORK, { recursive: true, force: true });
   mkdirSync(WORK, { recursive: true });
@@ -151,12 +174,16 @@ function main(): void {
       results[tool] = measure(n, dag, tool, reps, fullReps, shape);
       console.log(`full ${fmt(results[tool].full)}, no-op ${fmt(results[tool].noop)}, touch ${fmt(results[tool].touch)}`);
     }
-    console.log(`\n${shape}: N = ${n} stages, ${dag.sources.length} source files (${SHAPES[shape].about}); the touch makes ${dag.touchReach} stages stale`);
+    console.log(
+      `\n${shape}: N = ${n} stages, ${dag.sources.length} source files (${SHAPES[shape].about}); the touch makes ${dag.touchReach} stages stale`,
+    );
     console.log('| measure | make | ninja | refinery | refinery/make | refinery/ninja |');
     console.log('| --- | --- | --- | --- | --- | --- |');
     for (const m of ['full', 'noop', 'touch'] as const) {
       const r = results.refinery[m];
-      console.log(`| ${m === 'full' ? 'full build -j2' : m === 'noop' ? 'no-op' : 'touch one source'} | ${fmt(results.make[m])} | ${fmt(results.ninja[m])} | ${fmt(r)} | ${(r / results.make[m]).toFixed(2)}× | ${(r / results.ninja[m]).toFixed(2)}× |`);
+      console.log(
+        `| ${m === 'full' ? 'full build -j2' : m === 'noop' ? 'no-op' : 'touch one source'} | ${fmt(results.make[m])} | ${fmt(results.ninja[m])} | ${fmt(r)} | ${(r / results.make[m]).toFixed(2)}× | ${(r / results.ninja[m]).toFixed(2)}× |`,
+      );
     }
     console.log('');
   }
@@ -164,7 +191,9 @@ function main(): void {
   if (taskStages > 0) measureTasks(taskStages, reps);
   for (const dir of [...leftovers, path.join(WORK, '.probe')]) rmSync(dir, { recursive: true, force: true });
   const sorted = [...settledAt].sort((a, b) => a - b);
-  console.log(`file creation just before the timed commands: ${sorted[0]?.toFixed(0)}–${sorted[sorted.length - 1]?.toFixed(0)} µs per file (each waited, up to 20 s, for < 60 µs)`);
+  console.log(
+    `file creation just before the timed commands: ${sorted[0]?.toFixed(0)}–${sorted[sorted.length - 1]?.toFixed(0)} µs per file (each waited, up to 20 s, for < 60 µs)`,
+  );
 }
 
 /**
@@ -177,18 +206,26 @@ function main(): void {
 function measureTasks(n: number, reps: number): void {
   const dag = makeDag(n);
   const stages = JSON.stringify(dag.inputs.map((inputs, i) => ({ inputs, output: stageOutput(i) })));
-  const runs = Array.from({ length: reps }, (_, r) => (['naive', 'refinery'] as const).map((tool) => ({ tool, dir: path.join(WORK, `task-${n}-${tool}-${r}`) }))).flat();
+  const runs = Array.from({ length: reps }, (_, r) =>
+    (['naive', 'refinery'] as const).map((tool) => ({ tool, dir: path.join(WORK, `task-${n}-${tool}-${r}`) })),
+  ).flat();
   for (const { dir } of runs) {
     setup(dir, dag, 'refinery', 'task');
     writeFileSync(path.join(dir, 'dag.json'), stages);
   }
   const times = { naive: [] as number[], refinery: [] as number[] };
   for (const { tool, dir } of runs) {
-    times[tool].push(tool === 'naive' ? timeArgv(dir, tool, [process.execPath, [path.join(REPO, 'bench', 'graph', 'naive-tasks.mjs'), 'dag.json']]) : timeCommand(dir, 'refinery'));
+    times[tool].push(
+      tool === 'naive'
+        ? timeArgv(dir, tool, [process.execPath, [path.join(REPO, 'bench', 'graph', 'naive-tasks.mjs'), 'dag.json']])
+        : timeCommand(dir, 'refinery'),
+    );
   }
   leftovers.push(...runs.map((r) => r.dir));
   const [a, b] = [median(times.refinery), median(times.naive)];
-  console.log(`${n} in-process task: stages (checksum of 1-3 files each), first run, median of ${reps}: refinery ${fmt(a)} (target ≤ 5 s), naive loop over the same task ${fmt(b)}, refinery/naive ${(a / b).toFixed(2)}×`);
+  console.log(
+    `${n} in-process task: stages (checksum of 1-3 files each), first run, median of ${reps}: refinery ${fmt(a)} (target ≤ 5 s), naive loop over the same task ${fmt(b)}, refinery/naive ${(a / b).toFixed(2)}×`,
+  );
   console.log(`  each run: refinery ${times.refinery.map(fmt).join(', ')}; naive ${times.naive.map(fmt).join(', ')}`);
 }
 

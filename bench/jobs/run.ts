@@ -166,8 +166,10 @@ function line(report: RunReport): string {
     `  wall ${(report.wallMs / 1000).toFixed(1)} s, ${s.jobsPerSec.toFixed(1)} jobs/s, ${s.events} events seen`,
     `  publish->subscriber latency p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms`,
     ...(report.restartedAfter !== undefined
-      ? [`  broker restarted once, once a quarter of the terminal events were sent (${report.restartedAfter} finished); ${report.reconnects} live subscribers reconnected, ${report.sessionsKept} with their session kept`,
-          `  events published while the broker was down: ${report.sentDuringRestart} (${report.terminalsSentDuringRestart} terminal)`]
+      ? [
+          `  broker restarted once, once a quarter of the terminal events were sent (${report.restartedAfter} finished); ${report.reconnects} live subscribers reconnected, ${report.sessionsKept} with their session kept`,
+          `  events published while the broker was down: ${report.sentDuringRestart} (${report.terminalsSentDuringRestart} terminal)`,
+        ]
       : []),
   ].join('\n');
 }
@@ -179,7 +181,9 @@ async function main(): Promise<number> {
     process.stderr.write(`--jobs '${values.jobs}' must be an integer >= 2\n`);
     return 64;
   }
-  process.stdout.write(`bench/jobs: ${jobs} concurrent delegate jobs, scripted agents (${SCRIPT.join(' -> ')}), ${os.availableParallelism()} cores\n\n`);
+  process.stdout.write(
+    `bench/jobs: ${jobs} concurrent delegate jobs, scripted agents (${SCRIPT.join(' -> ')}), ${os.availableParallelism()} cores\n\n`,
+  );
 
   const mosquitto = await startMosquitto({ maxQueued: 100_000 });
   let main: RunReport;
@@ -206,7 +210,9 @@ async function main(): Promise<number> {
       'ratios (mosquitto with restart / aedes peer):',
       `  jobs/s ${(m.jobsPerSec / p.jobsPerSec).toFixed(2)}x, p50 latency ${(m.p50 / p.p50).toFixed(2)}x, p99 latency ${(m.p99 / p.p99).toFixed(2)}x`,
       '',
-      main.lostTerminals === 0 && peer.lostTerminals === 0 ? 'OK: zero lost terminal events' : `FAIL: lost terminal events (mosquitto ${main.lostTerminals}, aedes ${peer.lostTerminals})`,
+      main.lostTerminals === 0 && peer.lostTerminals === 0
+        ? 'OK: zero lost terminal events'
+        : `FAIL: lost terminal events (mosquitto ${main.lostTerminals}, aedes ${peer.lostTerminals})`,
       '',
     ].join('\n'),
   );

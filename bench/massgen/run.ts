@@ -20,7 +20,9 @@ const WORK = path.join(REPO, 'bench', '.work', 'massgen');
 const CLI = path.join(REPO, 'bin', 'refinery.js');
 const TARGET_MS = 500;
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '1000' }, reps: { type: 'string', default: '5' }, keep: { type: 'boolean' } } });
+const { values } = parseArgs({
+  options: { runs: { type: 'string', default: '1000' }, reps: { type: 'string', default: '5' }, keep: { type: 'boolean' } },
+});
 const RUNS = Number(values.runs);
 const REPS = Number(values.reps);
 if (!Number.isInteger(RUNS) || RUNS < 1 || !Number.isInteger(REPS) || REPS < 1) {
@@ -68,7 +70,12 @@ function run(cmd: string, args: string[], cwd: string): Timed {
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   const cpu = new RegExp(`${CPU_MARK} ([\\d.]+) ([\\d.]+)\\s*$`).exec(r.stderr);
-  return { ms, cpuMs: cpu ? (Number(cpu[1]) + Number(cpu[2])) * 1000 : Number.NaN, stdout: r.stdout, stderr: cpu ? r.stderr.slice(0, cpu.index) : r.stderr };
+  return {
+    ms,
+    cpuMs: cpu ? (Number(cpu[1]) + Number(cpu[2])) * 1000 : Number.NaN,
+    stdout: r.stdout,
+    stderr: cpu ? r.stderr.slice(0, cpu.index) : r.stderr,
+  };
 }
 
 const refinery = (cwd: string, ...args: string[]): Timed => run(process.execPath, [CLI, ...args], cwd);
@@ -94,7 +101,9 @@ function newestTs(dir: string): number {
 function engine(): string {
   const stamp = path.join(REPO, 'dist', '.stamp');
   const fresh = !process.env.REFINERY_FROM_SOURCE && existsSync(stamp) && statSync(stamp).mtimeMs >= newestTs(path.join(REPO, 'src'));
-  return fresh ? 'compiled dist/' : 'sources through tsx (dist/ missing or older than src/: run `npm run build` first for start-up as installed)';
+  return fresh
+    ? 'compiled dist/'
+    : 'sources through tsx (dist/ missing or older than src/: run `npm run build` first for start-up as installed)';
 }
 
 function main(): void {
@@ -106,9 +115,13 @@ function main(): void {
   console.log(`bench/massgen: ${RUNS} generated runs, ${REPS} reps, engine: ${engine()}`);
   let t = process.hrtime.bigint();
   const generated = generateLogs({ outDir: logs, seed: 1, scripts: fleetScripts(RUNS) });
-  console.log(`generated ${generated.logDirs.length} log folders (${generated.files} files) in ${ms(Number(process.hrtime.bigint() - t) / 1e6)}`);
+  console.log(
+    `generated ${generated.logDirs.length} log folders (${generated.files} files) in ${ms(Number(process.hrtime.bigint() - t) / 1e6)}`,
+  );
   const floor = reps(() => run(process.execPath, ['-e', '0'], project));
-  console.log(`node -e 0: ${medianTimed(floor)} (start-up floor at this moment; load average ${os.loadavg()[0]?.toFixed(1)} on ${os.cpus().length} cores)`);
+  console.log(
+    `node -e 0: ${medianTimed(floor)} (start-up floor at this moment; load average ${os.loadavg()[0]?.toFixed(1)} on ${os.cpus().length} cores)`,
+  );
 
   const python = (): Timed => run('python3', ['-c', PYTHON_LIST, logs], project);
   const list = (): Timed => refinery(project, 'logs', 'list', '--limit', String(RUNS + REPS + 1), '--json');
@@ -116,27 +129,35 @@ function main(): void {
   const listCold = reps(list);
   const pyCold = reps(python);
   const ratio = (a: Timed[], b: Timed[]): string => (median(a.map((x) => x.ms)) / median(b.map((x) => x.ms))).toFixed(1);
-  console.log(`logs list, ${rows} runs, none analyzed: refinery ${medianTimed(listCold)}, python status.json loop ${medianTimed(pyCold)}, ratio ${ratio(listCold, pyCold)}x`);
+  console.log(
+    `logs list, ${rows} runs, none analyzed: refinery ${medianTimed(listCold)}, python status.json loop ${medianTimed(pyCold)}, ratio ${ratio(listCold, pyCold)}x`,
+  );
 
   const first = refinery(project, 'logs', 'summary');
   console.log(`logs summary, first run: ${medianTimed([first])} (${first.stderr.trim()})`);
 
   const incremental: Timed[] = [];
   for (let i = 0; i < REPS; i++) {
-    const [added] = generateLogs({ outDir: logs, seed: 1, scripts: fleetScripts(1, undefined, RUNS + i), firstIndex: RUNS + i }).logDirs as [string];
+    const [added] = generateLogs({ outDir: logs, seed: 1, scripts: fleetScripts(1, undefined, RUNS + i), firstIndex: RUNS + i })
+      .logDirs as [string];
     const turns = readdirSync(path.join(logs, added)).filter((d) => /^turn_\d+$/.test(d)).length;
     const r = refinery(project, 'logs', 'summary');
-    if (!new RegExp(`analyzed ${turns} turn\\(s\\)`).test(r.stderr)) throw new Error(`expected the new run's ${turns} turn(s) analyzed, got: ${r.stderr}`);
+    if (!new RegExp(`analyzed ${turns} turn\\(s\\)`).test(r.stderr))
+      throw new Error(`expected the new run's ${turns} turn(s) analyzed, got: ${r.stderr}`);
     incremental.push(r);
   }
   const unchanged = reps(() => refinery(project, 'logs', 'summary'));
   const inc = median(incremental.map((r) => r.ms));
-  console.log(`logs summary after one new run: median ${medianTimed(incremental)} (runs: ${incremental.map((x) => x.ms.toFixed(0)).join(', ')} ms); nothing new: ${medianTimed(unchanged)}`);
+  console.log(
+    `logs summary after one new run: median ${medianTimed(incremental)} (runs: ${incremental.map((x) => x.ms.toFixed(0)).join(', ')} ms); nothing new: ${medianTimed(unchanged)}`,
+  );
   console.log(`target: incremental under ${TARGET_MS} ms: ${inc < TARGET_MS ? 'met' : 'NOT MET'} (wall clock)`);
 
   const listWarm = reps(list);
   const pyWarm = reps(python);
-  console.log(`logs list, ${RUNS + REPS} runs, all analyzed (every file of every turn checked against its report): refinery ${medianTimed(listWarm)}, python status.json loop ${medianTimed(pyWarm)}, ratio ${ratio(listWarm, pyWarm)}x`);
+  console.log(
+    `logs list, ${RUNS + REPS} runs, all analyzed (every file of every turn checked against its report): refinery ${medianTimed(listWarm)}, python status.json loop ${medianTimed(pyWarm)}, ratio ${ratio(listWarm, pyWarm)}x`,
+  );
   if (!values.keep) rmSync(WORK, { recursive: true, force: true });
 }
 

@@ -25,7 +25,10 @@ writeFileSync(
   `backends:\n${[...JUDGES, 'solo'].map((j) => `  ${j}: {kind: openai, base_url: "${server.url}", model: m-${j}, ${price}}`).join('\n')}\n`,
 );
 mkdirSync(path.join(root, 'refine'));
-writeFileSync(path.join(root, 'refine/criteria.json'), JSON.stringify({ criteria: ['Clarity', 'Accuracy', 'Depth', 'Craft'].map((text) => ({ text })) }));
+writeFileSync(
+  path.join(root, 'refine/criteria.json'),
+  JSON.stringify({ criteria: ['Clarity', 'Accuracy', 'Depth', 'Craft'].map((text) => ({ text })) }),
+);
 
 function judge(backend: string, deliverable: string, runId: string): Promise<TaskRun> {
   return runTask(
@@ -35,7 +38,11 @@ function judge(backend: string, deliverable: string, runId: string): Promise<Tas
       root,
       runId,
       stage: `evaluate[${backend}]`,
-      outputs: { verdict: `out/${runId}/${backend}/verdict.json`, critique: `out/${runId}/${backend}/critique_packet.md`, next_tasks: `out/${runId}/${backend}/next_tasks.json` },
+      outputs: {
+        verdict: `out/${runId}/${backend}/verdict.json`,
+        critique: `out/${runId}/${backend}/critique_packet.md`,
+        next_tasks: `out/${runId}/${backend}/next_tasks.json`,
+      },
     },
   );
 }
@@ -47,7 +54,8 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }>
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-const calls = (runs: TaskRun[]) => runs.flatMap((r) => r.reports).filter((r): r is Extract<TaskReport, { kind: 'llm-call' }> => r.kind === 'llm-call');
+const calls = (runs: TaskRun[]) =>
+  runs.flatMap((r) => r.reports).filter((r): r is Extract<TaskReport, { kind: 'llm-call' }> => r.kind === 'llm-call');
 
 // Warm-up (module loading, schema compilation) outside the measurement.
 writeFileSync(path.join(root, 'warm.md'), '# warm-up\n');
@@ -63,7 +71,8 @@ for (let i = 0; i < ITERATIONS; i++) {
   writeFileSync(path.join(root, file), `# Deliverable ${i}\n\nSome text to evaluate.\n`);
   const alone = await timed(() => judge('solo', file, `single-${i}`));
   const three = await timed(() => Promise.all(JUDGES.map((j) => judge(j, file, `panel-${i}`))));
-  if (calls([alone.value]).some((c) => c.cached) || calls(three.value).some((c) => c.cached)) throw new Error('a measured call hit the cache');
+  if (calls([alone.value]).some((c) => c.cached) || calls(three.value).some((c) => c.cached))
+    throw new Error('a measured call hit the cache');
   single.push(alone.ms);
   panel.push(three.ms);
   lastPanel = { file, runId: `panel-${i}` };
@@ -105,16 +114,27 @@ let sessionFailures = 0;
 for (let i = 0; i < SESSIONS; i++) {
   project.write(`doc-${i}/README.md`, `# Tool ${i}\n\nRun \`tool --help\`.\n`);
   project.write(`doc-${i}/previous.md`, `# Tool ${i}\n`);
-  const params = { session: `s${i}`, query: `Write a README for tool ${i}`, deliverable: `doc-${i}/README.md`, previous: `doc-${i}/previous.md`, writer: 'writer', judges: JUDGES.join(',') };
+  const params = {
+    session: `s${i}`,
+    query: `Write a README for tool ${i}`,
+    deliverable: `doc-${i}/README.md`,
+    previous: `doc-${i}/previous.md`,
+    writer: 'writer',
+    judges: JUDGES.join(','),
+  };
   const started = performance.now();
-  const run = await runCli(['run', 'refine', ...Object.entries(params).flatMap(([k, v]) => ['--param', `${k}=${v}`])], { cwd: project.root });
+  const run = await runCli(['run', 'refine', ...Object.entries(params).flatMap(([k, v]) => ['--param', `${k}=${v}`])], {
+    cwd: project.root,
+  });
   sessionMs.push(performance.now() - started);
   if (run.code !== 0) {
     sessionFailures += 1;
     process.stderr.write(run.stdout.slice(-2000) + run.stderr);
     continue;
   }
-  const summary = JSON.parse(readFileSync(project.path(`.refinery/sessions/s${i}/summary.json`), 'utf8')) as { answers: { first_try: number; first_try_valid: number; degraded_artifacts: string[] } };
+  const summary = JSON.parse(readFileSync(project.path(`.refinery/sessions/s${i}/summary.json`), 'utf8')) as {
+    answers: { first_try: number; first_try_valid: number; degraded_artifacts: string[] };
+  };
   degradedPerSession.push(summary.answers.degraded_artifacts.length);
   firstTries += summary.answers.first_try;
   firstTriesValid += summary.answers.first_try_valid;

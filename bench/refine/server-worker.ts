@@ -8,7 +8,9 @@ if (!process.send) throw new Error('server-worker.ts runs as a forked child with
 const send = process.send.bind(process);
 const delayMs = Number(process.env.FAKE_LATENCY_MS ?? 300);
 // canned: answers written for refine's prompts; schema: answers derived from the schema each request carries.
-const server = await startFakeOpenAiServer(process.env.FAKE_MODE === 'schema' ? schemaFollowingResponder({ delayMs }) : judgeResponder({ delayMs }));
+const server = await startFakeOpenAiServer(
+  process.env.FAKE_MODE === 'schema' ? schemaFollowingResponder({ delayMs }) : judgeResponder({ delayMs }),
+);
 process.on('message', (message: 'count' | 'close') => {
   if (message === 'count') send({ type: 'count', count: server.requests.length });
   if (message === 'close') void server.close().then(() => process.disconnect());

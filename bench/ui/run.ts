@@ -23,12 +23,25 @@ const WORK = path.join(REPO, 'bench', '.work', 'ui');
 const CLI = path.join(REPO, 'bin', 'refinery.js');
 
 const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '1000' }, stages: { type: 'string', default: '10000' }, changes: { type: 'string', default: '10' }, chromium: { type: 'string', default: '/usr/bin/chromium' } },
+  options: {
+    runs: { type: 'string', default: '1000' },
+    stages: { type: 'string', default: '10000' },
+    changes: { type: 'string', default: '10' },
+    chromium: { type: 'string', default: '/usr/bin/chromium' },
+  },
 });
 const RUNS = Number(values.runs);
 const STAGES = Number(values.stages);
 const CHANGES = Number(values.changes);
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 function project(name: string): string {
   const root = path.join(WORK, name);
@@ -56,7 +69,9 @@ async function massgenProject(): Promise<string> {
     writeFileSync(path.join(reportDirOf(unit), 'ANALYSIS_REPORT.md'), report);
   }
   writeFileSync(done, '');
-  process.stdout.write(`generated and analyzed ${RUNS} MassGen runs (${units.length} turns) in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  process.stdout.write(
+    `generated and analyzed ${RUNS} MassGen runs (${units.length} turns) in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+  );
   return root;
 }
 
@@ -78,7 +93,11 @@ interface Server {
 }
 
 function serve(root: string, args: string[], urlOn: 'stdout' | 'stderr' = 'stdout'): Promise<Server> {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', CI: 'true' } });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1', CI: 'true' },
+  });
   return new Promise((resolve, reject) => {
     let text = '';
     let errors = '';
@@ -125,7 +144,13 @@ function percentile(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] as number;
 }
 
-async function measurePage(browser: Browser, root: string, args: string[], route: string, selectors: string[]): Promise<{ cold: number; warm: number }> {
+async function measurePage(
+  browser: Browser,
+  root: string,
+  args: string[],
+  route: string,
+  selectors: string[],
+): Promise<{ cold: number; warm: number }> {
   const server = await serve(root, args);
   try {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -134,7 +159,13 @@ async function measurePage(browser: Browser, root: string, args: string[], route
     // touches none of the server's caches, so "cold" measures a cold dashboard, not a cold browser.
     await page.goto(`${new URL(server.url).origin}/vendor/marked.umd.js?token=${new URL(server.url).searchParams.get('token')}`);
     // The cookie the first page would set: every measured load is a plain visit of the route.
-    await context.addCookies([{ name: `refinery-ui-${new URL(server.url).port}`, value: new URL(server.url).searchParams.get('token') as string, url: new URL(server.url).origin }]);
+    await context.addCookies([
+      {
+        name: `refinery-ui-${new URL(server.url).port}`,
+        value: new URL(server.url).searchParams.get('token') as string,
+        url: new URL(server.url).origin,
+      },
+    ]);
     const target = `${new URL(server.url).origin}/${route}`;
     const cold = await firstRender(page, target, selectors);
     const warm: number[] = [];
@@ -146,7 +177,15 @@ async function measurePage(browser: Browser, root: string, args: string[], route
   }
 }
 
-const WATCH_PIPELINE = (n: number): string => ['pipeline: live', 'stages:', ...Array.from({ length: n }, (_, i) => `  s${i}: { run: "cat src/f${i}.txt > \${outputs.o}", inputs: [src/f${i}.txt], outputs: { o: out/f${i}.txt } }`)].join('\n') + '\n';
+const WATCH_PIPELINE = (n: number): string =>
+  [
+    'pipeline: live',
+    'stages:',
+    ...Array.from(
+      { length: n },
+      (_, i) => `  s${i}: { run: "cat src/f${i}.txt > \${outputs.o}", inputs: [src/f${i}.txt], outputs: { o: out/f${i}.txt } }`,
+    ),
+  ].join('\n') + '\n';
 
 async function eventToPixel(browser: Browser): Promise<number[]> {
   const root = project('watch');
@@ -164,13 +203,20 @@ async function eventToPixel(browser: Browser): Promise<number[]> {
     await page.evaluate(() => {
       location.hash = '#/pipelines/live';
     });
-    await page.waitForFunction((count) => document.querySelectorAll('.dag .node[data-state="up-to-date"]').length === count, n, { timeout: 60_000 });
+    await page.waitForFunction((count) => document.querySelectorAll('.dag .node[data-state="up-to-date"]').length === count, n, {
+      timeout: 60_000,
+    });
     // Every change of a box's state, stamped at the next animation frame (when it is on the screen).
     await page.evaluate(() => {
       const w = window as unknown as { changes: Array<{ stage: string; state: string; at: number }> };
       w.changes = [];
       new MutationObserver((records) => {
-        const batch = records.filter((r) => r.attributeName === 'data-state').map((r) => ({ stage: (r.target as Element).getAttribute('data-id') as string, state: (r.target as Element).getAttribute('data-state') as string }));
+        const batch = records
+          .filter((r) => r.attributeName === 'data-state')
+          .map((r) => ({
+            stage: (r.target as Element).getAttribute('data-id') as string,
+            state: (r.target as Element).getAttribute('data-state') as string,
+          }));
         requestAnimationFrame(() => {
           const at = performance.timeOrigin + performance.now();
           for (const b of batch) w.changes.push({ ...b, at });
@@ -180,9 +226,13 @@ async function eventToPixel(browser: Browser): Promise<number[]> {
     const runsBefore = new Set(readdirSync(path.join(root, '.refinery', 'runs')));
     for (let round = 1; round <= CHANGES; round += 1) {
       for (let i = 0; i < n; i += 1) writeFileSync(path.join(root, 'src', `f${i}.txt`), `v${round}\n`);
-      await page.waitForFunction((want) => (window as unknown as { changes: unknown[] }).changes.length >= want, round * n * 2, { timeout: 60_000 });
+      await page.waitForFunction((want) => (window as unknown as { changes: unknown[] }).changes.length >= want, round * n * 2, {
+        timeout: 60_000,
+      });
     }
-    const changes = await page.evaluate(() => (window as unknown as { changes: Array<{ stage: string; state: string; at: number }> }).changes);
+    const changes = await page.evaluate(
+      () => (window as unknown as { changes: Array<{ stage: string; state: string; at: number }> }).changes,
+    );
     await page.close();
     // The events of the runs the changes caused, in order, per stage.
     const events: Array<{ stage: string; type: string; time: number }> = [];
@@ -191,7 +241,8 @@ async function eventToPixel(browser: Browser): Promise<number[]> {
       for (const line of readFileSync(path.join(root, '.refinery', 'runs', run, 'events.jsonl'), 'utf8').split('\n')) {
         if (!line) continue;
         const e = JSON.parse(line) as { type: string; stage?: string; time: string };
-        if ((e.type === 'stage-start' || e.type === 'stage-end') && e.stage) events.push({ stage: e.stage, type: e.type, time: Date.parse(e.time) });
+        if ((e.type === 'stage-start' || e.type === 'stage-end') && e.stage)
+          events.push({ stage: e.stage, type: e.type, time: Date.parse(e.time) });
       }
     }
     const latencies: number[] = [];
@@ -199,7 +250,8 @@ async function eventToPixel(browser: Browser): Promise<number[]> {
       const stage = `s${i}`;
       const ev = events.filter((e) => e.stage === stage);
       const px = changes.filter((c) => c.stage === stage);
-      for (let k = 0; k < Math.min(ev.length, px.length); k += 1) latencies.push((px[k] as { at: number }).at - (ev[k] as { time: number }).time);
+      for (let k = 0; k < Math.min(ev.length, px.length); k += 1)
+        latencies.push((px[k] as { at: number }).at - (ev[k] as { time: number }).time);
     }
     return latencies;
   } finally {
@@ -215,12 +267,17 @@ async function main(): Promise<void> {
   try {
     const mg = await measurePage(browser, massgen, ['ui', '--logs-dir', 'logs'], '#/massgen', ['#view table.sessions tbody tr']);
     process.stdout.write(`MassGen page, ${RUNS} runs: first render ${mg.cold} ms cold, ${mg.warm} ms warm (target < 1500 ms)\n`);
-    const charts = await measurePage(browser, massgen, ['ui', '--logs-dir', 'logs'], '#/massgen', ['#view table.sessions tbody tr', '#view .chart canvas']);
+    const charts = await measurePage(browser, massgen, ['ui', '--logs-dir', 'logs'], '#/massgen', [
+      '#view table.sessions tbody tr',
+      '#view .chart canvas',
+    ]);
     process.stdout.write(`  with the charts across all ${RUNS} runs: ${charts.cold} ms cold, ${charts.warm} ms warm\n`);
     const pl = await measurePage(browser, graph, ['ui'], '#/pipelines/graph', ['#view .dag .node', '#view table.stages tbody tr']);
     process.stdout.write(`Pipeline page, ${STAGES} stages: first render ${pl.cold} ms cold, ${pl.warm} ms warm (target < 1500 ms)\n`);
     const latencies = await eventToPixel(browser);
-    process.stdout.write(`Event to pixel during refinery watch --ui, ${latencies.length} stage state changes: p50 ${percentile(latencies, 50).toFixed(0)} ms, p95 ${percentile(latencies, 95).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms (target p50 < 200 ms)\n`);
+    process.stdout.write(
+      `Event to pixel during refinery watch --ui, ${latencies.length} stage state changes: p50 ${percentile(latencies, 50).toFixed(0)} ms, p95 ${percentile(latencies, 95).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms (target p50 < 200 ms)\n`,
+    );
   } finally {
     await browser.close();
   }

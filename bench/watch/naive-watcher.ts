@@ -15,7 +15,10 @@ function runOnce(): void {
     return;
   }
   running = true;
-  const child = spawn(process.execPath, [cli, 'run', pipeline, '--json'], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, CI: 'true' } });
+  const child = spawn(process.execPath, [cli, 'run', pipeline, '--json'], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, CI: 'true' },
+  });
   child.on('close', () => {
     running = false;
     if (again) {

@@ -13,7 +13,12 @@ const WORK = path.join(REPO, 'bench', '.work', 'watch');
 const CLI = path.join(REPO, 'bin', 'refinery.js');
 
 const { values } = parseArgs({
-  options: { changes: { type: 'string', default: '200' }, stages: { type: 'string', default: '20' }, debounce: { type: 'string', default: '50' }, 'watch-only': { type: 'boolean', default: false } },
+  options: {
+    changes: { type: 'string', default: '200' },
+    stages: { type: 'string', default: '20' },
+    debounce: { type: 'string', default: '50' },
+    'watch-only': { type: 'boolean', default: false },
+  },
 });
 const CHANGES = Number(values.changes);
 const STAGES = Number(values.stages);
@@ -84,8 +89,8 @@ class EventStream {
         }
       }
     });
-    child.stderr?.on("data", (d: Buffer) => (this.stderr += d.toString()));
-    if (process.env.BENCH_DEBUG) child.stdout?.on("data", (d: Buffer) => process.stderr.write(d));
+    child.stderr?.on('data', (d: Buffer) => (this.stderr += d.toString()));
+    if (process.env.BENCH_DEBUG) child.stdout?.on('data', (d: Buffer) => process.stderr.write(d));
   }
 
   next(test: (e: Event) => boolean, what: string, timeoutMs = 120_000): Promise<number> {
@@ -145,16 +150,32 @@ function percentile(xs: number[], p: number): number {
 
 function summary(samples: Sample[]): { p50s: number; p95s: number; p50e: number; p95e: number } {
   return {
-    p50s: percentile(samples.map((s) => s.start), 50),
-    p95s: percentile(samples.map((s) => s.start), 95),
-    p50e: percentile(samples.map((s) => s.end), 50),
-    p95e: percentile(samples.map((s) => s.end), 95),
+    p50s: percentile(
+      samples.map((s) => s.start),
+      50,
+    ),
+    p95s: percentile(
+      samples.map((s) => s.start),
+      95,
+    ),
+    p50e: percentile(
+      samples.map((s) => s.end),
+      50,
+    ),
+    p95e: percentile(
+      samples.map((s) => s.end),
+      95,
+    ),
   };
 }
 
 async function benchWatch(dir: string): Promise<Sample[]> {
   setup(dir);
-  const child = spawn(process.execPath, [CLI, 'watch', 'bench', '--json', '--debounce', String(DEBOUNCE), '--mqtt-port', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CI: 'true' } });
+  const child = spawn(process.execPath, [CLI, 'watch', 'bench', '--json', '--debounce', String(DEBOUNCE), '--mqtt-port', '0'], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, CI: 'true' },
+  });
   const stream = new EventStream(child);
   await stream.next((e) => e.type === 'run-end', 'the first run');
   try {
@@ -166,7 +187,11 @@ async function benchWatch(dir: string): Promise<Sample[]> {
 
 async function benchNaive(dir: string): Promise<Sample[]> {
   setup(dir);
-  const child = spawn(process.execPath, [path.join(REPO, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(REPO, 'bench', 'watch', 'naive-watcher.ts'), CLI, 'bench'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CI: 'true' } });
+  const child = spawn(
+    process.execPath,
+    [path.join(REPO, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(REPO, 'bench', 'watch', 'naive-watcher.ts'), CLI, 'bench'],
+    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CI: 'true' } },
+  );
   const stream = new EventStream(child);
   await stream.until('naive watcher ready');
   // The naive script does not bring anything up to date by itself: one run first, as the user would.
@@ -206,19 +231,27 @@ function entryPoint(): string {
 }
 
 async function main(): Promise<void> {
-  console.log(`bench/watch: ${CHANGES} single-file changes, pipeline of ${STAGES} task stages + 1 aggregate, debounce ${DEBOUNCE} ms, engine: ${entryPoint()}`);
+  console.log(
+    `bench/watch: ${CHANGES} single-file changes, pipeline of ${STAGES} task stages + 1 aggregate, debounce ${DEBOUNCE} ms, engine: ${entryPoint()}`,
+  );
   const watch = summary(await benchWatch(path.join(WORK, 'refinery')));
   if (values['watch-only']) {
-    console.log(`refinery watch: p50 start ${watch.p50s.toFixed(1)}, p95 start ${watch.p95s.toFixed(1)}, p50 end ${watch.p50e.toFixed(1)}, p95 end ${watch.p95e.toFixed(1)} ms (no peer measured: --watch-only)`);
+    console.log(
+      `refinery watch: p50 start ${watch.p50s.toFixed(1)}, p95 start ${watch.p95s.toFixed(1)}, p50 end ${watch.p50e.toFixed(1)}, p95 end ${watch.p95e.toFixed(1)} ms (no peer measured: --watch-only)`,
+    );
     return;
   }
   const naive = summary(await benchNaive(path.join(WORK, 'naive')));
   const row = (name: string, s: ReturnType<typeof summary>): string =>
     `${name.padEnd(34)} ${s.p50s.toFixed(1).padStart(9)} ${s.p95s.toFixed(1).padStart(9)} ${s.p50e.toFixed(1).padStart(9)} ${s.p95e.toFixed(1).padStart(9)}`;
-  console.log(`${''.padEnd(34)} ${'p50 start'.padStart(9)} ${'p95 start'.padStart(9)} ${'p50 end'.padStart(9)} ${'p95 end'.padStart(9)}   (ms from the write)`);
+  console.log(
+    `${''.padEnd(34)} ${'p50 start'.padStart(9)} ${'p95 start'.padStart(9)} ${'p50 end'.padStart(9)} ${'p95 end'.padStart(9)}   (ms from the write)`,
+  );
   console.log(row('refinery watch', watch));
   console.log(row('naive watcher (fs.watch + run)', naive));
-  console.log(`ratio naive / refinery watch: p50 start ${(naive.p50s / watch.p50s).toFixed(1)}x, p95 start ${(naive.p95s / watch.p95s).toFixed(1)}x, p50 end ${(naive.p50e / watch.p50e).toFixed(1)}x, p95 end ${(naive.p95e / watch.p95e).toFixed(1)}x`);
+  console.log(
+    `ratio naive / refinery watch: p50 start ${(naive.p50s / watch.p50s).toFixed(1)}x, p95 start ${(naive.p95s / watch.p95s).toFixed(1)}x, p50 end ${(naive.p50e / watch.p50e).toFixed(1)}x, p95 end ${(naive.p95e / watch.p95e).toFixed(1)}x`,
+  );
   const bound = DEBOUNCE + 15;
   const ok = watch.p50s <= bound;
   console.log(`p50 write-to-start ${watch.p50s.toFixed(1)} ms ${ok ? '<=' : '>'} debounce + 15 = ${bound} ms: ${ok ? 'ok' : 'NOT MET'}`);

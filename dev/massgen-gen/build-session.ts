@@ -29,9 +29,20 @@ export function buildLogDir(script: ScenarioScript, index: number, seed: number)
     const attempts: AttemptRecord[] = [];
     turn.attempts.forEach((steps, ai) => {
       const rec = new AttemptSim({
-        scenario: script.name, logName, logDirRel: `.massgen/massgen_logs/${logName}/turn_${ti + 1}/attempt_${ai + 1}`,
-        turn: ti + 1, attempt: ai + 1, question: turn.question, agents: script.agents, model: script.model, mode: script.mode,
-        steps, start: t, rng, hasHistory: ti > 0, carried: script.mode === 'interactive' ? carried : null,
+        scenario: script.name,
+        logName,
+        logDirRel: `.massgen/massgen_logs/${logName}/turn_${ti + 1}/attempt_${ai + 1}`,
+        turn: ti + 1,
+        attempt: ai + 1,
+        question: turn.question,
+        agents: script.agents,
+        model: script.model,
+        mode: script.mode,
+        steps,
+        start: t,
+        rng,
+        hasHistory: ti > 0,
+        carried: script.mode === 'interactive' ? carried : null,
       }).run();
       attempts.push(rec);
       t = rec.end + rng.int(1, 3) * SECOND + rng.int(0, 999_999);

@@ -3,11 +3,17 @@
 import type { ReasonCode } from './model.ts';
 
 export const WORKFLOW_ERROR_CODES: ReadonlySet<string> = new Set([
-  'vote_no_answers', 'vote_and_answer', 'invalid_vote_id', 'answer_limit', 'answer_novelty', 'answer_duplicate',
+  'vote_no_answers',
+  'vote_and_answer',
+  'invalid_vote_id',
+  'answer_limit',
+  'answer_novelty',
+  'answer_duplicate',
 ]);
 
 const MUST_USE = 'You must use workflow tools (vote or new_answer) to complete the task.';
-export const API_500 = "Error code: 500 - {'error': {'message': 'Injected internal server error', 'type': 'server_error', 'code': 'fake_500'}}";
+export const API_500 =
+  "Error code: 500 - {'error': {'message': 'Injected internal server error', 'type': 'server_error', 'code': 'fake_500'}}";
 
 export interface EnforcementShape {
   toolCalls: string[];
@@ -18,7 +24,10 @@ export interface EnforcementShape {
   streamed: string[];
 }
 
-export function enforcementShape(reason: ReasonCode, ctx: { question: string; anonIds: string[]; anonSelf: string; draft: string }): EnforcementShape {
+export function enforcementShape(
+  reason: ReasonCode,
+  ctx: { question: string; anonIds: string[]; anonSelf: string; draft: string },
+): EnforcementShape {
   switch (reason) {
     case 'vote_no_answers':
       return {
@@ -30,7 +39,8 @@ export function enforcementShape(reason: ReasonCode, ctx: { question: string; an
     case 'vote_and_answer':
       return {
         toolCalls: ['vote', 'new_answer'],
-        errorMessage: "Cannot use both 'vote' and 'new_answer' in same response. Choose one: vote for existing answer OR provide new answer.",
+        errorMessage:
+          "Cannot use both 'vote' and 'new_answer' in same response. Choose one: vote for existing answer OR provide new answer.",
         buffer: `\n\n[Tool Call: vote({"agent_id":"${ctx.anonSelf}","reason":"Voting and answering at once."})]\n\n[Tool Call: new_answer({"content":${JSON.stringify(`${ctx.draft} (sent together with a vote)`)}})]`,
         streamed: [],
       };

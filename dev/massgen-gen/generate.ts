@@ -73,7 +73,9 @@ export function buildAll(seed: number, names?: string[]): LogDirRecord[] {
 }
 
 export function generateLogs(opts: GenerateOptions): GenerateResult {
-  const dirs = opts.scripts ? opts.scripts.map((script, index) => buildLogDir(script, (opts.firstIndex ?? 0) + index, opts.seed)) : buildAll(opts.seed, opts.scenarios);
+  const dirs = opts.scripts
+    ? opts.scripts.map((script, index) => buildLogDir(script, (opts.firstIndex ?? 0) + index, opts.seed))
+    : buildAll(opts.seed, opts.scenarios);
   mkdirSync(opts.outDir, { recursive: true });
   let count = 0;
   let eventsBytes = 0;

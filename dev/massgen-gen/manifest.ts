@@ -28,7 +28,9 @@ function attemptEntry(rec: AttemptRecord): Record<string, unknown> {
     votes_by_voter: countBy(rec.votes, (v) => v.agent),
     final_vote_counts: rec.final?.voteCounts ?? null,
     votes_ignored: rec.ignored.length,
-    revoters: Object.entries(countBy(rec.votes, (v) => v.agent)).filter(([, n]) => n > 1).map(([a]) => a),
+    revoters: Object.entries(countBy(rec.votes, (v) => v.agent))
+      .filter(([, n]) => n > 1)
+      .map(([a]) => a),
     enforcement: {
       total: rec.enforcement.length,
       by_reason: countBy(rec.enforcement, (e) => e.reason),
@@ -47,7 +49,7 @@ export function buildManifest(seed: number, dirs: LogDirRecord[]): Record<string
     generator: 'scripts/gen-massgen-logs.ts',
     massgen_version: '0.1.91',
     seed,
-    note: 'Counts are per attempt. results_votes counts every accepted vote (re-votes included, ignored votes excluded); final_vote_counts counts each voter\'s latest vote.',
+    note: "Counts are per attempt. results_votes counts every accepted vote (re-votes included, ignored votes excluded); final_vote_counts counts each voter's latest vote.",
     runs: dirs.map((d) => ({
       log_dir: d.logName,
       scenario: d.scenario,

@@ -60,8 +60,13 @@ export const emptyTools = (): PyValue => ({ total_calls: 0, total_failures: 0, t
 export function byOutcome(rounds: RoundRecord[]): Record<string, PyValue> {
   const count = (o: string): number => rounds.filter((r) => r.outcome === o).length;
   return {
-    answer: count('answer'), vote: count('vote'), presentation: count('presentation'),
-    post_evaluation: 0, restarted: 0, error: 0, timeout: 0,
+    answer: count('answer'),
+    vote: count('vote'),
+    presentation: count('presentation'),
+    post_evaluation: 0,
+    restarted: 0,
+    error: 0,
+    timeout: 0,
   };
 }
 

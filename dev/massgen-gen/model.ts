@@ -3,13 +3,7 @@
 import type { Micros } from './clock.ts';
 import type { PyValue } from './py-json.ts';
 
-export type ReasonCode =
-  | 'no_workflow_tool'
-  | 'no_tool_calls'
-  | 'invalid_vote_id'
-  | 'vote_no_answers'
-  | 'vote_and_answer'
-  | 'api_error';
+export type ReasonCode = 'no_workflow_tool' | 'no_tool_calls' | 'invalid_vote_id' | 'vote_no_answers' | 'vote_and_answer' | 'api_error';
 
 /** One scripted action, in global order. The simulator derives everything else. */
 export type Step =

@@ -14,8 +14,13 @@ function scalar(value: null | boolean | number | string): string {
   // in valid YAML, and one line (the generator's hostile-value tests need line breaks to survive).
   if (/[\n\r]/.test(value)) return JSON.stringify(value);
   const needsQuotes =
-    value === '' || RESERVED.test(value) || NUMBERISH.test(value) || /^[\s\-?:,[\]{}#&*!|>'"%@`]/.test(value) ||
-    /\s$/.test(value) || value.includes(': ') || value.includes(' #');
+    value === '' ||
+    RESERVED.test(value) ||
+    NUMBERISH.test(value) ||
+    /^[\s\-?:,[\]{}#&*!|>'"%@`]/.test(value) ||
+    /\s$/.test(value) ||
+    value.includes(': ') ||
+    value.includes(' #');
   return needsQuotes ? `'${value.replaceAll("'", "''")}'` : value;
 }
 
@@ -35,10 +40,16 @@ function emit(value: YamlValue, indent: string, lines: string[]): void {
   for (const [key, item] of Object.entries(value as Record<string, YamlValue>)) {
     if (Array.isArray(item)) {
       if (item.length === 0) lines.push(`${indent}${key}: []`);
-      else { lines.push(`${indent}${key}:`); emit(item, indent, lines); }
+      else {
+        lines.push(`${indent}${key}:`);
+        emit(item, indent, lines);
+      }
     } else if (item !== null && typeof item === 'object') {
       if (Object.keys(item).length === 0) lines.push(`${indent}${key}: {}`);
-      else { lines.push(`${indent}${key}:`); emit(item, `${indent}  `, lines); }
+      else {
+        lines.push(`${indent}${key}:`);
+        emit(item, `${indent}  `, lines);
+      }
     } else {
       lines.push(`${indent}${key}: ${scalar(item)}`);
     }

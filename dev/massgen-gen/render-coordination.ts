@@ -14,7 +14,11 @@ export function renderCoordinationEvents(rec: AttemptRecord): string {
       final_winner: rec.final?.winner ?? null,
     },
     events: rec.coordEvents.map((e) => ({
-      timestamp: epochFloat(e.at), event_type: e.type, agent_id: e.agent, details: e.details, context: e.context,
+      timestamp: epochFloat(e.at),
+      event_type: e.type,
+      agent_id: e.agent,
+      details: e.details,
+      context: e.context,
     })),
   });
 }
@@ -23,16 +27,33 @@ export function renderSnapshotMappings(rec: AttemptRecord): string {
   const items: { at: number; label: string; value: PyValue }[] = [];
   for (const a of rec.answers) {
     items.push({
-      at: a.at, label: a.label,
-      value: { type: 'answer', label: a.label, agent_id: a.agent, timestamp: a.stamp, iteration: a.iteration, round: a.round, path: `${a.agent}/${a.stamp}/answer.txt` },
+      at: a.at,
+      label: a.label,
+      value: {
+        type: 'answer',
+        label: a.label,
+        agent_id: a.agent,
+        timestamp: a.stamp,
+        iteration: a.iteration,
+        round: a.round,
+        path: `${a.agent}/${a.stamp}/answer.txt`,
+      },
     });
   }
   for (const v of rec.votes) {
     items.push({
-      at: v.at, label: v.label,
+      at: v.at,
+      label: v.label,
       value: {
-        type: 'vote', label: v.label, agent_id: v.agent, timestamp: v.stamp, voted_for: v.target, voted_for_label: v.targetLabel,
-        iteration: v.iteration, round: v.round, path: `${v.agent}/${v.stamp}/vote.json`,
+        type: 'vote',
+        label: v.label,
+        agent_id: v.agent,
+        timestamp: v.stamp,
+        voted_for: v.target,
+        voted_for_label: v.targetLabel,
+        iteration: v.iteration,
+        round: v.round,
+        path: `${v.agent}/${v.stamp}/vote.json`,
       },
     });
   }
@@ -41,7 +62,12 @@ export function renderSnapshotMappings(rec: AttemptRecord): string {
   const fin = rec.final;
   if (fin) {
     out[fin.label] = {
-      type: 'final_answer', label: fin.label, agent_id: fin.winner, timestamp: 'final', iteration: fin.iteration, round: fin.round,
+      type: 'final_answer',
+      label: fin.label,
+      agent_id: fin.winner,
+      timestamp: 'final',
+      iteration: fin.iteration,
+      round: fin.round,
       path: `final/${fin.winner}/answer.txt`,
     };
   }

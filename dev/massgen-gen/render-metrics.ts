@@ -2,7 +2,17 @@
 import { epochFloat, MILLI } from './clock.ts';
 import type { ApiCall, AttemptRecord } from './model.ts';
 import { f, pyJsonIndent, type PyValue } from './py-json.ts';
-import { byOutcome, centi, dollars, emptyToolMetrics, emptyTools, roundDict, sumTokens, tokenUsageDict, visible } from './metrics-common.ts';
+import {
+  byOutcome,
+  centi,
+  dollars,
+  emptyToolMetrics,
+  emptyTools,
+  roundDict,
+  sumTokens,
+  tokenUsageDict,
+  visible,
+} from './metrics-common.ts';
 
 const round2 = (x: number): number => Math.round(x * 100) / 100;
 
@@ -76,8 +86,13 @@ export function renderMetricsSummary(rec: AttemptRecord): string {
     api_timing: apiTiming(view.apiCalls),
     agents,
     subagents: {
-      total_subagents: 0, total_input_tokens: 0, total_output_tokens: 0, total_estimated_cost: f(0),
-      total_api_time_ms: f(0), total_api_calls: 0, subagents: [],
+      total_subagents: 0,
+      total_input_tokens: 0,
+      total_output_tokens: 0,
+      total_estimated_cost: f(0),
+      total_api_time_ms: f(0),
+      total_api_calls: 0,
+      subagents: [],
     },
   });
 }

@@ -22,8 +22,15 @@ function reliability(entries: EnforcementRecord[]): PyValue {
   }
   return {
     enforcement_attempts: entries.map((e) => ({
-      round: e.round, attempt: e.attempt, max_attempts: 3, reason: e.reason, tool_calls: e.toolCalls,
-      error_message: e.errorMessage, buffer_preview: e.bufferPreview, buffer_chars: e.bufferChars, timestamp: epochFloat(e.at),
+      round: e.round,
+      attempt: e.attempt,
+      max_attempts: 3,
+      reason: e.reason,
+      tool_calls: e.toolCalls,
+      error_message: e.errorMessage,
+      buffer_preview: e.bufferPreview,
+      buffer_chars: e.bufferChars,
+      timestamp: epochFloat(e.at),
     })),
     by_round: byRound,
     unknown_tools: [],
@@ -58,7 +65,11 @@ export function renderStatus(rec: AttemptRecord): string {
       answer_count: st.answerCount,
       latest_answer_label: st.latestLabel,
       vote_cast: st.firstVote
-        ? { voted_for_agent: st.firstVote.target, voted_for_label: st.firstVote.targetLabel, reason_preview: pyPrefix(st.firstVote.reason, 100) }
+        ? {
+            voted_for_agent: st.firstVote.target,
+            voted_for_label: st.firstVote.targetLabel,
+            reason_preview: pyPrefix(st.firstVote.reason, 100),
+          }
         : null,
       times_restarted: st.round,
       last_activity: epochFloat(st.lastActivity),
@@ -102,10 +113,19 @@ export function renderStatus(rec: AttemptRecord): string {
       total_round_output_tokens: roundTokens.output,
       total_round_cost: dollars(roundTokens.costMicros),
     },
-    coordination: { phase, active_agent: complete ? null : rec.activeAgent, completion_percentage: completion, is_final_presentation: complete },
+    coordination: {
+      phase,
+      active_agent: complete ? null : rec.activeAgent,
+      completion_percentage: completion,
+      is_final_presentation: complete,
+    },
     agents,
     historical_workspaces: rec.answers.map((a) => ({
-      answerId: `${a.agent}-${a.stamp}`, agentId: a.agent, answerNumber: a.round, answerLabel: a.label, timestamp: a.stamp,
+      answerId: `${a.agent}-${a.stamp}`,
+      agentId: a.agent,
+      answerNumber: a.round,
+      answerLabel: a.label,
+      timestamp: a.stamp,
       workspacePath: `${WORKING_DIRECTORY}/${rel}/${a.agent}/${a.stamp}/workspace`,
     })),
     results: {

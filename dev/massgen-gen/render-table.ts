@@ -2,7 +2,8 @@
 // Human-oriented; widths count code points like Python str.center, so emoji rows look ragged.
 import type { AttemptRecord, CoordEvent } from './model.ts';
 
-const LEGEND = "\nMulti-Agent Coordination Events Log\n==================================================\n\n📋 EVENT SYMBOLS:\n  💭 Started streaming       - Agent begins thinking/processing\n  ✨ NEW ANSWER              - Agent provides a labeled answer\n  🗳️  VOTE                  - Agent votes for an answer\n  💭 Reason                  - Reasoning behind the vote\n  👁️  Preview               - Content of the answer\n  📨 UPDATE RECEIVED         - Agent receives update mid-stream (no restart)\n  🔁 RESTART TRIGGERED       - Agent requests to restart\n  ✅ RESTART COMPLETED       - Agent finishes restart\n  🎯 FINAL ANSWER            - Winner provides final response\n  🏆 Winner selected         - System announces winner\n\n📊 STATUS SYMBOLS:\n  💭 (streaming)             - Currently thinking/processing\n  ⏳ (waiting)               - Idle, waiting for turn\n  ✅ (answered)              - Has provided an answer\n  ✅ (voted)                 - Has cast a vote\n  ✅ (completed)             - Task completed\n  🎯 (final answer given)    - Winner completed final answer\n\n📖 TERMS:\n  Context       - Available answer options agent can see\n  Restart       - Agent starts over (clears memory)\n  Event         - Chronological action in the coordination\n  Answer Labels - Each answer gets a unique ID (agent1.1, agent2.1, etc.)\n                    Format: agent{N}.{attempt} where N=agent number, attempt=new answer number\n                    Example: agent1.1 = Agent1's 1st answer, agent2.1 = Agent2's 1st answer\n  agent1.final  - Special label for the winner's final answer\n\n";
+const LEGEND =
+  "\nMulti-Agent Coordination Events Log\n==================================================\n\n📋 EVENT SYMBOLS:\n  💭 Started streaming       - Agent begins thinking/processing\n  ✨ NEW ANSWER              - Agent provides a labeled answer\n  🗳️  VOTE                  - Agent votes for an answer\n  💭 Reason                  - Reasoning behind the vote\n  👁️  Preview               - Content of the answer\n  📨 UPDATE RECEIVED         - Agent receives update mid-stream (no restart)\n  🔁 RESTART TRIGGERED       - Agent requests to restart\n  ✅ RESTART COMPLETED       - Agent finishes restart\n  🎯 FINAL ANSWER            - Winner provides final response\n  🏆 Winner selected         - System announces winner\n\n📊 STATUS SYMBOLS:\n  💭 (streaming)             - Currently thinking/processing\n  ⏳ (waiting)               - Idle, waiting for turn\n  ✅ (answered)              - Has provided an answer\n  ✅ (voted)                 - Has cast a vote\n  ✅ (completed)             - Task completed\n  🎯 (final answer given)    - Winner completed final answer\n\n📖 TERMS:\n  Context       - Available answer options agent can see\n  Restart       - Agent starts over (clears memory)\n  Event         - Chronological action in the coordination\n  Answer Labels - Each answer gets a unique ID (agent1.1, agent2.1, etc.)\n                    Format: agent{N}.{attempt} where N=agent number, attempt=new answer number\n                    Example: agent1.1 = Agent1's 1st answer, agent2.1 = Agent2's 1st answer\n  agent1.final  - Special label for the winner's final answer\n\n";
 
 const CELL = 40;
 const cp = (s: string): number => [...s].length;
@@ -20,7 +21,11 @@ function fit(text: string): string {
 }
 
 const STATUS_TEXT: Record<string, string> = {
-  streaming: '🔄 (streaming)', waiting: '⏳ (waiting)', answered: '✅ (answered)', voted: '✅ (voted)', completed: '✅ (completed)',
+  streaming: '🔄 (streaming)',
+  waiting: '⏳ (waiting)',
+  answered: '✅ (answered)',
+  voted: '✅ (voted)',
+  completed: '✅ (completed)',
 };
 
 export function renderCoordinationTable(rec: AttemptRecord): string {
@@ -41,7 +46,7 @@ export function renderCoordinationTable(rec: AttemptRecord): string {
   let eventNo = 0;
   const row = (actor: string, first: string, second: string): void => {
     eventNo++;
-    const top = agents.map((a) => center(a === actor ? fit(first) : STATUS_TEXT[status.get(a) ?? 'waiting'] ?? '', CELL));
+    const top = agents.map((a) => center(a === actor ? fit(first) : (STATUS_TEXT[status.get(a) ?? 'waiting'] ?? ''), CELL));
     const bottom = agents.map((a) => center(a === actor ? fit(second) : '', CELL));
     lines.push(`|${`E${eventNo}`.padStart(7)}   |${top.join('|')}|`);
     if (second) lines.push(`|${' '.repeat(10)}|${bottom.join('|')}|`);
@@ -56,16 +61,29 @@ export function renderCoordinationTable(rec: AttemptRecord): string {
     const num = agents.indexOf(a) + 1;
     const ctx = e.context;
     switch (e.type) {
-      case 'status_change': status.set(a, e.details.replace('Changed to status: ', '')); return;
-      case 'context_received': return row(a, `📋 Context: [${(ctx.available_answer_labels as string[]).join(', ')}]`, '💭 Started streaming');
-      case 'new_answer': answers.set(a, (answers.get(a) ?? 0) + 1); return row(a, `✨ NEW ANSWER: ${String(ctx.label)}`, `👁️  Preview: ${texts.get(String(ctx.label)) ?? ''}`);
-      case 'restart_triggered': return banner(`🔁 Agent ${num} RESTART TRIGGERED`);
-      case 'restart_completed': restarts.set(a, (restarts.get(a) ?? 0) + 1); return row(a, `✅ RESTART COMPLETED (Restart ${restarts.get(a)})`, '');
-      case 'vote_cast': return row(a, `🗳️  VOTE: ${String(ctx.voted_for_label)}`, `💭 Reason: ${String(ctx.reason)}`);
-      case 'vote_ignored': return row(a, '🔄 VOTE IGNORED (restart)', '');
-      case 'final_agent_selected': return banner(`🏆 Agent ${num} selected as winner`);
-      case 'final_answer': return row(a, `🎯 FINAL ANSWER: ${String(ctx.label)}`, `👁️  Preview: ${rec.final?.text.replace(/^## .*\n\n/, '') ?? ''}`);
-      default: return;
+      case 'status_change':
+        status.set(a, e.details.replace('Changed to status: ', ''));
+        return;
+      case 'context_received':
+        return row(a, `📋 Context: [${(ctx.available_answer_labels as string[]).join(', ')}]`, '💭 Started streaming');
+      case 'new_answer':
+        answers.set(a, (answers.get(a) ?? 0) + 1);
+        return row(a, `✨ NEW ANSWER: ${String(ctx.label)}`, `👁️  Preview: ${texts.get(String(ctx.label)) ?? ''}`);
+      case 'restart_triggered':
+        return banner(`🔁 Agent ${num} RESTART TRIGGERED`);
+      case 'restart_completed':
+        restarts.set(a, (restarts.get(a) ?? 0) + 1);
+        return row(a, `✅ RESTART COMPLETED (Restart ${restarts.get(a)})`, '');
+      case 'vote_cast':
+        return row(a, `🗳️  VOTE: ${String(ctx.voted_for_label)}`, `💭 Reason: ${String(ctx.reason)}`);
+      case 'vote_ignored':
+        return row(a, '🔄 VOTE IGNORED (restart)', '');
+      case 'final_agent_selected':
+        return banner(`🏆 Agent ${num} selected as winner`);
+      case 'final_answer':
+        return row(a, `🎯 FINAL ANSWER: ${String(ctx.label)}`, `👁️  Preview: ${rec.final?.text.replace(/^## .*\n\n/, '') ?? ''}`);
+      default:
+        return;
     }
   };
   for (const e of rec.coordEvents) handle(e);
@@ -81,7 +99,9 @@ export function renderCoordinationTable(rec: AttemptRecord): string {
   const totalRestarts = [...restarts.values()].reduce((x, y) => x + y, 0);
   const cap = winner ? winner.replaceAll('_', '') : '';
   const selected = winner ? ` → ${cap.charAt(0).toUpperCase()}${cap.slice(1).toLowerCase()} selected` : '';
-  lines.push(`| TOTALS   |${center(`${plural(rec.answers.length, 'answer')}, ${plural(currentVoters.size, 'vote')}, ${plural(totalRestarts, 'restart')}${selected}`, inner - 11)}|`);
+  lines.push(
+    `| TOTALS   |${center(`${plural(rec.answers.length, 'answer')}, ${plural(currentVoters.size, 'vote')}, ${plural(totalRestarts, 'restart')}${selected}`, inner - 11)}|`,
+  );
   lines.push(border);
   return `${LEGEND}${lines.join('\n')}`;
 }

@@ -15,13 +15,23 @@ export const SCENARIOS: readonly ScenarioScript[] = [
     agents: ['agent_a', 'agent_b', 'agent_c'],
     model: 'openai/gpt-4o-mini',
     mode: 'automation',
-    turns: [{
-      question: 'Explain the difference between a process and a thread in two short paragraphs.',
-      attempts: [[
-        answer('agent_a'), answer('agent_b'), ignored('agent_a', 'agent_a'), answer('agent_c'),
-        vote('agent_b', 'agent_b'), vote('agent_c', 'agent_b'), vote('agent_a', 'agent_b'), present,
-      ]],
-    }],
+    turns: [
+      {
+        question: 'Explain the difference between a process and a thread in two short paragraphs.',
+        attempts: [
+          [
+            answer('agent_a'),
+            answer('agent_b'),
+            ignored('agent_a', 'agent_a'),
+            answer('agent_c'),
+            vote('agent_b', 'agent_b'),
+            vote('agent_c', 'agent_b'),
+            vote('agent_a', 'agent_b'),
+            present,
+          ],
+        ],
+      },
+    ],
   },
   {
     name: 'enforcement',
@@ -29,15 +39,30 @@ export const SCENARIOS: readonly ScenarioScript[] = [
     agents: ['agent_a', 'agent_b', 'agent_c'],
     model: 'scripted-model',
     mode: 'automation',
-    turns: [{
-      question: 'List three practical tips for writing readable Python code.',
-      attempts: [[
-        enforce('agent_a', 'vote_no_answers'), answer('agent_a'), answer('agent_b'), enforce('agent_c', 'no_workflow_tool'),
-        enforce('agent_a', 'vote_and_answer'), vote('agent_a', 'agent_a'), enforce('agent_b', 'no_tool_calls'),
-        enforce('agent_b', 'api_error'), answer('agent_c'), vote('agent_a', 'agent_a'), ignored('agent_b', 'agent_a'),
-        enforce('agent_b', 'invalid_vote_id'), vote('agent_c', 'agent_a'), vote('agent_b', 'agent_a'), present,
-      ]],
-    }],
+    turns: [
+      {
+        question: 'List three practical tips for writing readable Python code.',
+        attempts: [
+          [
+            enforce('agent_a', 'vote_no_answers'),
+            answer('agent_a'),
+            answer('agent_b'),
+            enforce('agent_c', 'no_workflow_tool'),
+            enforce('agent_a', 'vote_and_answer'),
+            vote('agent_a', 'agent_a'),
+            enforce('agent_b', 'no_tool_calls'),
+            enforce('agent_b', 'api_error'),
+            answer('agent_c'),
+            vote('agent_a', 'agent_a'),
+            ignored('agent_b', 'agent_a'),
+            enforce('agent_b', 'invalid_vote_id'),
+            vote('agent_c', 'agent_a'),
+            vote('agent_b', 'agent_a'),
+            present,
+          ],
+        ],
+      },
+    ],
   },
   {
     name: 'restart',
@@ -45,14 +70,22 @@ export const SCENARIOS: readonly ScenarioScript[] = [
     agents: ['agent_1', 'agent_2'],
     model: 'openai/gpt-4.1-mini',
     mode: 'automation',
-    turns: [{
-      question: 'Write a haiku about code review and explain its imagery.',
-      attempts: [
-        [answer('agent_1'), answer('agent_2'), vote('agent_1', 'agent_1'), vote('agent_2', 'agent_1'), present,
-          { kind: 'restart-orchestration', reason: 'The explanation of the imagery is missing.' }],
-        [answer('agent_2'), answer('agent_1'), vote('agent_2', 'agent_2'), vote('agent_1', 'agent_2'), present],
-      ],
-    }],
+    turns: [
+      {
+        question: 'Write a haiku about code review and explain its imagery.',
+        attempts: [
+          [
+            answer('agent_1'),
+            answer('agent_2'),
+            vote('agent_1', 'agent_1'),
+            vote('agent_2', 'agent_1'),
+            present,
+            { kind: 'restart-orchestration', reason: 'The explanation of the imagery is missing.' },
+          ],
+          [answer('agent_2'), answer('agent_1'), vote('agent_2', 'agent_2'), vote('agent_1', 'agent_2'), present],
+        ],
+      },
+    ],
   },
   {
     name: 'multi-turn',
@@ -63,17 +96,32 @@ export const SCENARIOS: readonly ScenarioScript[] = [
     turns: [
       {
         question: 'Draft a one-paragraph product description for a solar-powered lantern.',
-        attempts: [[
-          answer('researcher'), answer('writer'), answer('critic'),
-          vote('critic', 'writer'), vote('researcher', 'writer'), vote('writer', 'writer'), present,
-        ]],
+        attempts: [
+          [
+            answer('researcher'),
+            answer('writer'),
+            answer('critic'),
+            vote('critic', 'writer'),
+            vote('researcher', 'writer'),
+            vote('writer', 'writer'),
+            present,
+          ],
+        ],
       },
       {
         question: 'Now shorten it to two sentences and add a call to action.',
-        attempts: [[
-          answer('critic'), answer('writer'), vote('researcher', 'writer'), answer('writer'),
-          vote('critic', 'writer'), vote('researcher', 'writer'), vote('writer', 'writer'), present,
-        ]],
+        attempts: [
+          [
+            answer('critic'),
+            answer('writer'),
+            vote('researcher', 'writer'),
+            answer('writer'),
+            vote('critic', 'writer'),
+            vote('researcher', 'writer'),
+            vote('writer', 'writer'),
+            present,
+          ],
+        ],
       },
     ],
   },
@@ -83,10 +131,21 @@ export const SCENARIOS: readonly ScenarioScript[] = [
     agents: ['agent_a', 'agent_b', 'agent_c'],
     model: 'scripted-model',
     mode: 'automation',
-    turns: [{
-      question: 'Summarize the causes of the French Revolution in three bullet points.',
-      attempts: [[answer('agent_a'), answer('agent_b'), answer('agent_c'), vote('agent_a', 'agent_a'), vote('agent_b', 'agent_a'), { kind: 'kill' }]],
-    }],
+    turns: [
+      {
+        question: 'Summarize the causes of the French Revolution in three bullet points.',
+        attempts: [
+          [
+            answer('agent_a'),
+            answer('agent_b'),
+            answer('agent_c'),
+            vote('agent_a', 'agent_a'),
+            vote('agent_b', 'agent_a'),
+            { kind: 'kill' },
+          ],
+        ],
+      },
+    ],
   },
 ];
 

@@ -5,7 +5,15 @@ import { MILLI, snapshotStamp, type Micros } from './clock.ts';
 import { enforcementShape, MUST_USE_WORKFLOW, pyLen, pyPrefix } from './enforcement.ts';
 import { finalContext, voteSummary } from './final-context.ts';
 import type {
-  AgentFinalState, AnswerRecord, AttemptRecord, CoordEvent, JsonlEvent, ReasonCode, Step, TokenDelta, VoteRecord,
+  AgentFinalState,
+  AnswerRecord,
+  AttemptRecord,
+  CoordEvent,
+  JsonlEvent,
+  ReasonCode,
+  Step,
+  TokenDelta,
+  VoteRecord,
 } from './model.ts';
 import type { Rng } from './prng.ts';
 import type { PyValue } from './py-json.ts';
@@ -62,18 +70,52 @@ export class AttemptSim {
     const sorted = [...input.agents].sort();
     for (const id of input.agents) {
       this.st.set(id, {
-        id, anon: `agent${sorted.indexOf(id) + 1}`, round: 0, roundStarts: 0, display: 0, seen: [], roundStart: input.start,
-        retry: 0, answers: 0, votes: 0, hasVoted: false, firstVote: null, currentVote: null, lastActivity: input.start,
+        id,
+        anon: `agent${sorted.indexOf(id) + 1}`,
+        round: 0,
+        roundStarts: 0,
+        display: 0,
+        seen: [],
+        roundStart: input.start,
+        retry: 0,
+        answers: 0,
+        votes: 0,
+        hasVoted: false,
+        firstVote: null,
+        currentVote: null,
+        lastActivity: input.start,
       });
     }
     this.rec = {
-      scenario: input.scenario, logName: input.logName, turn: input.turn, attempt: input.attempt, question: input.question,
-      agents: input.agents, sortedAgents: sorted, model: input.model, mode: input.mode, start: input.start, end: input.start,
-      statusAt: input.start, answers: [], votes: [], ignored: [], enforcement: [], rounds: [],
-      usage: Object.fromEntries(input.agents.map((a) => [a, zeroTokens()])), apiCalls: [], final: null, outcome: 'completed',
-      restartReason: null, agentState: {}, coordEvents: [], jsonl: [], logLines: [],
+      scenario: input.scenario,
+      logName: input.logName,
+      turn: input.turn,
+      attempt: input.attempt,
+      question: input.question,
+      agents: input.agents,
+      sortedAgents: sorted,
+      model: input.model,
+      mode: input.mode,
+      start: input.start,
+      end: input.start,
+      statusAt: input.start,
+      answers: [],
+      votes: [],
+      ignored: [],
+      enforcement: [],
+      rounds: [],
+      usage: Object.fromEntries(input.agents.map((a) => [a, zeroTokens()])),
+      apiCalls: [],
+      final: null,
+      outcome: 'completed',
+      restartReason: null,
+      agentState: {},
+      coordEvents: [],
+      jsonl: [],
+      logLines: [],
       outputs: Object.fromEntries(input.agents.map((a) => [a, `=== ${a.toUpperCase()} OUTPUT LOG ===\n\n`])),
-      activeAgent: null, carried: input.carried,
+      activeAgent: null,
+      carried: input.carried,
     };
   }
 
@@ -84,7 +126,9 @@ export class AttemptSim {
         this.step(step);
       } catch (error) {
         if (error instanceof ScenarioError) {
-          throw new ScenarioError(`scenario ${this.input.scenario} turn ${this.input.turn} attempt ${this.input.attempt} step ${index + 1} (${step.kind}): ${error.message}`);
+          throw new ScenarioError(
+            `scenario ${this.input.scenario} turn ${this.input.turn} attempt ${this.input.attempt} step ${index + 1} (${step.kind}): ${error.message}`,
+          );
         }
         throw error;
       }
@@ -136,7 +180,10 @@ export class AttemptSim {
       this.iteration++;
       this.now += this.input.rng.int(1 * MILLI, 30 * MILLI);
       this.rec.coordEvents.push({
-        at: this.now, type: 'iteration_start', agent: null, details: `Starting coordination iteration ${this.iteration}`,
+        at: this.now,
+        type: 'iteration_start',
+        agent: null,
+        details: `Starting coordination iteration ${this.iteration}`,
         context: { iteration: this.iteration, available_answers: this.labels, round: this.maxRound },
       });
     }
@@ -214,7 +261,11 @@ export class AttemptSim {
     this.coord('session_start', null, started, {}, 0);
     this.now = this.input.start;
     this.rec.coordEvents.push({ at: this.now, type: 'session_start', agent: null, details: started, context: { iteration: 0, round: 0 } });
-    for (const message of ['Initializing coordination...', `Preparing ${this.input.agents.length} agent environments...`, 'Agents working on task...']) {
+    for (const message of [
+      'Initializing coordination...',
+      `Preparing ${this.input.agents.length} agent environments...`,
+      'Agents working on task...',
+    ]) {
       this.jsonl('system_status', null, 0, { message });
     }
     this.iterations(1);
@@ -227,7 +278,10 @@ export class AttemptSim {
       this.jsonl('evaluation_criteria_set', null, 0, criteriaEventData());
       s.roundStarts = 1;
       this.coord('context_received', id, 'Received context with 0 answers', {
-        available_answers: [], available_answer_labels: [], answer_count: 0, has_conversation_history: this.input.hasHistory,
+        available_answers: [],
+        available_answer_labels: [],
+        answer_count: 0,
+        has_conversation_history: this.input.hasHistory,
       });
       this.coord('status_change', id, 'Changed to status: streaming', {});
       s.roundStart = this.now;
@@ -257,13 +311,20 @@ export class AttemptSim {
 
   private step(step: Step): void {
     switch (step.kind) {
-      case 'answer': return this.answer(this.agent(step.agent));
-      case 'vote': return this.vote(this.agent(step.agent), this.agent(step.target));
-      case 'vote-ignored': return this.voteIgnored(this.agent(step.agent), this.agent(step.target));
-      case 'enforce': return this.enforce(this.agent(step.agent), step.reason);
-      case 'present': return this.present();
-      case 'restart-orchestration': return this.restartOrchestration(step.reason);
-      case 'kill': return this.kill();
+      case 'answer':
+        return this.answer(this.agent(step.agent));
+      case 'vote':
+        return this.vote(this.agent(step.agent), this.agent(step.target));
+      case 'vote-ignored':
+        return this.voteIgnored(this.agent(step.agent), this.agent(step.target));
+      case 'enforce':
+        return this.enforce(this.agent(step.agent), step.reason);
+      case 'present':
+        return this.present();
+      case 'restart-orchestration':
+        return this.restartOrchestration(step.reason);
+      case 'kill':
+        return this.kill();
     }
   }
 
@@ -279,24 +340,40 @@ export class AttemptSim {
     const label = `${s.anon}.${s.answers + 1}`;
     const tokens = this.bill(s, s.answers === 0 ? 'initial_answer' : 'voting');
     const answer: AnswerRecord = {
-      agent: s.id, label, number: s.answers + 1, round: s.round, iteration: this.iteration, at: this.bump(),
-      stamp: snapshotStamp(this.now), text, seen: s.seen,
+      agent: s.id,
+      label,
+      number: s.answers + 1,
+      round: s.round,
+      iteration: this.iteration,
+      at: this.bump(),
+      stamp: snapshotStamp(this.now),
+      text,
+      seen: s.seen,
       context: roundContext(this.input.question, this.seenAnswers(s.seen), this.anonIds()),
       trace: answerTrace(s.id, this.input.model, s.roundStart, 'Drafting an answer.', text),
     };
     this.rec.answers.push(answer);
     this.rec.rounds.push({
-      agent: s.id, roundNumber: s.round, roundType: s.answers === 0 ? 'initial_answer' : 'voting', outcome: 'answer',
-      tokens, start: s.roundStart, end: this.now,
+      agent: s.id,
+      roundNumber: s.round,
+      roundType: s.answers === 0 ? 'initial_answer' : 'voting',
+      outcome: 'answer',
+      tokens,
+      start: s.roundStart,
+      end: this.now,
     });
     this.coord('new_answer', s.id, `Provided answer ${label}`, { label });
     this.jsonl('answer_submitted', s.id, s.display, {
-      content: pyPrefix(text, 500), answer_number: s.answers + 1, answer_label: label, workspace_path: null,
+      content: pyPrefix(text, 500),
+      answer_number: s.answers + 1,
+      answer_label: label,
+      workspace_path: null,
     });
     this.log(`[Orchestrator._save_agent_snapshot] Saved answer to ${this.input.logDirRel}/${s.id}/${answer.stamp}/answer.txt`);
     this.log(`Agent answer: ${s.id} -> ${label}`);
     this.coord('restart_triggered', s.id, `Triggered restart affecting ${this.input.agents.length} agents`, {
-      affected_agents: this.input.agents, triggering_agent: s.id,
+      affected_agents: this.input.agents,
+      triggering_agent: s.id,
     });
     s.round++;
     s.answers++;
@@ -312,7 +389,8 @@ export class AttemptSim {
 
   private targetLabel(s: AgentSim, target: AgentSim): string {
     const label = [...s.seen].reverse().find((l) => l.startsWith(`${target.anon}.`));
-    if (!label) throw new ScenarioError(`${s.id} cannot vote for ${target.id}: no answer of ${target.id} in its context [${s.seen.join(', ')}]`);
+    if (!label)
+      throw new ScenarioError(`${s.id} cannot vote for ${target.id}: no answer of ${target.id} in its context [${s.seen.join(', ')}]`);
     return label;
   }
 
@@ -334,14 +412,36 @@ export class AttemptSim {
     const tokens = this.bill(s, 'voting');
     s.votes++;
     const vote: VoteRecord = {
-      agent: s.id, label: `${s.anon}.vote${s.votes}`, target: target.id, targetLabel, reason, round: s.round,
-      trackerRound: this.maxRound, iteration: this.iteration, at: this.bump(), stamp: snapshotStamp(this.now), seen: s.seen,
+      agent: s.id,
+      label: `${s.anon}.vote${s.votes}`,
+      target: target.id,
+      targetLabel,
+      reason,
+      round: s.round,
+      trackerRound: this.maxRound,
+      iteration: this.iteration,
+      at: this.bump(),
+      stamp: snapshotStamp(this.now),
+      seen: s.seen,
       context: roundContext(this.input.question, this.seenAnswers(s.seen), this.anonIds()),
       trace: voteTrace(s.id, this.input.model, s.roundStart, reasoning, { anonTarget: target.anon, targetLabel, reason, options: s.seen }),
     };
     this.rec.votes.push(vote);
-    this.rec.rounds.push({ agent: s.id, roundNumber: s.round, roundType: 'voting', outcome: 'vote', tokens, start: s.roundStart, end: this.now });
-    this.coord('vote_cast', s.id, `Voted for ${targetLabel}`, { voted_for: target.id, voted_for_label: targetLabel, reason, available_answers: s.seen });
+    this.rec.rounds.push({
+      agent: s.id,
+      roundNumber: s.round,
+      roundType: 'voting',
+      outcome: 'vote',
+      tokens,
+      start: s.roundStart,
+      end: this.now,
+    });
+    this.coord('vote_cast', s.id, `Voted for ${targetLabel}`, {
+      voted_for: target.id,
+      voted_for_label: targetLabel,
+      reason,
+      available_answers: s.seen,
+    });
     this.jsonl('vote', s.id, s.display, { target_id: target.id, reason, vote_label: null, voted_for_label: null });
     this.log(`[Orchestrator._save_agent_snapshot] Saved vote to ${this.input.logDirRel}/${s.id}/${vote.stamp}/vote.json`);
     this.log(`Agent vote: ${s.id} -> ${targetLabel}`);
@@ -354,7 +454,8 @@ export class AttemptSim {
   }
 
   private voteIgnored(s: AgentSim, target: AgentSim): void {
-    if (!this.stale(s)) throw new ScenarioError(`${s.id}'s context is current, so its vote cannot be ignored; put an answer by another agent first`);
+    if (!this.stale(s))
+      throw new ScenarioError(`${s.id}'s context is current, so its vote cannot be ignored; put an answer by another agent first`);
     const targetLabel = this.targetLabel(s, target);
     this.advance(200, 900);
     this.think(s, this.comparing(s, targetLabel));
@@ -378,7 +479,9 @@ export class AttemptSim {
     s.retry = attempt;
     this.advance(200, 700);
     const shape = enforcementShape(reason, {
-      question: this.input.question, anonIds: this.anonIds(), anonSelf: s.anon,
+      question: this.input.question,
+      anonIds: this.anonIds(),
+      anonSelf: s.anon,
       draft: answerText(this.input.rng, s.id, s.answers + 1, this.input.question),
     });
     for (const text of shape.streamed) this.say(s, text);
@@ -386,9 +489,15 @@ export class AttemptSim {
     const push = (code: ReasonCode, toolCalls: string[], message: string): void => {
       this.bump();
       this.rec.enforcement.push({
-        agent: s.id, round: s.round, attempt, reason: code, toolCalls, errorMessage: message,
+        agent: s.id,
+        round: s.round,
+        attempt,
+        reason: code,
+        toolCalls,
+        errorMessage: message,
         bufferPreview: shape.buffer === null ? null : pyPrefix(shape.buffer, 500),
-        bufferChars: shape.buffer === null ? 0 : pyLen(shape.buffer), at: this.now,
+        bufferChars: shape.buffer === null ? 0 : pyLen(shape.buffer),
+        at: this.now,
       });
     };
     push(reason, shape.toolCalls, shape.errorMessage);
@@ -426,17 +535,33 @@ export class AttemptSim {
     this.rec.outputs[winner.id] += `\n[${this.hms()}] Presenting final coordinated answer\n`;
     const finalRound = winner.round + 1;
     this.coord('status_change', winner.id, 'Changed to status: streaming', {}, finalRound);
-    this.coord('final_round_start', winner.id, `Starting final presentation round ${finalRound}`, { round_type: 'final', final_round: finalRound }, finalRound);
+    this.coord(
+      'final_round_start',
+      winner.id,
+      `Starting final presentation round ${finalRound}`,
+      { round_type: 'final', final_round: finalRound },
+      finalRound,
+    );
     for (const s of this.st.values()) if (s !== winner) this.coord('status_change', s.id, 'Changed to status: completed', {});
-    this.coord('final_agent_selected', winner.id, 'Selected as final presenter', {
-      vote_summary: summary, all_answers: allLabels, answers_for_context: answersForContext,
-    }, finalRound);
+    this.coord(
+      'final_agent_selected',
+      winner.id,
+      'Selected as final presenter',
+      {
+        vote_summary: summary,
+        all_answers: allLabels,
+        answers_for_context: answersForContext,
+      },
+      finalRound,
+    );
     this.log(`[Orchestrator] Final presentation by ${winner.id} (votes: ${JSON.stringify(voteCounts)})`);
     const winnerAnswer = this.latest.get(winner.id);
     if (!winnerAnswer) throw new ScenarioError(`winner ${winner.id} has no answer`);
     const presentStart = this.now;
     this.jsonl('final_presentation_start', winner.id, winner.display, {
-      vote_counts: voteCounts, answer_labels: { [winner.id]: `A${winner.anon.slice(5)}.${winnerAnswer.number}` }, is_tie: isTie,
+      vote_counts: voteCounts,
+      answer_labels: { [winner.id]: `A${winner.anon.slice(5)}.${winnerAnswer.number}` },
+      is_tie: isTie,
     });
     this.advance(150, 300);
     const reasoning = 'Presenting the selected answer as the final deliverable.';
@@ -449,16 +574,46 @@ export class AttemptSim {
     this.advance(50, 200);
     this.iterations(this.input.rng.int(2, 4));
     const tokens = this.bill(winner, 'presentation');
-    this.rec.rounds.push({ agent: winner.id, roundNumber: finalRound, roundType: 'presentation', outcome: 'presentation', tokens, start: presentStart, end: this.now });
+    this.rec.rounds.push({
+      agent: winner.id,
+      roundNumber: finalRound,
+      roundType: 'presentation',
+      outcome: 'presentation',
+      tokens,
+      start: presentStart,
+      end: this.now,
+    });
     const label = `${winner.anon}.final`;
-    this.coord('final_answer', winner.id, `Presented final answer ${label}`, {
-      label, vote_summary: summary, all_answers: allLabels, answers_for_context: answersForContext,
-    }, finalRound);
+    this.coord(
+      'final_answer',
+      winner.id,
+      `Presented final answer ${label}`,
+      {
+        label,
+        vote_summary: summary,
+        all_answers: allLabels,
+        answers_for_context: answersForContext,
+      },
+      finalRound,
+    );
     winner.round = finalRound;
     this.rec.final = {
-      winner: winner.id, label, text, at: this.now, iteration: this.iteration, round: finalRound, voteCounts, voteSummary: summary,
+      winner: winner.id,
+      label,
+      text,
+      at: this.now,
+      iteration: this.iteration,
+      round: finalRound,
+      voteCounts,
+      voteSummary: summary,
       context: finalContext({
-        question: this.input.question, winner: winner.id, summary, latest, votes: currentVotes, voteCounts, isTie,
+        question: this.input.question,
+        winner: winner.id,
+        summary,
+        latest,
+        votes: currentVotes,
+        voteCounts,
+        isTie,
         agentMapping: Object.fromEntries(this.rec.sortedAgents.map((a, i) => [`agent${i + 1}`, a])),
       }),
       trace: answerTrace(winner.id, this.input.model, presentStart, reasoning, text),
@@ -483,9 +638,16 @@ export class AttemptSim {
     this.advance(300, 900);
     const winner = this.agent(final.winner);
     this.jsonl('post_evaluation', winner.id, winner.display, { phase: 'start', content: '', winner: winner.id });
-    this.jsonl('post_evaluation', winner.id, winner.display, { phase: 'content', content: `The final answer misses part of the request: ${reason}`, winner: winner.id });
+    this.jsonl('post_evaluation', winner.id, winner.display, {
+      phase: 'content',
+      content: `The final answer misses part of the request: ${reason}`,
+      winner: winner.id,
+    });
     this.jsonl('restart_banner', null, 0, {
-      reason, instructions: 'Address the missing part of the request before presenting again.', attempt: this.input.attempt + 1, max_attempts: 3,
+      reason,
+      instructions: 'Address the missing part of the request before presenting again.',
+      attempt: this.input.attempt + 1,
+      max_attempts: 3,
     });
     this.log(`[Orchestrator] Post-evaluation requested orchestration restart: ${reason}`, 'WARNING');
     this.log(`Orchestration restart ${this.input.attempt}/2: starting attempt ${this.input.attempt + 1}`);
@@ -520,8 +682,12 @@ export class AttemptSim {
       const latest = this.latest.get(s.id);
       const state: AgentFinalState = {
         status: s.hasVoted ? 'voted' : s.answers > 0 ? 'answered' : 'waiting',
-        answerCount: s.answers, latestLabel: latest?.label ?? null, firstVote: s.firstVote, round: s.round,
-        lastActivity: s.lastActivity, roundStart: s.roundStart,
+        answerCount: s.answers,
+        latestLabel: latest?.label ?? null,
+        firstVote: s.firstVote,
+        round: s.round,
+        lastActivity: s.lastActivity,
+        roundStart: s.roundStart,
       };
       this.rec.agentState[s.id] = state;
     }

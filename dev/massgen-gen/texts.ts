@@ -24,7 +24,11 @@ export function finalText(winner: string, answer: string): string {
 }
 
 export const CRITERIA: { id: string; text: string; category: string }[] = [
-  { id: 'E1', text: 'Spec fidelity: the output implements what the changedoc specifies — each goal and requirement as described.', category: 'standard' },
+  {
+    id: 'E1',
+    text: 'Spec fidelity: the output implements what the changedoc specifies — each goal and requirement as described.',
+    category: 'standard',
+  },
   { id: 'E2', text: 'Multi-level correctness: the output works as experienced, not just as inspected.', category: 'standard' },
   { id: 'E3', text: 'Per-part depth: every significant component meets the quality bar on its own.', category: 'primary' },
   { id: 'E4', text: 'Intentional craft: structure, style and detail reflect judgment, not template-filling.', category: 'standard' },
@@ -88,9 +92,8 @@ function workflowTools(voteEnum: string[] | null): PyValue {
 
 /** context.txt of a round snapshot: {system_message, user_message, tools} */
 export function roundContext(question: string, seen: { label: string; text: string }[], anonIds: string[]): PyValue {
-  const answers = seen.length === 0
-    ? '(no answers available yet)'
-    : seen.map((a) => `<${a.label}> ${a.text} <end of ${a.label}>`).join('\n');
+  const answers =
+    seen.length === 0 ? '(no answers available yet)' : seen.map((a) => `<${a.label}> ${a.text} <end of ${a.label}>`).join('\n');
   return {
     system_message: SYSTEM_PROMPT,
     user_message: `<ORIGINAL MESSAGE> ${question} <END OF ORIGINAL MESSAGE>\n\n<CURRENT ANSWERS from the agents>\n${answers}\n<END OF CURRENT ANSWERS>`,

@@ -12,12 +12,14 @@ export type CallKind = 'initial_answer' | 'voting' | 'presentation' | 'interrupt
 
 export function drawTokens(rng: Rng, model: string, kind: CallKind, seenAnswers: number): TokenDelta {
   const input =
-    kind === 'initial_answer' ? rng.int(4000, 8500)
-    : kind === 'voting' ? rng.int(5000, 6000) + 800 * seenAnswers
-    : kind === 'presentation' ? rng.int(1500, 1800)
-    : rng.int(3000, 6000);
-  const output =
-    kind === 'presentation' ? rng.int(90, 120) : kind === 'initial_answer' ? rng.int(50, 90) : rng.int(20, 60);
+    kind === 'initial_answer'
+      ? rng.int(4000, 8500)
+      : kind === 'voting'
+        ? rng.int(5000, 6000) + 800 * seenAnswers
+        : kind === 'presentation'
+          ? rng.int(1500, 1800)
+          : rng.int(3000, 6000);
+  const output = kind === 'presentation' ? rng.int(90, 120) : kind === 'initial_answer' ? rng.int(50, 90) : rng.int(20, 60);
   const reasoning = kind === 'initial_answer' ? rng.int(4, 8) : rng.int(8, 18);
   const cached = kind === 'presentation' ? 0 : Math.floor(input / 2);
   const price = PRICES[model];

@@ -20,11 +20,15 @@ export function affectedStages(plan: Plan, changed: readonly string[]): Set<stri
     for (const o of Object.values(inst.outputs)) if (changedSet.has(o.path)) touch(inst.id, o.path);
     for (const pattern of inst.inputs) {
       if (changedSet.has(pattern)) touch(inst.id, pattern);
-      else if (isGlob(pattern)) for (const f of changed) if (matchGlob(pattern, f)) touch(inst.id, f);
-      else for (const f of changed) if (f.startsWith(`${pattern}/`)) touch(inst.id, f);
+      else if (isGlob(pattern))
+        for (const f of changed)
+          if (matchGlob(pattern, f)) touch(inst.id, f);
+          else for (const f of changed) if (f.startsWith(`${pattern}/`)) touch(inst.id, f);
     }
   }
   if (explained.size !== changedSet.size) return undefined;
-  const graph = buildGraph(plan.instances.map((i) => ({ id: i.id, needs: i.needs, inputs: i.inputs, outputs: Object.values(i.outputs).map((o) => o.path) })));
+  const graph = buildGraph(
+    plan.instances.map((i) => ({ id: i.id, needs: i.needs, inputs: i.inputs, outputs: Object.values(i.outputs).map((o) => o.path) })),
+  );
   return downstreamOf(hit, graph.dependents);
 }

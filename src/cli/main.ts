@@ -31,7 +31,8 @@ function helpText(): string {
 function takeDirectory(argv: string[], cwd: string): { argv: string[]; cwd: string } {
   const rest = [...argv];
   let dir = cwd;
-  if (rest[0] !== '-C' && rest[0] !== '--directory' && !rest[0]?.startsWith('--directory=')) return { argv: rest, cwd: findProjectRoot(cwd) };
+  if (rest[0] !== '-C' && rest[0] !== '--directory' && !rest[0]?.startsWith('--directory='))
+    return { argv: rest, cwd: findProjectRoot(cwd) };
   while (rest[0] === '-C' || rest[0] === '--directory' || rest[0]?.startsWith('--directory=')) {
     const flag = rest.shift() as string;
     const value = flag.includes('=') ? flag.slice(flag.indexOf('=') + 1) : rest.shift();

@@ -25,9 +25,15 @@ export function printDiagnostics(io: CommandIo, diagnostics: readonly Diagnostic
 export function findPipelineFile(root: string, arg: string | undefined): { file?: string; error?: string } {
   if (arg === undefined) {
     const dir = path.join(root, 'pipelines');
-    const files = existsSync(dir) ? readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort() : [];
+    const files = existsSync(dir)
+      ? readdirSync(dir)
+          .filter((f) => /\.ya?ml$/.test(f))
+          .sort()
+      : [];
     if (files.length === 1) return { file: path.join(dir, files[0] as string) };
-    return { error: `name a pipeline (${files.length ? `one of: ${files.map((f) => f.replace(/\.ya?ml$/, '')).join(', ')}` : 'no pipelines/ folder here'})` };
+    return {
+      error: `name a pipeline (${files.length ? `one of: ${files.map((f) => f.replace(/\.ya?ml$/, '')).join(', ')}` : 'no pipelines/ folder here'})`,
+    };
   }
   const direct = path.resolve(root, arg);
   if (existsSync(direct) && !arg.match(/^[a-z0-9-]+$/i)) return { file: direct };
@@ -41,7 +47,9 @@ export function findPipelineFile(root: string, arg: string | undefined): { file?
   }
   if (existsSync(direct)) return { file: direct };
   const hint = didYouMean(arg, pipelineNames(root));
-  return { error: `no pipeline '${arg}'${hint ? `; did you mean '${hint}'?` : ''} (pipelines/${arg}.yaml is neither in ${root} nor in refinery)` };
+  return {
+    error: `no pipeline '${arg}'${hint ? `; did you mean '${hint}'?` : ''} (pipelines/${arg}.yaml is neither in ${root} nor in refinery)`,
+  };
 }
 
 function pipelineNames(root: string): string[] {
@@ -72,7 +80,12 @@ export interface OpenedPipeline {
 }
 
 /** Loads, checks and expands a pipeline; prints located diagnostics and returns undefined on error. */
-export async function openPipeline(io: CommandIo, arg: string | undefined, rawParams: readonly string[], observations?: Observations): Promise<OpenedPipeline | undefined> {
+export async function openPipeline(
+  io: CommandIo,
+  arg: string | undefined,
+  rawParams: readonly string[],
+  observations?: Observations,
+): Promise<OpenedPipeline | undefined> {
   const found = findPipelineFile(io.cwd, arg);
   if (!found.file) {
     io.stderr.write(`refinery: ${found.error}\n`);
@@ -91,12 +104,19 @@ export async function openPipeline(io: CommandIo, arg: string | undefined, rawPa
     return undefined;
   }
   const exists = (rel: string): boolean => existsSync(path.resolve(io.cwd, rel));
-  const { params, diagnostics } = resolveParams(loaded.spec, flags.params, { exists: (rel) => (observations ? observations.probe(rel, exists) : exists(rel)) });
+  const { params, diagnostics } = resolveParams(loaded.spec, flags.params, {
+    exists: (rel) => (observations ? observations.probe(rel, exists) : exists(rel)),
+  });
   if (diagnostics.length) {
     printDiagnostics(io, diagnostics, sources);
     return undefined;
   }
-  const expansion = expandPipeline(loaded.spec, { root: io.cwd, params, artifacts: lazyRecord(() => undefined), ...(observations ? { observations } : {}) });
+  const expansion = expandPipeline(loaded.spec, {
+    root: io.cwd,
+    params,
+    artifacts: lazyRecord(() => undefined),
+    ...(observations ? { observations } : {}),
+  });
   if (expansion.diagnostics.length) {
     printDiagnostics(io, expansion.diagnostics, sources);
     return undefined;

@@ -30,5 +30,7 @@ export function reportLockRefusal(io: CommandIo, lock: Exclude<LockResult, { ok:
     return;
   }
   const who = lock.holder ? `pid ${lock.holder.pid}${lock.holder.host ? ` on ${lock.holder.host}` : ''}` : 'another process';
-  io.stderr.write(`refinery: another refinery process (${who}) is running in ${io.cwd} (it holds .refinery/lock); wait for it or stop it\n`);
+  io.stderr.write(
+    `refinery: another refinery process (${who}) is running in ${io.cwd} (it holds .refinery/lock); wait for it or stop it\n`,
+  );
 }

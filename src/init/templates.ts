@@ -51,7 +51,9 @@ function render(text: string, values: Readonly<Record<string, string>>, file: st
 
 /** Where refinery's folder cannot be written into the templates' quoted strings, the reason; else undefined. */
 export function unsafeRefineryDir(refineryDir: string): string | undefined {
-  return UNSAFE_IN_QUOTES.test(refineryDir) ? `its path (${refineryDir}) holds a quote, a backslash, a $, a backtick or a line break` : undefined;
+  return UNSAFE_IN_QUOTES.test(refineryDir)
+    ? `its path (${refineryDir}) holds a quote, a backslash, a $, a backtick or a line break`
+    : undefined;
 }
 
 /** The files `refinery init` writes, rendered from the templates (read from disk, nothing written). */
@@ -61,7 +63,11 @@ export function renderScaffold(options: InitOptions, templateDir = INIT_TEMPLATE
   let gitignoreLines: string[] = [];
   for (const rel of templateFiles(templateDir)) {
     const text = readFileSync(path.join(templateDir, rel), 'utf8');
-    if (rel === GITIGNORE_TEMPLATE) gitignoreLines = text.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+    if (rel === GITIGNORE_TEMPLATE)
+      gitignoreLines = text
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => l !== '' && !l.startsWith('#'));
     else files.push({ path: rel, content: render(text, values, rel) });
   }
   return { files, gitignoreLines };

@@ -10,7 +10,10 @@ export const SECRET_ENV_NAME = /(?:API_?KEY|ACCESS_?KEY|TOKEN|SECRET|PASSWORD|PA
 // Shared through globalThis: the CLI may run from dist/ while the built-in tasks import the
 // TypeScript sources, two instances of this module in one process that must know the same secrets.
 const SHARED = Symbol.for('refinery.known-secrets');
-const shared = ((globalThis as Record<symbol, unknown>)[SHARED] ??= { values: new Set<string>(), version: 0 }) as { values: Set<string>; version: number };
+const shared = ((globalThis as Record<symbol, unknown>)[SHARED] ??= { values: new Set<string>(), version: 0 }) as {
+  values: Set<string>;
+  version: number;
+};
 const values = shared.values;
 let sorted: string[] | undefined;
 let sortedVersion = -1;

@@ -20,7 +20,14 @@ export type RedactionKind =
   | 'home_path';
 
 /** Credentials: what every log line, event and artifact is cleaned of. */
-export const KEY_KINDS: readonly RedactionKind[] = ['secret_value', 'sk_key', 'bearer_token', 'google_api_key', 'github_token', 'slack_token'];
+export const KEY_KINDS: readonly RedactionKind[] = [
+  'secret_value',
+  'sk_key',
+  'bearer_token',
+  'google_api_key',
+  'github_token',
+  'slack_token',
+];
 /** Credentials and personal details: for text that leaves the machine (bundles, shared reports). */
 export const ALL_KINDS: readonly RedactionKind[] = [...KEY_KINDS, 'email', 'home_path'];
 
@@ -58,11 +65,23 @@ interface ShapeRule {
 const SHAPE_RULES: readonly ShapeRule[] = [
   { kind: 'sk_key', pattern: /(?<![A-Za-z0-9_-])sk-[A-Za-z0-9][A-Za-z0-9_-]{15,}/g, replace: () => marker('sk_key') },
   // The token must hold a digit or a capital, so prose ("Bearer authentication") is left alone.
-  { kind: 'bearer_token', pattern: /\b([Bb]earer|BEARER)(\s+)(?=[a-z._~+/-]*[A-Z0-9])[A-Za-z0-9._~+/-]{8,}=*/g, replace: (_m, word, space) => `${word}${space}${marker('bearer_token')}` },
+  {
+    kind: 'bearer_token',
+    pattern: /\b([Bb]earer|BEARER)(\s+)(?=[a-z._~+/-]*[A-Z0-9])[A-Za-z0-9._~+/-]{8,}=*/g,
+    replace: (_m, word, space) => `${word}${space}${marker('bearer_token')}`,
+  },
   { kind: 'google_api_key', pattern: /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{30,}/g, replace: () => marker('google_api_key') },
-  { kind: 'github_token', pattern: /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})/g, replace: () => marker('github_token') },
+  {
+    kind: 'github_token',
+    pattern: /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})/g,
+    replace: () => marker('github_token'),
+  },
   { kind: 'slack_token', pattern: /(?<![A-Za-z0-9_-])xox[abposr]-[A-Za-z0-9-]{10,}/g, replace: () => marker('slack_token') },
-  { kind: 'email', pattern: /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![A-Za-z0-9-])/g, replace: () => marker('email') },
+  {
+    kind: 'email',
+    pattern: /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![A-Za-z0-9-])/g,
+    replace: () => marker('email'),
+  },
   { kind: 'home_path', pattern: /(?<![\w.-])(?:\/home\/|\/Users\/|[A-Za-z]:\\Users\\)[^/\\\s"'`:;,)\]}<>]+/g, replace: () => '~' },
 ];
 
@@ -115,7 +134,10 @@ export function redact(text: string, options: RedactOptions = {}): Redaction {
     }
   }
   if (kinds.has('home_path')) {
-    const homes = [...new Set(options.homeDirs ?? [])].map((h) => h.replace(/[/\\]+$/, '')).filter((h) => h.length > 1).sort((a, b) => b.length - a.length);
+    const homes = [...new Set(options.homeDirs ?? [])]
+      .map((h) => h.replace(/[/\\]+$/, ''))
+      .filter((h) => h.length > 1)
+      .sort((a, b) => b.length - a.length);
     for (const home of homes) {
       out = out.replace(homePattern(home), () => {
         counts.home_path += 1;

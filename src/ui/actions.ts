@@ -28,8 +28,22 @@ export class ChildRunActions implements ActionRunner {
   run(pipeline: string, options: { stage?: string; force: boolean }): Promise<ActionOutcome> {
     const target = this.target(pipeline);
     if (!target) return Promise.resolve({ ok: false, status: 404, error: `no pipeline '${pipeline}'` });
-    const args = [CLI, '-C', this.root, 'run', target.file, ...target.params.flatMap((p) => ['-p', p]), ...(options.stage ? ['--only', options.stage] : []), ...(options.force ? ['--force'] : [])];
-    const child = spawn(process.execPath, args, { cwd: this.root, env: { ...process.env, NO_COLOR: '1', CI: 'true' }, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+    const args = [
+      CLI,
+      '-C',
+      this.root,
+      'run',
+      target.file,
+      ...target.params.flatMap((p) => ['-p', p]),
+      ...(options.stage ? ['--only', options.stage] : []),
+      ...(options.force ? ['--force'] : []),
+    ];
+    const child = spawn(process.execPath, args, {
+      cwd: this.root,
+      env: { ...process.env, NO_COLOR: '1', CI: 'true' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
+    });
     let stderr = '';
     child.stderr?.on('data', (d: Buffer) => {
       if (stderr.length < 16_384) stderr += d.toString();
@@ -37,7 +51,14 @@ export class ChildRunActions implements ActionRunner {
     const pid = child.pid;
     if (pid !== undefined) this.children.set(pid, child);
     return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve({ ok: true, message: `started refinery run ${pipeline}${options.stage ? ` --only ${options.stage}` : ''}${options.force ? ' --force' : ''} (pid ${pid})` }), EARLY_EXIT_MS);
+      const timer = setTimeout(
+        () =>
+          resolve({
+            ok: true,
+            message: `started refinery run ${pipeline}${options.stage ? ` --only ${options.stage}` : ''}${options.force ? ' --force' : ''} (pid ${pid})`,
+          }),
+        EARLY_EXIT_MS,
+      );
       child.on('error', (error) => {
         clearTimeout(timer);
         resolve({ ok: false, status: 500, error: error.message });
@@ -46,7 +67,11 @@ export class ChildRunActions implements ActionRunner {
         if (pid !== undefined) this.children.delete(pid);
         clearTimeout(timer);
         // After the timer fired the answer is already given; a late exit is the run's own business.
-        resolve(code === 0 ? { ok: true, message: 'the run finished' } : { ok: false, status: 409, error: stderr.trim() || `refinery run exited with ${code}` });
+        resolve(
+          code === 0
+            ? { ok: true, message: 'the run finished' }
+            : { ok: false, status: 409, error: stderr.trim() || `refinery run exited with ${code}` },
+        );
       });
     });
   }
@@ -54,7 +79,8 @@ export class ChildRunActions implements ActionRunner {
   abort(runId: string): ActionOutcome {
     const pid = runIdPid(runId);
     const child = pid === undefined ? undefined : this.children.get(pid);
-    if (!child || pid === undefined) return { ok: false, status: 409, error: `run ${runId} was not started from this dashboard; stop it where it runs (Ctrl-C)` };
+    if (!child || pid === undefined)
+      return { ok: false, status: 409, error: `run ${runId} was not started from this dashboard; stop it where it runs (Ctrl-C)` };
     // Its own process group: the CLI aborts its stages and their commands' groups on SIGINT.
     process.kill(-pid, 'SIGINT');
     return { ok: true, message: `asked run ${runId} to stop` };

@@ -55,7 +55,12 @@ const GET_ROUTES: Array<[RegExp, Handler]> = [
       logsDirs: ctx.massgen.logsDirs.map((d) => relativeInProject(ctx.root, d)),
     }),
   ],
-  [/^\/api\/pipelines$/, async (ctx) => ({ pipelines: (await Promise.all(ctx.pipelines.names().map((n) => ctx.pipelines.summary(n)))).filter((p) => p !== undefined) })],
+  [
+    /^\/api\/pipelines$/,
+    async (ctx) => ({
+      pipelines: (await Promise.all(ctx.pipelines.names().map((n) => ctx.pipelines.summary(n)))).filter((p) => p !== undefined),
+    }),
+  ],
   [
     /^\/api\/pipelines\/([^/]+)$/,
     async (ctx, url, [name]) => {
@@ -69,7 +74,12 @@ const GET_ROUTES: Array<[RegExp, Handler]> = [
     /^\/api\/pipelines\/([^/]+)\/stages$/,
     async (ctx, url, [name]) => {
       const pipeline = pipelineParam(name);
-      const rows = await ctx.pipelines.stageRows(pipeline, stringParam(url, 'select'), intParam(url, 'offset', 0, 0, 1e9), intParam(url, 'limit', 100, 1, 1000));
+      const rows = await ctx.pipelines.stageRows(
+        pipeline,
+        stringParam(url, 'select'),
+        intParam(url, 'offset', 0, 0, 1e9),
+        intParam(url, 'limit', 100, 1, 1000),
+      );
       if (!rows) notFound(`pipeline '${pipeline}'`);
       return rows;
     },
@@ -96,7 +106,13 @@ const GET_ROUTES: Array<[RegExp, Handler]> = [
   ],
   [
     /^\/api\/runs$/,
-    async (ctx, url) => ctx.runs.list({ pipeline: stringParam(url, 'pipeline', 128) || undefined, status: stringParam(url, 'status', 32) || undefined, offset: intParam(url, 'offset', 0, 0, 1e9), limit: intParam(url, 'limit', 50, 1, 500) }) as unknown,
+    async (ctx, url) =>
+      ctx.runs.list({
+        pipeline: stringParam(url, 'pipeline', 128) || undefined,
+        status: stringParam(url, 'status', 32) || undefined,
+        offset: intParam(url, 'offset', 0, 0, 1e9),
+        limit: intParam(url, 'limit', 50, 1, 500),
+      }) as unknown,
   ],
   [
     /^\/api\/runs\/([^/]+)$/,

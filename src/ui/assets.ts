@@ -64,21 +64,24 @@ async function buildInMemory(): Promise<Map<string, Asset>> {
   const esbuild = await import('esbuild');
   const result = await esbuild.build({ ...(esbuildOptions(UI_BUILD_DIR) as Parameters<typeof esbuild.build>[0]), write: false });
   const assets = new Map<string, Asset>();
-  for (const file of result.outputFiles ?? []) assets.set(path.basename(file.path), { body: Buffer.from(file.contents), type: typeOf(file.path) });
+  for (const file of result.outputFiles ?? [])
+    assets.set(path.basename(file.path), { body: Buffer.from(file.contents), type: typeOf(file.path) });
   for (const name of UI_STATIC) assets.set(name, { body: readFileSync(path.join(UI_SOURCE_DIR, name)), type: typeOf(name) });
   return assets;
 }
 
 function readBuilt(): Map<string, Asset> {
   const assets = new Map<string, Asset>();
-  for (const name of [...Object.keys(UI_ENTRIES).map((n) => `${n}.js`), ...UI_STATIC]) assets.set(name, { body: readFileSync(path.join(UI_BUILD_DIR, name)), type: typeOf(name) });
+  for (const name of [...Object.keys(UI_ENTRIES).map((n) => `${n}.js`), ...UI_STATIC])
+    assets.set(name, { body: readFileSync(path.join(UI_BUILD_DIR, name)), type: typeOf(name) });
   return assets;
 }
 
 /** The front end's files by name (app.js, layout-worker.js, index.html, app.css). */
 export async function loadUiAssets(): Promise<Map<string, Asset>> {
   if (buildIsCurrent()) return readBuilt();
-  if (!existsSync(UI_SOURCE_DIR)) throw new Error(`the dashboard's front end is missing: neither ${UI_BUILD_DIR} nor ${UI_SOURCE_DIR} exists; reinstall refinery`);
+  if (!existsSync(UI_SOURCE_DIR))
+    throw new Error(`the dashboard's front end is missing: neither ${UI_BUILD_DIR} nor ${UI_SOURCE_DIR} exists; reinstall refinery`);
   try {
     return await buildInMemory();
   } catch (error) {

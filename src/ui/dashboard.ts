@@ -58,7 +58,10 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     return file && pipelines ? { file, params: pipelines.paramsFor(name) } : undefined;
   };
   const assessor = new PlanAssessor(options.root, target);
-  pipelines = new PipelineStore(options.root, runs, tracker, assessor, { overrides: options.overrides ?? {}, watched: options.watched ?? [] });
+  pipelines = new PipelineStore(options.root, runs, tracker, assessor, {
+    overrides: options.overrides ?? {},
+    watched: options.watched ?? [],
+  });
   const childActions = options.allowActions && !options.actions ? new ChildRunActions(options.root, target) : undefined;
   const actions = options.allowActions ? (options.actions ?? childActions) : undefined;
   const unsubscribe = hub.subscribe((m) => {
@@ -67,14 +70,25 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     if (m.event.type === 'run-start' || m.event.type === 'run-end') runs.invalidate(m.event.runId);
     if (m.event.type === 'run-end') assessor.invalidate(m.event.pipeline);
   });
-  const tailer = options.mode === 'standalone' ? new RunTailer(options.root, (event) => hub.publish({ kind: 'run-event', event })) : undefined;
+  const tailer =
+    options.mode === 'standalone' ? new RunTailer(options.root, (event) => hub.publish({ kind: 'run-event', event })) : undefined;
   const jobs = new JobStore(options.root);
   const stopJobs = watchJobs(jobs, () => hub.publish({ kind: 'changed', topic: 'jobs' }));
   const logsDirs = options.logsDirs ?? (await defaultLogsDirs(options.root, pipelines));
   const token = options.token ?? newToken();
   let security: ServerSecurity = { token, port: options.port, allowed: allowedHosts(options.port, options.host) };
   const server = createUiServer({
-    api: { root: options.root, hub, runs, pipelines, massgen: new MassGenStore(options.root, logsDirs), refine: new RefineStore(options.root), jobs, actions, mode: options.mode },
+    api: {
+      root: options.root,
+      hub,
+      runs,
+      pipelines,
+      massgen: new MassGenStore(options.root, logsDirs),
+      refine: new RefineStore(options.root),
+      jobs,
+      actions,
+      mode: options.mode,
+    },
     assets,
     security: () => security,
   });

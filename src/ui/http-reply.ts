@@ -20,10 +20,22 @@ export function sendText(res: ServerResponse, status: number, text: string, extr
 }
 
 /** JSON, secrets redacted (whatever a log or an artifact holds), with an ETag for cheap refreshes. */
-export function sendJson(req: IncomingMessage, res: ServerResponse, status: number, data: unknown, extra: Record<string, string> = {}): void {
+export function sendJson(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  data: unknown,
+  extra: Record<string, string> = {},
+): void {
   const body = Buffer.from(JSON.stringify(redactSecretsDeep(data)));
   const etag = `"${createHash('sha1').update(body).digest('base64url')}"`;
-  const headers = { ...SECURITY_HEADERS, 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-cache', ETag: etag, ...extra };
+  const headers = {
+    ...SECURITY_HEADERS,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Cache-Control': 'no-cache',
+    ETag: etag,
+    ...extra,
+  };
   if (status === 200 && req.headers['if-none-match'] === etag) {
     res.writeHead(304, headers);
     res.end();

@@ -46,7 +46,8 @@ export function isLoopbackHost(host: string): boolean {
 /** The `host:port` values a request's Host header may carry: loopback names, plus an explicit --host. */
 export function allowedHosts(port: number, extraHost?: string): Set<string> {
   const names = [...LOOPBACK_NAMES];
-  if (extraHost && !isLoopbackHost(extraHost)) names.push(extraHost.includes(':') && !extraHost.startsWith('[') ? `[${extraHost}]` : extraHost);
+  if (extraHost && !isLoopbackHost(extraHost))
+    names.push(extraHost.includes(':') && !extraHost.startsWith('[') ? `[${extraHost}]` : extraHost);
   return new Set(names.map((n) => `${n}:${port}`.toLowerCase()));
 }
 
@@ -72,7 +73,9 @@ export function sameOriginRequest(headers: IncomingHttpHeaders, allowed: Readonl
   } catch {
     return false;
   }
-  return url.protocol === 'http:' && allowed.has(url.host.toLowerCase()) && url.host.toLowerCase() === String(headers.host ?? '').toLowerCase();
+  return (
+    url.protocol === 'http:' && allowed.has(url.host.toLowerCase()) && url.host.toLowerCase() === String(headers.host ?? '').toLowerCase()
+  );
 }
 
 /**

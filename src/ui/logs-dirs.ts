@@ -18,7 +18,10 @@ export function checkLogsDir(root: string, dir: string): { ok: true; dir: string
   }
   const rootReal = realRoot(root);
   if (real !== rootReal && !real.startsWith(`${rootReal}${path.sep}`)) {
-    return { ok: false, error: `--logs-dir ${dir} is outside the project (${root}); the dashboard serves nothing outside it: run refinery -C <the folder holding it> ui` };
+    return {
+      ok: false,
+      error: `--logs-dir ${dir} is outside the project (${root}); the dashboard serves nothing outside it: run refinery -C <the folder holding it> ui`,
+    };
   }
   return { ok: true, dir: abs };
 }

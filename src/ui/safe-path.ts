@@ -60,7 +60,11 @@ export function realRoot(root: string): string {
  * A project file or folder named by a relative path (from a URL path when `decode`, from a query
  * value otherwise); undefined for anything unsafe, missing, or leading outside the project.
  */
-export function resolveInProject(root: string, rel: string, options: { decode?: boolean; kind?: 'file' | 'dir' } = {}): Resolved | undefined {
+export function resolveInProject(
+  root: string,
+  rel: string,
+  options: { decode?: boolean; kind?: 'file' | 'dir' } = {},
+): Resolved | undefined {
   const segments = safeSegments(rel, options.decode ?? false);
   if (!segments) return undefined;
   const abs = path.join(root, ...segments);
@@ -85,7 +89,7 @@ export function resolveInProject(root: string, rel: string, options: { decode?: 
 /** An absolute path as the root-relative form the API hands out, or undefined when it is outside. */
 export function relativeInProject(root: string, abs: string): string | undefined {
   const rel = path.relative(root, abs);
-  if (rel === '' ) return '.';
+  if (rel === '') return '.';
   if (rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
   return rel.split(path.sep).join('/');
 }

@@ -6,7 +6,16 @@ import type { Asset } from './assets.ts';
 import { vendorAsset } from './assets.ts';
 import { handleApi, type ApiContext } from './api-routes.ts';
 import { HttpError, intParam, sendJson, sendText } from './http-reply.ts';
-import { cookieName, cookieValue, hostAllowed, RAW_FILE_CSP, sameOriginRequest, SECURITY_HEADERS, tokenCookie, tokenMatches } from './http-security.ts';
+import {
+  cookieName,
+  cookieValue,
+  hostAllowed,
+  RAW_FILE_CSP,
+  sameOriginRequest,
+  SECURITY_HEADERS,
+  tokenCookie,
+  tokenMatches,
+} from './http-security.ts';
 import { resolveInProject } from './safe-path.ts';
 import { resumePoint, serveEventStream } from './sse.ts';
 
@@ -26,10 +35,16 @@ export interface UiServerOptions {
 
 const FILE_CHUNK = 1024 * 1024;
 
-const UNAUTHORIZED = "401 Unauthorized: open the dashboard with the URL `refinery ui` printed (it holds this start's token); `refinery ui list` prints it again.";
+const UNAUTHORIZED =
+  "401 Unauthorized: open the dashboard with the URL `refinery ui` printed (it holds this start's token); `refinery ui list` prints it again.";
 
 function sendAsset(res: ServerResponse, asset: Asset, cache: string): void {
-  res.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': asset.type, 'Content-Length': String(asset.body.length), 'Cache-Control': cache });
+  res.writeHead(200, {
+    ...SECURITY_HEADERS,
+    'Content-Type': asset.type,
+    'Content-Length': String(asset.body.length),
+    'Cache-Control': cache,
+  });
   res.end(asset.body);
 }
 
@@ -65,19 +80,27 @@ function sendProjectFile(res: ServerResponse, root: string, rawPath: string, url
 
 async function route(options: UiServerOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const security = options.security();
-  if (!hostAllowed(req.headers, security.allowed)) return sendText(res, 403, '403 Forbidden: this Host header is not the dashboard (DNS rebinding guard)');
+  if (!hostAllowed(req.headers, security.allowed))
+    return sendText(res, 403, '403 Forbidden: this Host header is not the dashboard (DNS rebinding guard)');
   const url = new URL(req.url ?? '/', 'http://dashboard.invalid');
   const queryToken = url.searchParams.get('token') ?? undefined;
   const viaQuery = tokenMatches(queryToken, security.token);
-  if (!viaQuery && !tokenMatches(cookieValue(req.headers, cookieName(security.port)), security.token)) return sendText(res, 401, UNAUTHORIZED);
+  if (!viaQuery && !tokenMatches(cookieValue(req.headers, cookieName(security.port)), security.token))
+    return sendText(res, 401, UNAUTHORIZED);
   const method = req.method ?? 'GET';
   const mutation = method !== 'GET' && method !== 'HEAD';
-  if (mutation && !sameOriginRequest(req.headers, security.allowed, true)) return sendText(res, 403, '403 Forbidden: changes are accepted only from the dashboard\'s own pages (Origin / Sec-Fetch-Site)');
+  if (mutation && !sameOriginRequest(req.headers, security.allowed, true))
+    return sendText(res, 403, "403 Forbidden: changes are accepted only from the dashboard's own pages (Origin / Sec-Fetch-Site)");
   if (viaQuery && !mutation && (url.pathname === '/' || url.pathname === '/index.html')) {
     // The token leaves the address bar (and the history) for an HttpOnly, SameSite=Strict cookie.
     url.searchParams.delete('token');
     const rest = url.searchParams.toString();
-    res.writeHead(302, { ...SECURITY_HEADERS, 'Set-Cookie': tokenCookie(security.port, security.token), Location: `${url.pathname}${rest ? `?${rest}` : ''}`, 'Cache-Control': 'no-store' });
+    res.writeHead(302, {
+      ...SECURITY_HEADERS,
+      'Set-Cookie': tokenCookie(security.port, security.token),
+      Location: `${url.pathname}${rest ? `?${rest}` : ''}`,
+      'Cache-Control': 'no-store',
+    });
     res.end();
     return;
   }
@@ -99,7 +122,8 @@ async function route(options: UiServerOptions, req: IncomingMessage, res: Server
     const rawPath = (req.url ?? '').split('?')[0] ?? '';
     if (rawPath.startsWith('/files/')) return sendProjectFile(res, options.api.root, rawPath.slice('/files/'.length), url);
     if (p === '/api/events') {
-      if (!sameOriginRequest(req.headers, security.allowed, false)) return sendText(res, 403, '403 Forbidden: the event stream is only for the dashboard\'s own pages');
+      if (!sameOriginRequest(req.headers, security.allowed, false))
+        return sendText(res, 403, "403 Forbidden: the event stream is only for the dashboard's own pages");
       return serveEventStream(req, res, options.api.hub, resumePoint(req, url), SECURITY_HEADERS as Record<string, string>);
     }
   }

@@ -21,7 +21,13 @@ export function resumePoint(req: IncomingMessage, url: URL): number | undefined 
   return Number(raw);
 }
 
-export function serveEventStream(req: IncomingMessage, res: ServerResponse, hub: LiveHub, since: number | undefined, headers: Record<string, string>): void {
+export function serveEventStream(
+  req: IncomingMessage,
+  res: ServerResponse,
+  hub: LiveHub,
+  since: number | undefined,
+  headers: Record<string, string>,
+): void {
   res.writeHead(200, {
     ...headers,
     'Content-Type': 'text/event-stream; charset=utf-8',

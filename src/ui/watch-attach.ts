@@ -8,12 +8,17 @@ class WatchActions implements ActionRunner {
   constructor(private readonly abortRuns: () => void) {}
 
   run(): Promise<ActionOutcome> {
-    return Promise.resolve({ ok: false, status: 409, error: 'this dashboard is attached to refinery watch, which runs stages as their inputs change and holds the project; stop the watch (Ctrl-C) to run stages by hand' });
+    return Promise.resolve({
+      ok: false,
+      status: 409,
+      error:
+        'this dashboard is attached to refinery watch, which runs stages as their inputs change and holds the project; stop the watch (Ctrl-C) to run stages by hand',
+    });
   }
 
   abort(): ActionOutcome {
     this.abortRuns();
-    return { ok: true, message: "asked the watch to abort its running stages (they are left stale and run again on the next change)" };
+    return { ok: true, message: 'asked the watch to abort its running stages (they are left stale and run again on the next change)' };
   }
 }
 

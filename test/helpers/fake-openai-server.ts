@@ -76,12 +76,23 @@ async function writeStream(res: ServerResponse, request: RecordedRequest, reply:
   const perPiece = (reply.delayMs ?? 0) / (pieces.length + 1);
   for (const piece of pieces) {
     await delay(perPiece);
-    const chunk = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', model, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] };
+    const chunk = {
+      id: 'chatcmpl-fake',
+      object: 'chat.completion.chunk',
+      model,
+      choices: [{ index: 0, delta: { content: piece }, finish_reason: null }],
+    };
     res.write(`data: ${JSON.stringify(chunk)}\n\n`);
   }
   await delay(perPiece);
   const include = (request.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage;
-  const last = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', model, choices: [], usage: include ? usage(reply, request.prompt, reply.content) : null };
+  const last = {
+    id: 'chatcmpl-fake',
+    object: 'chat.completion.chunk',
+    model,
+    choices: [],
+    usage: include ? usage(reply, request.prompt, reply.content) : null,
+  };
   res.write(`data: ${JSON.stringify(last)}\n\ndata: [DONE]\n\n`);
   res.end();
 }
@@ -89,7 +100,15 @@ async function writeStream(res: ServerResponse, request: RecordedRequest, reply:
 /** Ollama's /api/chat answer (stream: false). */
 function ollamaCompletion(model: string, reply: Extract<FakeReply, { kind: 'content' }>, prompt: string) {
   const counts = usage(reply, prompt, reply.content);
-  return { model, created_at: '1970-01-01T00:00:00Z', message: { role: 'assistant', content: reply.content }, done: true, done_reason: 'stop', prompt_eval_count: counts.prompt_tokens, eval_count: counts.completion_tokens };
+  return {
+    model,
+    created_at: '1970-01-01T00:00:00Z',
+    message: { role: 'assistant', content: reply.content },
+    done: true,
+    done_reason: 'stop',
+    prompt_eval_count: counts.prompt_tokens,
+    eval_count: counts.completion_tokens,
+  };
 }
 
 function schemaOf(body: RecordedRequest['body'], api: RecordedRequest['api']): { schema?: Record<string, unknown>; strict?: boolean } {
@@ -119,7 +138,11 @@ async function answer(res: ServerResponse, request: RecordedRequest, reply: Fake
   }
   res.writeHead(200, { 'content-type': 'application/json' });
   const model = request.body.model ?? 'fake';
-  res.end(JSON.stringify(request.api === 'ollama' ? ollamaCompletion(model, reply, request.prompt) : completion(model, reply.content, reply, request.prompt)));
+  res.end(
+    JSON.stringify(
+      request.api === 'ollama' ? ollamaCompletion(model, reply, request.prompt) : completion(model, reply.content, reply, request.prompt),
+    ),
+  );
 }
 
 /** Starts the server on 127.0.0.1 with a random port. */
@@ -140,9 +163,21 @@ export async function startFakeOpenAiServer(responder?: Responder): Promise<Fake
         res.writeHead(400).end('{"error":{"message":"bad json"}}');
         return;
       }
-      const prompt = body.messages?.filter((m) => m.role === 'user').map((m) => m.content).join('\n') ?? '';
+      const prompt =
+        body.messages
+          ?.filter((m) => m.role === 'user')
+          .map((m) => m.content)
+          .join('\n') ?? '';
       const api = (req.url ?? '').endsWith('/api/chat') ? 'ollama' : 'openai';
-      const request: RecordedRequest = { index: requests.length, path: req.url ?? '', headers: req.headers, body, prompt, api, ...schemaOf(body, api) };
+      const request: RecordedRequest = {
+        index: requests.length,
+        path: req.url ?? '',
+        headers: req.headers,
+        body,
+        prompt,
+        api,
+        ...schemaOf(body, api),
+      };
       requests.push(request);
       events.emit('request', requests.length);
       if (req.method !== 'POST' || !(request.path.endsWith('/chat/completions') || api === 'ollama')) {

@@ -91,13 +91,18 @@ export async function startNginxCache(options: NginxCacheOptions = {}): Promise<
   writeFileSync(path.join(dir, 'nginx.conf'), config(dir, port, options));
   let child: ChildProcess | undefined;
   const start = async (): Promise<void> => {
-    const proc = spawn(toolPath(NGINX), ['-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const proc = spawn(toolPath(NGINX), ['-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     child = proc;
     let stderr = '';
     proc.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const deadline = Date.now() + 10_000;
     while (!(await answers(port))) {
-      if (proc.exitCode !== null) throw new Error(`nginx exited with ${proc.exitCode}: ${stderr}${existsSync(path.join(dir, 'error.log')) ? readFileSync(path.join(dir, 'error.log'), 'utf8') : ''}`);
+      if (proc.exitCode !== null)
+        throw new Error(
+          `nginx exited with ${proc.exitCode}: ${stderr}${existsSync(path.join(dir, 'error.log')) ? readFileSync(path.join(dir, 'error.log'), 'utf8') : ''}`,
+        );
       if (Date.now() > deadline) throw new Error(`nginx did not answer on port ${port} within 10 s`);
       await new Promise((r) => setTimeout(r, 25));
     }

@@ -52,7 +52,9 @@ function valueFor(schema: unknown, at: Place, options: ExampleOptions): unknown 
   switch (type) {
     case 'object': {
       const properties = isObject(schema.properties) ? schema.properties : {};
-      return Object.fromEntries(Object.entries(properties).map(([key, sub]) => [key, valueFor(sub, { path: `${at.path}/${key}`, index: at.index }, options)]));
+      return Object.fromEntries(
+        Object.entries(properties).map(([key, sub]) => [key, valueFor(sub, { path: `${at.path}/${key}`, index: at.index }, options)]),
+      );
     }
     case 'array': {
       const min = typeof schema.minItems === 'number' ? schema.minItems : 1;
@@ -114,7 +116,10 @@ export function schemaInPrompt(prompt: string): Schema | undefined {
 export function schemaFollowingResponder(options: SchemaModeOptions = {}): Responder {
   return (request) => {
     const schema = request.schema ?? schemaInPrompt(request.prompt);
-    if (!schema) return options.withoutSchema?.(request) ?? { kind: 'content', content: PROSE, ...(options.delayMs ? { delayMs: options.delayMs } : {}) };
+    if (!schema)
+      return (
+        options.withoutSchema?.(request) ?? { kind: 'content', content: PROSE, ...(options.delayMs ? { delayMs: options.delayMs } : {}) }
+      );
     const content = JSON.stringify(exampleFromSchema(schema, options.example?.(request) ?? {}));
     return { kind: 'content', content, ...(options.delayMs ? { delayMs: options.delayMs } : {}) };
   };
@@ -129,7 +134,13 @@ export function proseResponder(): Responder {
 export function schemaRefusingResponder(inner: Responder): Responder {
   return (request) =>
     request.schema
-      ? { kind: 'status', status: 400, body: JSON.stringify({ error: { message: "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model." } }) }
+      ? {
+          kind: 'status',
+          status: 400,
+          body: JSON.stringify({
+            error: { message: "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model." },
+          }),
+        }
       : inner(request);
 }
 
@@ -149,7 +160,8 @@ const GARBAGE: Array<(good: string) => string> = [
   (good) => good.slice(0, Math.max(10, Math.floor(good.length / 3))),
   (good) => editObject(good, (entries) => entries.slice(1)),
   () => '<html><body>502 Bad Gateway</body></html>',
-  (good) => `Here you go:\n\`\`\`json\n${editObject(good, (entries) => entries.map(([k, v], i) => [k, i === entries.length - 1 ? 'n/a' : v]))}\n\`\`\``,
+  (good) =>
+    `Here you go:\n\`\`\`json\n${editObject(good, (entries) => entries.map(([k, v], i) => [k, i === entries.length - 1 ? 'n/a' : v]))}\n\`\`\``,
 ];
 
 /** A deterministic number in [0, 1) from a text. */

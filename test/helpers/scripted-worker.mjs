@@ -63,7 +63,10 @@ function work(instructions) {
   }
   const plan = JSON.parse(readFileSync(tasksFile[1], 'utf8'));
   const tasks = plan.status === 'ok' ? plan.tasks : [];
-  const targets = files[1].split(/,\s*/).map((f) => f.trim()).filter((f) => f.endsWith('.md'));
+  const targets = files[1]
+    .split(/,\s*/)
+    .map((f) => f.trim())
+    .filter((f) => f.endsWith('.md'));
   publish(instructions, 'progress', `${tasks.length} tasks, ${targets.length} files`);
   const section = [`\n## Changes (round ${Number(tasksFile[2])})\n`, ...tasks.map((t) => `- ${t.id}: ${t.description}`), ''].join('\n');
   for (const file of targets) appendFileSync(file, section);

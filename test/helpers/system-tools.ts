@@ -31,7 +31,10 @@ const EXTRA_DIRS = ['/usr/sbin', '/sbin'];
 
 /** Lets a test of this mechanism pretend tools are absent: REFINERY_TEST_HIDE_TOOLS=mosquitto,tmux. */
 function hidden(name: string): boolean {
-  return (process.env.REFINERY_TEST_HIDE_TOOLS ?? '').split(',').map((t) => t.trim()).includes(name);
+  return (process.env.REFINERY_TEST_HIDE_TOOLS ?? '')
+    .split(',')
+    .map((t) => t.trim())
+    .includes(name);
 }
 
 function searchDirs(): string[] {
@@ -49,7 +52,9 @@ function isExecutableFile(file: string): boolean {
 
 /** Every executable called `name` in PATH, /usr/sbin and /sbin, in that order. */
 function candidates(name: string): string[] {
-  return searchDirs().map((dir) => path.join(dir, name)).filter(isExecutableFile);
+  return searchDirs()
+    .map((dir) => path.join(dir, name))
+    .filter(isExecutableFile);
 }
 
 function missingReason(name: string, what: string): string {
@@ -76,7 +81,8 @@ export function systemTool(name: string): SystemTool {
 
 /** The first python3 (PATH, /usr/sbin, /sbin) that can import paho.mqtt: a pyenv python3 may come first without it. */
 export function pythonWithPaho(): SystemTool {
-  const imports = (python: string): boolean => spawnSync(python, ['-c', 'import paho.mqtt.client'], { stdio: 'ignore', timeout: 30_000 }).status === 0;
+  const imports = (python: string): boolean =>
+    spawnSync(python, ['-c', 'import paho.mqtt.client'], { stdio: 'ignore', timeout: 30_000 }).status === 0;
   return lookup('python3-paho-mqtt', () => candidates('python3').find(imports), 'python3 with paho-mqtt');
 }
 

@@ -14,7 +14,16 @@ export function fileView(_app: App, path: string): View {
   const text = h('pre', { class: 'code file-text' });
   const status = h('p', { class: 'muted small' }, 'Loading…');
   const more = h('div');
-  const el = h('div', { class: 'page' }, h('p', { class: 'crumbs' }, 'file'), h('h1', null, path), h('p', null, h('a', { href: fileHref(path), attrs: { target: '_blank', rel: 'noopener' } }, 'raw')), status, text, more);
+  const el = h(
+    'div',
+    { class: 'page' },
+    h('p', { class: 'crumbs' }, 'file'),
+    h('h1', null, path),
+    h('p', null, h('a', { href: fileHref(path), attrs: { target: '_blank', rel: 'noopener' } }, 'raw')),
+    status,
+    text,
+    more,
+  );
   let loaded = 0;
   let chunks = 0;
   // One decoder across pieces: a character cut by a piece boundary is completed by the next one.
@@ -22,7 +31,10 @@ export function fileView(_app: App, path: string): View {
   const load = async (): Promise<void> => {
     const response = await fetch(`${fileHref(path)}?offset=${loaded}&length=${CHUNK}`, { credentials: 'same-origin' });
     if (!response.ok) {
-      replace(el, errorBox(response.status === 404 ? `${path}: no such file in the project` : `${path}: ${response.status} ${response.statusText}`));
+      replace(
+        el,
+        errorBox(response.status === 404 ? `${path}: no such file in the project` : `${path}: ${response.status} ${response.statusText}`),
+      );
       return;
     }
     const bytes = new Uint8Array(await response.arrayBuffer());
@@ -40,8 +52,14 @@ export function fileView(_app: App, path: string): View {
     }
     text.appendChild(document.createTextNode(shown));
     loaded = end;
-    status.textContent = loaded >= total ? `${total} bytes` : `the first ${loaded} of ${total} bytes are shown (the dashboard loads files ${CHUNK / 1024 / 1024} MB at a time)`;
-    replace(more, loaded < total ? h('button', { on: { click: () => void load() } }, `load the next ${Math.min(CHUNK, total - loaded)} bytes`) : null);
+    status.textContent =
+      loaded >= total
+        ? `${total} bytes`
+        : `the first ${loaded} of ${total} bytes are shown (the dashboard loads files ${CHUNK / 1024 / 1024} MB at a time)`;
+    replace(
+      more,
+      loaded < total ? h('button', { on: { click: () => void load() } }, `load the next ${Math.min(CHUNK, total - loaded)} bytes`) : null,
+    );
   };
   void load().catch((e: Error) => replace(more, errorBox(e.message)));
   if (path === '') replace(el, empty('No file named.'));

@@ -19,7 +19,13 @@ interface JobRow {
   elapsedMs: number | null;
 }
 
-const STATUS_STATE: Record<string, string> = { pending: 'never-run', running: 'running', completed: 'up-to-date', error: 'failed', cancelled: 'skipped' };
+const STATUS_STATE: Record<string, string> = {
+  pending: 'never-run',
+  running: 'running',
+  completed: 'up-to-date',
+  error: 'failed',
+  cancelled: 'skipped',
+};
 
 export function jobsView(_app: App): View {
   const box = h('div', null, empty('Loading jobs…'));
@@ -28,11 +34,26 @@ export function jobsView(_app: App): View {
     const { jobs, problems } = await getJson<{ jobs: JobRow[]; problems: string[] }>('/api/jobs');
     replace(
       box,
-      problems.length ? h('ul', { class: 'warnings' }, problems.map((p) => h('li', null, p))) : null,
+      problems.length
+        ? h(
+            'ul',
+            { class: 'warnings' },
+            problems.map((p) => h('li', null, p)),
+          )
+        : null,
       jobs.length
         ? table(
             ['job', 'status', 'agent', 'type', 'created', 'elapsed', 'registry', 'prompt'],
-            jobs.map((j) => [link(route('jobs', j.registry, j.job_id), j.job_id), chip(STATUS_STATE[j.status] ?? 'stale', j.status), `${j.agent} (${j.agent_kind})`, j.job_type, when(j.created_at), ms(j.elapsedMs), j.registry, h('span', { class: 'prompt' }, j.prompt.length > 120 ? `${j.prompt.slice(0, 117)}…` : j.prompt)]),
+            jobs.map((j) => [
+              link(route('jobs', j.registry, j.job_id), j.job_id),
+              chip(STATUS_STATE[j.status] ?? 'stale', j.status),
+              `${j.agent} (${j.agent_kind})`,
+              j.job_type,
+              when(j.created_at),
+              ms(j.elapsedMs),
+              j.registry,
+              h('span', { class: 'prompt' }, j.prompt.length > 120 ? `${j.prompt.slice(0, 117)}…` : j.prompt),
+            ]),
           )
         : empty('No delegated jobs (refinery jobs submit, or the delegate task, registers them in .mam/jobs).'),
     );
@@ -44,7 +65,14 @@ export function jobsView(_app: App): View {
 
 interface JobDetail {
   registry: string;
-  record: JobRow & { timeout_sec: number; idle_timeout_sec: number; expected_artifacts: string[]; topic_prefix: string; agent_session: string; last_seq: number };
+  record: JobRow & {
+    timeout_sec: number;
+    idle_timeout_sec: number;
+    expected_artifacts: string[];
+    topic_prefix: string;
+    agent_session: string;
+    last_seq: number;
+  };
   extras: Record<string, unknown>;
   status: Record<string, unknown> | null;
   timeline: Array<{ event: string; timestamp: string; source: string; seq?: number; detail?: string; data?: Record<string, unknown> }>;
@@ -60,21 +88,43 @@ export function jobView(_app: App, registry: string, id: string): View {
     const r = d.record;
     replace(
       body,
-      h('p', null, chip(STATUS_STATE[r.status] ?? 'stale', r.status), ` ${r.agent} · ${String(d.extras.job_type ?? '')} · created ${when(r.created_at)} · updated ${when(r.updated_at)}`),
+      h(
+        'p',
+        null,
+        chip(STATUS_STATE[r.status] ?? 'stale', r.status),
+        ` ${r.agent} · ${String(d.extras.job_type ?? '')} · created ${when(r.created_at)} · updated ${when(r.updated_at)}`,
+      ),
       section('Prompt', h('pre', { class: 'code' }, r.prompt)),
       section(
         'Timeline',
         d.timeline.length
           ? table(
               ['time', 'event', 'source', 'seq', 'detail'],
-              d.timeline.map((t) => [t.timestamp, t.event, t.source, t.seq === undefined ? '' : String(t.seq), t.detail ?? (t.data ? JSON.stringify(t.data) : '')]),
+              d.timeline.map((t) => [
+                t.timestamp,
+                t.event,
+                t.source,
+                t.seq === undefined ? '' : String(t.seq),
+                t.detail ?? (t.data ? JSON.stringify(t.data) : ''),
+              ]),
               { class: 'grid timeline' },
             )
           : empty('No events yet.'),
-        d.timelineTotal > d.timeline.length ? h('p', { class: 'muted small' }, `the last ${d.timeline.length} of ${d.timelineTotal} events`) : null,
+        d.timelineTotal > d.timeline.length
+          ? h('p', { class: 'muted small' }, `the last ${d.timeline.length} of ${d.timelineTotal} events`)
+          : null,
       ),
       section('Record', h('pre', { class: 'code' }, JSON.stringify(r, null, 2))),
-      d.problems.length ? section('Problems', h('ul', null, d.problems.map((p) => h('li', null, p)))) : null,
+      d.problems.length
+        ? section(
+            'Problems',
+            h(
+              'ul',
+              null,
+              d.problems.map((p) => h('li', null, p)),
+            ),
+          )
+        : null,
     );
   };
   void load().catch((e: Error) => replace(body, errorBox(e.message)));

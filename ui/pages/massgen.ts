@@ -69,19 +69,53 @@ export function massgenView(app: App): View {
   let sort = app.query.get('sort') ?? 'time';
   let order = app.query.get('order') ?? 'desc';
   let offset = Number(app.query.get('offset') ?? 0) || 0;
-  const search = h('input', { attrs: { type: 'search', placeholder: 'search (regular expression): session, question, winner', value: app.query.get('q') ?? '', 'aria-label': 'search' } });
-  const stateSelect = h('select', { attrs: { 'aria-label': 'state' } }, ['', 'completed', 'in_progress', 'incomplete', 'failed'].map((s) => h('option', { attrs: { value: s } }, s || 'any state')));
+  const search = h('input', {
+    attrs: {
+      type: 'search',
+      placeholder: 'search (regular expression): session, question, winner',
+      value: app.query.get('q') ?? '',
+      'aria-label': 'search',
+    },
+  });
+  const stateSelect = h(
+    'select',
+    { attrs: { 'aria-label': 'state' } },
+    ['', 'completed', 'in_progress', 'incomplete', 'failed'].map((s) => h('option', { attrs: { value: s } }, s || 'any state')),
+  );
   stateSelect.value = app.query.get('state') ?? '';
-  const analyzedSelect = h('select', { attrs: { 'aria-label': 'analyzed' } }, h('option', { attrs: { value: '' } }, 'analyzed or not'), h('option', { attrs: { value: 'yes' } }, 'analyzed'), h('option', { attrs: { value: 'no' } }, 'not analyzed'));
+  const analyzedSelect = h(
+    'select',
+    { attrs: { 'aria-label': 'analyzed' } },
+    h('option', { attrs: { value: '' } }, 'analyzed or not'),
+    h('option', { attrs: { value: 'yes' } }, 'analyzed'),
+    h('option', { attrs: { value: 'no' } }, 'not analyzed'),
+  );
   analyzedSelect.value = app.query.get('analyzed') ?? '';
   const box = h('div', null, empty('Loading sessions…'));
   const pager = h('div', { class: 'pager' });
   const charts = h('div', { class: 'charts' }, empty('Charts load after the list…'));
-  const folders = h('p', { class: 'muted small' }, app.overview.logsDirs.length ? `Logs folders: ${app.overview.logsDirs.join(', ')}` : 'No MassGen logs folder here (.massgen/massgen_logs); start with --logs-dir D.');
-  const el = h('div', { class: 'page' }, h('h1', null, 'MassGen runs'), folders, h('div', { class: 'toolbar' }, search, stateSelect, analyzedSelect), box, pager, section('Across runs', charts));
+  const folders = h(
+    'p',
+    { class: 'muted small' },
+    app.overview.logsDirs.length
+      ? `Logs folders: ${app.overview.logsDirs.join(', ')}`
+      : 'No MassGen logs folder here (.massgen/massgen_logs); start with --logs-dir D.',
+  );
+  const el = h(
+    'div',
+    { class: 'page' },
+    h('h1', null, 'MassGen runs'),
+    folders,
+    h('div', { class: 'toolbar' }, search, stateSelect, analyzedSelect),
+    box,
+    pager,
+    section('Across runs', charts),
+  );
 
   const load = async (): Promise<void> => {
-    const data = await getJson<{ total: number; rows: SessionRow[]; error?: string }>(`/api/massgen/sessions${qs({ sort, order, offset, limit: PAGE, q: search.value, state: stateSelect.value, analyzed: analyzedSelect.value })}`);
+    const data = await getJson<{ total: number; rows: SessionRow[]; error?: string }>(
+      `/api/massgen/sessions${qs({ sort, order, offset, limit: PAGE, q: search.value, state: stateSelect.value, analyzed: analyzedSelect.value })}`,
+    );
     if (data.error) return replace(box, errorBox(data.error));
     const head = h(
       'tr',
@@ -89,7 +123,13 @@ export function massgenView(app: App): View {
       COLUMNS.map(([label, key]) =>
         h(
           'th',
-          key ? { class: `sortable${sort === key ? ` sorted-${order}` : ''}`, on: { click: () => setSort(key) }, attrs: { 'aria-sort': sort === key ? (order === 'asc' ? 'ascending' : 'descending') : 'none' } } : null,
+          key
+            ? {
+                class: `sortable${sort === key ? ` sorted-${order}` : ''}`,
+                on: { click: () => setSort(key) },
+                attrs: { 'aria-sort': sort === key ? (order === 'asc' ? 'ascending' : 'descending') : 'none' },
+              }
+            : null,
           label,
           key && sort === key ? (order === 'asc' ? ' ▲' : ' ▼') : '',
         ),
@@ -100,16 +140,38 @@ export function massgenView(app: App): View {
         'tr',
         { dataset: { session: r.session } },
         h('td', null, h('div', null, r.timestamp), h('div', { class: 'muted small' }, r.session)),
-        h('td', null, r.turns.map((t) => h('div', null, link(turnHref(t.dir), `turn ${t.turn}`), t.analyzed ? '' : h('span', { class: 'muted small', title: 'no analysis.json yet: run refinery run analyze' }, ' (not analyzed)')))),
+        h(
+          'td',
+          null,
+          r.turns.map((t) =>
+            h(
+              'div',
+              null,
+              link(turnHref(t.dir), `turn ${t.turn}`),
+              t.analyzed
+                ? ''
+                : h('span', { class: 'muted small', title: 'no analysis.json yet: run refinery run analyze' }, ' (not analyzed)'),
+            ),
+          ),
+        ),
         h('td', null, r.state ? chip(r.state) : '–'),
-        h('td', null, r.turns.map((t) => h('div', null, t.winner ?? '–'))),
+        h(
+          'td',
+          null,
+          r.turns.map((t) => h('div', null, t.winner ?? '–')),
+        ),
         h('td', null, seconds(r.wallClockSeconds)),
         h('td', null, usd(r.costUsd)),
         h('td', null, r.enforcementRetries === null ? '–' : String(r.enforcementRetries)),
         h('td', { class: 'question' }, r.question ?? ''),
       ),
     );
-    replace(box, data.rows.length ? h('table', { class: 'grid sessions' }, h('thead', null, head), h('tbody', null, rows)) : empty('No MassGen session matches.'));
+    replace(
+      box,
+      data.rows.length
+        ? h('table', { class: 'grid sessions' }, h('thead', null, head), h('tbody', null, rows))
+        : empty('No MassGen session matches.'),
+    );
     replace(
       pager,
       offset > 0 ? h('button', { on: { click: () => go(offset - PAGE) } }, '← previous') : null,
@@ -119,7 +181,14 @@ export function massgenView(app: App): View {
   };
   const go = (next: number): void => {
     offset = Math.max(0, next);
-    app.setQuery({ sort: sort === 'time' ? undefined : sort, order: order === 'desc' ? undefined : order, offset: offset || undefined, q: search.value || undefined, state: stateSelect.value || undefined, analyzed: analyzedSelect.value || undefined });
+    app.setQuery({
+      sort: sort === 'time' ? undefined : sort,
+      order: order === 'desc' ? undefined : order,
+      offset: offset || undefined,
+      q: search.value || undefined,
+      state: stateSelect.value || undefined,
+      analyzed: analyzedSelect.value || undefined,
+    });
     void load().catch((e: Error) => replace(box, errorBox(e.message)));
   };
   const setSort = (key: string): void => {
@@ -153,9 +222,27 @@ export function massgenView(app: App): View {
       h(
         'div',
         { class: 'chart-grid' },
-        lineChart({ title: 'Cost per turn (USD)', x, xName: 'turn #', series: [{ label: 'cost', values: points.map((p) => p.costUsd) }], xLabel: label }),
-        lineChart({ title: 'Duration per turn (s)', x, xName: 'turn #', series: [{ label: 'wall clock', values: points.map((p) => p.wallClockSeconds) }], xLabel: label }),
-        lineChart({ title: 'Enforcement retries per turn', x, xName: 'turn #', series: [{ label: 'retries', values: points.map((p) => p.enforcementRetries) }], xLabel: label }),
+        lineChart({
+          title: 'Cost per turn (USD)',
+          x,
+          xName: 'turn #',
+          series: [{ label: 'cost', values: points.map((p) => p.costUsd) }],
+          xLabel: label,
+        }),
+        lineChart({
+          title: 'Duration per turn (s)',
+          x,
+          xName: 'turn #',
+          series: [{ label: 'wall clock', values: points.map((p) => p.wallClockSeconds) }],
+          xLabel: label,
+        }),
+        lineChart({
+          title: 'Enforcement retries per turn',
+          x,
+          xName: 'turn #',
+          series: [{ label: 'retries', values: points.map((p) => p.enforcementRetries) }],
+          xLabel: label,
+        }),
         h('div', null, barList('Winners by agent', top(wins)), barList('Winners by model', top(models))),
       ),
     );
@@ -178,14 +265,62 @@ interface Analysis {
   state?: { value: string; finishReasonDetails?: string };
   winner?: { agentId: string | null } | null;
   overview?: Record<string, number | string | null>;
-  agents?: Array<{ id: string; label?: string; model?: string; backend?: string; status?: string; answers?: number; votesCast?: number; votesReceived?: number; enforcementRetries?: number; costUsd?: number | null }>;
-  answers?: Array<{ label: string; agentId: string; attempt: number; time: string | null; at: number | null; chars: number | null; preview?: string }>;
-  votes?: Array<{ voterId: string; votedFor: string; votedForLabel: string | null; reason: string | null; attempt: number; time: string | null; at: number | null; superseded: boolean; stale: boolean }>;
+  agents?: Array<{
+    id: string;
+    label?: string;
+    model?: string;
+    backend?: string;
+    status?: string;
+    answers?: number;
+    votesCast?: number;
+    votesReceived?: number;
+    enforcementRetries?: number;
+    costUsd?: number | null;
+  }>;
+  answers?: Array<{
+    label: string;
+    agentId: string;
+    attempt: number;
+    time: string | null;
+    at: number | null;
+    chars: number | null;
+    preview?: string;
+  }>;
+  votes?: Array<{
+    voterId: string;
+    votedFor: string;
+    votedForLabel: string | null;
+    reason: string | null;
+    attempt: number;
+    time: string | null;
+    at: number | null;
+    superseded: boolean;
+    stale: boolean;
+  }>;
   ignoredVotes?: Array<{ agentId: string; attempt: number; time: string | null; at: number | null; details: string }>;
   coordinationFlow?: Array<{ at: number | null; type: string; agentId: string | null; text: string }>;
-  timing?: { rounds?: Array<{ agentId: string; attempt: number; round: number; type: string; outcome: string; startAt: number | null; endAt: number | null; seconds: number | null }> };
+  timing?: {
+    rounds?: Array<{
+      agentId: string;
+      attempt: number;
+      round: number;
+      type: string;
+      outcome: string;
+      startAt: number | null;
+      endAt: number | null;
+      seconds: number | null;
+    }>;
+  };
   errors?: {
-    enforcement?: Array<{ agentId: string; attempt: number; round: number; retry: number; reason: string; message: string; bufferChars?: number }>;
+    enforcement?: Array<{
+      agentId: string;
+      attempt: number;
+      round: number;
+      retry: number;
+      reason: string;
+      message: string;
+      bufferChars?: number;
+    }>;
     enforcementByReason?: Array<{ reason: string; count: number; agents: string[] }>;
     apiErrors?: Array<{ agentId: string | null; time: string | null; message: string; source?: string }>;
     agentErrors?: Array<Record<string, unknown>>;
@@ -203,7 +338,15 @@ interface TurnData {
   analysis: Analysis | null;
   analysisProblem: string | null;
   report: { text: string; truncated: boolean; bytes: number } | null;
-  answers: Array<{ label: string; agentId: string; attempt: number; text: string | null; truncated: boolean; bytes: number | null; path: string | null }>;
+  answers: Array<{
+    label: string;
+    agentId: string;
+    attempt: number;
+    text: string | null;
+    truncated: boolean;
+    bytes: number | null;
+    path: string | null;
+  }>;
 }
 
 const TABS = ['report', 'answers', 'votes', 'timeline', 'errors'] as const;
@@ -214,7 +357,9 @@ function answersTab(app: App, data: TurnData): HTMLElement {
   const meta = new Map((a?.answers ?? []).map((x) => [`${x.attempt}:${x.label}`, x]));
   const byKey = new Map(data.answers.map((x) => [`${x.attempt}:${x.label}`, x]));
   // Every answer the analysis knows, plus any snapshot it did not list.
-  const keys = [...new Set([...(a?.answers ?? []).map((x) => `${x.attempt}:${x.label}`), ...data.answers.map((x) => `${x.attempt}:${x.label}`)])];
+  const keys = [
+    ...new Set([...(a?.answers ?? []).map((x) => `${x.attempt}:${x.label}`), ...data.answers.map((x) => `${x.attempt}:${x.label}`)]),
+  ];
   const winner = a?.winner?.agentId ?? null;
   const agents = [...new Set(keys.map((k) => (meta.get(k)?.agentId ?? byKey.get(k)?.agentId) as string))];
   const selectedAgent = app.query.get('agent') ?? '';
@@ -225,7 +370,18 @@ function answersTab(app: App, data: TurnData): HTMLElement {
     'div',
     { class: 'toolbar' },
     h('span', { class: 'muted small' }, 'agent: '),
-    [''].concat(agents).map((ag) => h('a', { class: `pill${ag === selectedAgent ? ' active' : ''}`, href: turnHref(data.dir, { tab: 'answers', ...(ag ? { agent: ag } : {}) }) }, ag || 'all')),
+    ['']
+      .concat(agents)
+      .map((ag) =>
+        h(
+          'a',
+          {
+            class: `pill${ag === selectedAgent ? ' active' : ''}`,
+            href: turnHref(data.dir, { tab: 'answers', ...(ag ? { agent: ag } : {}) }),
+          },
+          ag || 'all',
+        ),
+      ),
   );
   const list = keys
     .filter((k) => !selectedAgent || (meta.get(k)?.agentId ?? byKey.get(k)?.agentId) === selectedAgent)
@@ -235,7 +391,8 @@ function answersTab(app: App, data: TurnData): HTMLElement {
       const label = m?.label ?? snap?.label ?? k;
       const agent = m?.agentId ?? snap?.agentId ?? '';
       const text = snap?.text ?? m?.preview ?? null;
-      const lastOfWinner = winner !== null && agent === winner && keys.filter((x) => (meta.get(x)?.agentId ?? byKey.get(x)?.agentId) === winner).at(-1) === k;
+      const lastOfWinner =
+        winner !== null && agent === winner && keys.filter((x) => (meta.get(x)?.agentId ?? byKey.get(x)?.agentId) === winner).at(-1) === k;
       const box = h(
         'article',
         { class: `answer${focus === label ? ' focused' : ''}`, id: `answer-${label}`, dataset: { label, agent } },
@@ -245,11 +402,18 @@ function answersTab(app: App, data: TurnData): HTMLElement {
           h('a', { class: 'answer-label', href: turnHref(data.dir, { tab: 'answers', answer: label }) }, label),
           ` ${agent} · attempt ${m?.attempt ?? snap?.attempt ?? '?'}${m?.at != null ? ` · at ${seconds(m.at)}` : ''}${m?.chars != null ? ` · ${m.chars} chars` : ''} `,
           lastOfWinner ? chip('up-to-date', 'winner') : null,
-          h('label', { class: 'small' }, h('input', { attrs: { type: 'checkbox' }, on: { change: (e) => pick(k, (e.target as HTMLInputElement).checked) } }), ' compare'),
+          h(
+            'label',
+            { class: 'small' },
+            h('input', { attrs: { type: 'checkbox' }, on: { change: (e) => pick(k, (e.target as HTMLInputElement).checked) } }),
+            ' compare',
+          ),
         ),
         h('pre', { class: 'answer-text' }, text ?? '(no text found)'),
         snap?.truncated ? h('p', { class: 'muted small' }, `shown: the first 256 KB of ${snap.bytes} bytes`) : null,
-        snap?.text === null || !snap ? h('p', { class: 'muted small' }, 'the snapshot file was not found; the analysis preview is shown') : null,
+        snap?.text === null || !snap
+          ? h('p', { class: 'muted small' }, 'the snapshot file was not found; the analysis preview is shown')
+          : null,
       );
       return box;
     });
@@ -263,7 +427,14 @@ function answersTab(app: App, data: TurnData): HTMLElement {
     } else replace(compare);
   };
   if (focus) window.setTimeout(() => document.getElementById(`answer-${focus}`)?.scrollIntoView({ block: 'center' }), 50);
-  return h('div', { class: 'answers' }, filter, h('p', { class: 'muted small' }, `${keys.length} answer${keys.length === 1 ? '' : 's'}`), compare, list.length ? list : empty('No answers in this turn.'));
+  return h(
+    'div',
+    { class: 'answers' },
+    filter,
+    h('p', { class: 'muted small' }, `${keys.length} answer${keys.length === 1 ? '' : 's'}`),
+    compare,
+    list.length ? list : empty('No answers in this turn.'),
+  );
 }
 
 function votesTab(data: TurnData): HTMLElement {
@@ -275,7 +446,10 @@ function votesTab(data: TurnData): HTMLElement {
   return h(
     'div',
     { class: 'votes' },
-    barList('Votes that counted, by agent voted for', [...tally.entries()].sort((x, y) => y[1] - x[1])),
+    barList(
+      'Votes that counted, by agent voted for',
+      [...tally.entries()].sort((x, y) => y[1] - x[1]),
+    ),
     table(
       ['#', 'voter', '→ voted for', 'reason', 'attempt', 'at', ''],
       votes.map((v, i) => [
@@ -287,9 +461,22 @@ function votesTab(data: TurnData): HTMLElement {
         seconds(v.at),
         h('span', null, v.superseded ? chip('skipped', 'superseded') : null, v.stale ? chip('stale', 'stale') : null),
       ]),
-      { class: 'grid vote-table', rowClass: (i) => [votes[i]?.superseded ? 'superseded' : '', votes[i]?.stale ? 'stale-vote' : ''].join(' ') },
+      {
+        class: 'grid vote-table',
+        rowClass: (i) => [votes[i]?.superseded ? 'superseded' : '', votes[i]?.stale ? 'stale-vote' : ''].join(' '),
+      },
     ),
-    (a.ignoredVotes ?? []).length ? h('div', null, h('h3', null, 'Ignored votes'), table(['agent', 'attempt', 'at', 'details'], (a.ignoredVotes ?? []).map((v) => [v.agentId, String(v.attempt), seconds(v.at), v.details]))) : null,
+    (a.ignoredVotes ?? []).length
+      ? h(
+          'div',
+          null,
+          h('h3', null, 'Ignored votes'),
+          table(
+            ['agent', 'attempt', 'at', 'details'],
+            (a.ignoredVotes ?? []).map((v) => [v.agentId, String(v.attempt), seconds(v.at), v.details]),
+          ),
+        )
+      : null,
   );
 }
 
@@ -298,7 +485,12 @@ function timelineTab(data: TurnData): HTMLElement {
   if (!a) return empty('The timeline comes from analysis.json: run refinery run analyze.');
   const agents = (a.agents ?? []).map((x) => x.id);
   const rounds = a.timing?.rounds ?? [];
-  const times = [...rounds.flatMap((r) => [r.startAt ?? 0, r.endAt ?? 0]), ...(a.answers ?? []).map((x) => x.at ?? 0), ...(a.votes ?? []).map((x) => x.at ?? 0), ...(a.coordinationFlow ?? []).map((x) => x.at ?? 0)];
+  const times = [
+    ...rounds.flatMap((r) => [r.startAt ?? 0, r.endAt ?? 0]),
+    ...(a.answers ?? []).map((x) => x.at ?? 0),
+    ...(a.votes ?? []).map((x) => x.at ?? 0),
+    ...(a.coordinationFlow ?? []).map((x) => x.at ?? 0),
+  ];
   const end = Math.max(1, ...times);
   const laneH = 44;
   const left = 110;
@@ -311,31 +503,75 @@ function timelineTab(data: TurnData): HTMLElement {
     root.appendChild(svg('text', { x: 8, y: y + 24, class: 'lane-label' }, agent));
     for (const r of rounds.filter((x) => x.agentId === agent && x.startAt !== null && x.endAt !== null)) {
       root.appendChild(
-        svg('rect', { x: scale(r.startAt as number), y: y + 8, width: Math.max(2, scale(r.endAt as number) - scale(r.startAt as number)), height: laneH - 20, class: `round round-${r.type}`, rx: 3 }, svg('title', {}, `${agent} round ${r.round} (${r.type}): ${r.outcome}, ${seconds(r.seconds)}`)),
+        svg(
+          'rect',
+          {
+            x: scale(r.startAt as number),
+            y: y + 8,
+            width: Math.max(2, scale(r.endAt as number) - scale(r.startAt as number)),
+            height: laneH - 20,
+            class: `round round-${r.type}`,
+            rx: 3,
+          },
+          svg('title', {}, `${agent} round ${r.round} (${r.type}): ${r.outcome}, ${seconds(r.seconds)}`),
+        ),
       );
     }
     for (const x of (a.answers ?? []).filter((x) => x.agentId === agent && x.at !== null)) {
-      root.appendChild(svg('circle', { cx: scale(x.at as number), cy: y + 20, r: 6, class: 'mark-answer' }, svg('title', {}, `answer ${x.label} at ${seconds(x.at)}`)));
+      root.appendChild(
+        svg(
+          'circle',
+          { cx: scale(x.at as number), cy: y + 20, r: 6, class: 'mark-answer' },
+          svg('title', {}, `answer ${x.label} at ${seconds(x.at)}`),
+        ),
+      );
     }
     for (const v of (a.votes ?? []).filter((v) => v.voterId === agent && v.at !== null)) {
       const cx = scale(v.at as number);
-      root.appendChild(svg('path', { d: `M${cx},${y + 12} l6,8 l-6,8 l-6,-8 z`, class: `mark-vote${v.superseded ? ' superseded' : ''}` }, svg('title', {}, `vote for ${v.votedFor}${v.superseded ? ' (superseded)' : ''}: ${v.reason ?? ''}`)));
+      root.appendChild(
+        svg(
+          'path',
+          { d: `M${cx},${y + 12} l6,8 l-6,8 l-6,-8 z`, class: `mark-vote${v.superseded ? ' superseded' : ''}` },
+          svg('title', {}, `vote for ${v.votedFor}${v.superseded ? ' (superseded)' : ''}: ${v.reason ?? ''}`),
+        ),
+      );
       // The vote points at the lane of the agent it chose.
       const target = agents.indexOf(v.votedFor);
-      if (target >= 0 && target !== i) root.appendChild(svg('line', { x1: cx, y1: y + 20, x2: cx + 8, y2: 10 + target * laneH + 20, class: `vote-arrow${v.superseded ? ' superseded' : ''}` }));
+      if (target >= 0 && target !== i)
+        root.appendChild(
+          svg('line', {
+            x1: cx,
+            y1: y + 20,
+            x2: cx + 8,
+            y2: 10 + target * laneH + 20,
+            class: `vote-arrow${v.superseded ? ' superseded' : ''}`,
+          }),
+        );
     }
   });
-  for (const f of (a.coordinationFlow ?? []).filter((f) => f.type === 'final_answer' || f.type === 'consensus_reached' || f.type === 'restart_completed')) {
+  for (const f of (a.coordinationFlow ?? []).filter(
+    (f) => f.type === 'final_answer' || f.type === 'consensus_reached' || f.type === 'restart_completed',
+  )) {
     if (f.at === null) continue;
     const x = scale(f.at);
-    root.appendChild(svg('line', { x1: x, y1: 4, x2: x, y2: agents.length * laneH + 8, class: `flow-line flow-${f.type}` }, svg('title', {}, `${f.type}: ${f.text}`)));
+    root.appendChild(
+      svg(
+        'line',
+        { x1: x, y1: 4, x2: x, y2: agents.length * laneH + 8, class: `flow-line flow-${f.type}` },
+        svg('title', {}, `${f.type}: ${f.text}`),
+      ),
+    );
   }
   root.appendChild(svg('text', { x: left, y: agents.length * laneH + 30, class: 'axis' }, '0 s'));
   root.appendChild(svg('text', { x: width - 70, y: agents.length * laneH + 30, class: 'axis' }, seconds(end)));
   return h(
     'div',
     null,
-    h('p', { class: 'muted small' }, 'One lane per agent: rounds as bars (answering, voting, presenting), answers as circles, votes as diamonds with a line to the chosen agent (superseded ones faded); vertical lines mark restarts and the final answer.'),
+    h(
+      'p',
+      { class: 'muted small' },
+      'One lane per agent: rounds as bars (answering, voting, presenting), answers as circles, votes as diamonds with a line to the chosen agent (superseded ones faded); vertical lines mark restarts and the final answer.',
+    ),
     root,
   );
 }
@@ -346,13 +582,32 @@ function errorsTab(data: TurnData): HTMLElement {
   return h(
     'div',
     null,
-    barList('Enforcement retries by reason', (e.enforcementByReason ?? []).map((r) => [r.reason, r.count])),
+    barList(
+      'Enforcement retries by reason',
+      (e.enforcementByReason ?? []).map((r) => [r.reason, r.count]),
+    ),
     h('h3', null, 'Enforcement'),
-    (e.enforcement ?? []).length ? table(['agent', 'attempt', 'round', 'retry', 'reason', 'message'], (e.enforcement ?? []).map((x) => [x.agentId, String(x.attempt), String(x.round), String(x.retry), x.reason, x.message])) : empty('none'),
+    (e.enforcement ?? []).length
+      ? table(
+          ['agent', 'attempt', 'round', 'retry', 'reason', 'message'],
+          (e.enforcement ?? []).map((x) => [x.agentId, String(x.attempt), String(x.round), String(x.retry), x.reason, x.message]),
+        )
+      : empty('none'),
     h('h3', null, 'API errors'),
-    (e.apiErrors ?? []).length ? table(['agent', 'time', 'message'], (e.apiErrors ?? []).map((x) => [x.agentId ?? '–', x.time ?? '–', x.message])) : empty('none'),
-    [['Agent errors', e.agentErrors], ['Timeouts', e.timeouts], ['Exceptions', e.exceptions]].map(([title, list]) =>
-      (list as unknown[] | undefined)?.length ? h('div', null, h('h3', null, title as string), h('pre', { class: 'code' }, JSON.stringify(list, null, 2))) : null,
+    (e.apiErrors ?? []).length
+      ? table(
+          ['agent', 'time', 'message'],
+          (e.apiErrors ?? []).map((x) => [x.agentId ?? '–', x.time ?? '–', x.message]),
+        )
+      : empty('none'),
+    [
+      ['Agent errors', e.agentErrors],
+      ['Timeouts', e.timeouts],
+      ['Exceptions', e.exceptions],
+    ].map(([title, list]) =>
+      (list as unknown[] | undefined)?.length
+        ? h('div', null, h('h3', null, title as string), h('pre', { class: 'code' }, JSON.stringify(list, null, 2)))
+        : null,
     ),
   );
 }
@@ -372,16 +627,30 @@ export function turnView(app: App, dir: string): View {
         ? h(
             'div',
             { class: 'page-head' },
-            h('p', null, a.state ? chip(a.state.value) : null, ` winner ${a.winner?.agentId ?? '–'} · ${seconds(a.overview?.wallClockSeconds as number | null)} · ${usd(a.overview?.totalCostUsd as number | null)} · ${a.overview?.answers ?? 0} answers · ${a.overview?.votes ?? 0} votes`),
+            h(
+              'p',
+              null,
+              a.state ? chip(a.state.value) : null,
+              ` winner ${a.winner?.agentId ?? '–'} · ${seconds(a.overview?.wallClockSeconds as number | null)} · ${usd(a.overview?.totalCostUsd as number | null)} · ${a.overview?.answers ?? 0} answers · ${a.overview?.votes ?? 0} votes`,
+            ),
             a.question ? h('p', { class: 'question' }, a.question) : null,
           )
-        : h('p', { class: 'notice' }, data.analysisProblem ?? 'This turn has not been analyzed yet: run refinery run analyze (answers are shown from the snapshots).'),
-      h('nav', { class: 'tabs' }, TABS.map((t) => h('a', { class: t === tab ? 'active' : '', href: turnHref(dir, t === 'report' ? {} : { tab: t }) }, t))),
+        : h(
+            'p',
+            { class: 'notice' },
+            data.analysisProblem ?? 'This turn has not been analyzed yet: run refinery run analyze (answers are shown from the snapshots).',
+          ),
+      h(
+        'nav',
+        { class: 'tabs' },
+        TABS.map((t) => h('a', { class: t === tab ? 'active' : '', href: turnHref(dir, t === 'report' ? {} : { tab: t }) }, t)),
+      ),
       content,
     );
     if (tab === 'report') {
       if (data.report) {
-        if (data.report.truncated) content.appendChild(h('p', { class: 'muted small' }, `The report is ${data.report.bytes} bytes; the first 4 MB are shown.`));
+        if (data.report.truncated)
+          content.appendChild(h('p', { class: 'muted small' }, `The report is ${data.report.bytes} bytes; the first 4 MB are shown.`));
         const md = h('div');
         content.appendChild(md);
         await renderMarkdown(data.report.text, md);
@@ -396,6 +665,14 @@ export function turnView(app: App, dir: string): View {
   };
   void load().catch((e: Error) => replace(body, errorBox(e.message)));
   const refresh = throttle(() => void load().catch(() => undefined), 2000);
-  return { el, title: dir, onLive: (m) => m.kind === 'run-event' && m.event.type === 'stage-end' && String(m.event.stage ?? '').includes(dir.split('/').slice(-2).join('/')) && refresh(), reload: () => void load() };
+  return {
+    el,
+    title: dir,
+    onLive: (m) =>
+      m.kind === 'run-event' &&
+      m.event.type === 'stage-end' &&
+      String(m.event.stage ?? '').includes(dir.split('/').slice(-2).join('/')) &&
+      refresh(),
+    reload: () => void load(),
+  };
 }
-

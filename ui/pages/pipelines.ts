@@ -71,7 +71,11 @@ export function pipelinesView(app: App): View {
           { class: 'card pipeline-card', href: route('pipelines', p.name), dataset: { pipeline: p.name } },
           h('h2', null, p.name),
           p.description ? h('p', { class: 'muted' }, p.description) : null,
-          h('p', { class: 'muted small' }, `${p.file} · ${p.stages} stage${p.stages === 1 ? '' : 's'}${p.loops ? ` · ${p.loops} loop${p.loops === 1 ? '' : 's'}` : ''}`),
+          h(
+            'p',
+            { class: 'muted small' },
+            `${p.file} · ${p.stages} stage${p.stages === 1 ? '' : 's'}${p.loops ? ` · ${p.loops} loop${p.loops === 1 ? '' : 's'}` : ''}`,
+          ),
           p.error ? errorBox(p.error) : countsBar(p.counts),
         ),
       ),
@@ -79,7 +83,12 @@ export function pipelinesView(app: App): View {
   };
   const refresh = throttle(() => void load().catch(() => undefined), 500);
   void load().catch((e: Error) => replace(list, errorBox(e.message)));
-  return { el, title: 'Pipelines', onLive: (m) => m.kind === 'run-event' && (m.event.type === 'run-end' || m.event.type === 'stage-end') && refresh(), reload: () => void load() };
+  return {
+    el,
+    title: 'Pipelines',
+    onLive: (m) => m.kind === 'run-event' && (m.event.type === 'run-end' || m.event.type === 'stage-end') && refresh(),
+    reload: () => void load(),
+  };
 }
 
 async function action(app: App, body: Record<string, unknown>): Promise<void> {
@@ -100,7 +109,15 @@ export function pipelineView(app: App, name: string): View {
   const header = h('div', { class: 'page-head' }, h('h1', null, name));
   const counts = h('div');
   const assessLine = h('p', { class: 'muted small assess' }, 'Checking which stages are stale (refinery plan)…');
-  const select = h('input', { class: 'select', attrs: { type: 'search', placeholder: "select: +stage, stage+, 2+stage, status:failed, a+ and +b, name*", value: app.query.get('select') ?? '', 'aria-label': 'stage selection' } });
+  const select = h('input', {
+    class: 'select',
+    attrs: {
+      type: 'search',
+      placeholder: 'select: +stage, stage+, 2+stage, status:failed, a+ and +b, name*',
+      value: app.query.get('select') ?? '',
+      'aria-label': 'stage selection',
+    },
+  });
   const matchCount = h('span', { class: 'muted small' });
   const tableBox = h('div');
   const pager = h('div', { class: 'pager' });
@@ -130,12 +147,18 @@ export function pipelineView(app: App, name: string): View {
   }
 
   const loadGraph = async (): Promise<void> => {
-    const result = await getJson<{ summary: PipelineSummary; graph: FoldedGraph; assessed: boolean } | { error: string }>(`/api/pipelines/${encodeURIComponent(name)}`);
+    const result = await getJson<{ summary: PipelineSummary; graph: FoldedGraph; assessed: boolean } | { error: string }>(
+      `/api/pipelines/${encodeURIComponent(name)}`,
+    );
     if ('error' in result) {
       replace(counts, errorBox(result.error));
       return;
     }
-    replace(counts, h('p', { class: 'muted' }, result.summary.description ?? '', ` ${result.summary.file} · ${result.summary.stages} stages`), countsBar(result.summary.counts));
+    replace(
+      counts,
+      h('p', { class: 'muted' }, result.summary.description ?? '', ` ${result.summary.file} · ${result.summary.stages} stages`),
+      countsBar(result.summary.counts),
+    );
     graph = result.graph;
     graphNote.textContent = result.graph.layered
       ? `${result.summary.stages} stages are drawn as ${result.graph.nodes.length} depth layers; select stages below to see them.`
@@ -147,7 +170,9 @@ export function pipelineView(app: App, name: string): View {
 
   const loadTable = async (): Promise<void> => {
     const query = select.value.trim();
-    const data = await getJson<{ total: number; rows: StageRow[]; error?: string }>(`/api/pipelines/${encodeURIComponent(name)}/stages${qs({ select: query, offset, limit: PAGE })}`);
+    const data = await getJson<{ total: number; rows: StageRow[]; error?: string }>(
+      `/api/pipelines/${encodeURIComponent(name)}/stages${qs({ select: query, offset, limit: PAGE })}`,
+    );
     chips.clear();
     if (data.error) {
       matchCount.textContent = '';
@@ -161,7 +186,12 @@ export function pipelineView(app: App, name: string): View {
       chips.set(r.id, c);
       return [link(route('pipelines', name, 'stage', r.id), r.id), c, r.kind, ms(r.lastDurationMs), when(r.finishedAt)];
     });
-    replace(tableBox, data.rows.length ? table(['stage', 'state', 'kind', 'last duration', 'last success'], rows, { class: 'grid stages', rowId: (i) => `stage-row-${i}` }) : empty('No stage matches.'));
+    replace(
+      tableBox,
+      data.rows.length
+        ? table(['stage', 'state', 'kind', 'last duration', 'last success'], rows, { class: 'grid stages', rowId: (i) => `stage-row-${i}` })
+        : empty('No stage matches.'),
+    );
     replace(
       pager,
       offset > 0 ? h('button', { on: { click: () => page(offset - PAGE) } }, '← previous') : null,
@@ -189,8 +219,12 @@ export function pipelineView(app: App, name: string): View {
 
   const assess = async (): Promise<void> => {
     assessLine.textContent = 'Checking which stages are stale (refinery plan)…';
-    const result = await getJson<{ ok: boolean; at?: string; error?: string }>(`/api/pipelines/${encodeURIComponent(name)}/assess${qs({ t: Date.now() })}`);
-    assessLine.textContent = result.ok ? `Stale stages checked at ${when(result.at)} (the same answer as refinery plan).` : `Could not check stale stages: ${result.error ?? ''}`;
+    const result = await getJson<{ ok: boolean; at?: string; error?: string }>(
+      `/api/pipelines/${encodeURIComponent(name)}/assess${qs({ t: Date.now() })}`,
+    );
+    assessLine.textContent = result.ok
+      ? `Stale stages checked at ${when(result.at)} (the same answer as refinery plan).`
+      : `Could not check stale stages: ${result.error ?? ''}`;
     await Promise.all([loadGraph(), loadTable()]);
   };
 
@@ -235,10 +269,21 @@ interface StageDetail {
   vars: Record<string, unknown>;
   record: { runId: string; finishedAt: string; durationMs: number } | null;
   why: { decision: string; reasons: string[] } | null;
-  outputs: Array<{ name: string; path: string; schema: string | null; exists: boolean; bytes: number | null; validation: null | { ok: boolean | null; issues?: Array<{ pointer: string; message: string }>; message?: string } }>;
+  outputs: Array<{
+    name: string;
+    path: string;
+    schema: string | null;
+    exists: boolean;
+    bytes: number | null;
+    validation: null | { ok: boolean | null; issues?: Array<{ pointer: string; message: string }>; message?: string };
+  }>;
   history: {
     runs: Array<{ runId: string; status: string; durationMs: number | null; endedAt: string | null; reason: string | null }>;
-    rejected: Array<{ runId: string; dir: string | null; issues: Array<{ output: string; path: string; pointer: string; message: string }> }>;
+    rejected: Array<{
+      runId: string;
+      dir: string | null;
+      issues: Array<{ output: string; path: string; pointer: string; message: string }>;
+    }>;
     log: { runId: string; lines: Array<{ time: string; stream: string; message: string }>; total: number } | null;
   };
 }
@@ -249,14 +294,33 @@ function fileLink(path: string): HTMLAnchorElement {
 
 function whyText(why: StageDetail['why']): HTMLElement {
   if (!why) return h('p', { class: 'muted' }, 'Asking refinery plan…');
-  if (why.decision === 'fresh') return h('p', null, chip('up-to-date', 'up to date'), ' nothing it depends on changed since its last success.');
-  const verdict = { run: 'would run', maybe: 'would run if its when holds', skip: 'would be skipped', fail: 'would fail', loop: 'is a loop' }[why.decision] ?? why.decision;
-  return h('div', null, h('p', null, `It ${verdict}:`), h('ul', { class: 'reasons' }, why.reasons.map((r) => h('li', null, r))));
+  if (why.decision === 'fresh')
+    return h('p', null, chip('up-to-date', 'up to date'), ' nothing it depends on changed since its last success.');
+  const verdict =
+    { run: 'would run', maybe: 'would run if its when holds', skip: 'would be skipped', fail: 'would fail', loop: 'is a loop' }[
+      why.decision
+    ] ?? why.decision;
+  return h(
+    'div',
+    null,
+    h('p', null, `It ${verdict}:`),
+    h(
+      'ul',
+      { class: 'reasons' },
+      why.reasons.map((r) => h('li', null, r)),
+    ),
+  );
 }
 
 export function stageView(app: App, pipeline: string, id: string): View {
   const body = h('div', null, empty('Loading…'));
-  const el = h('div', { class: 'page' }, h('p', { class: 'crumbs' }, link(route('pipelines', pipeline), pipeline), ' / stage'), h('h1', { class: 'stage-title' }, id), body);
+  const el = h(
+    'div',
+    { class: 'page' },
+    h('p', { class: 'crumbs' }, link(route('pipelines', pipeline), pipeline), ' / stage'),
+    h('h1', { class: 'stage-title' }, id),
+    body,
+  );
   let detail: StageDetail | undefined;
 
   const render = (d: StageDetail): void => {
@@ -267,7 +331,14 @@ export function stageView(app: App, pipeline: string, id: string): View {
       h(
         'div',
         { class: 'page-head' },
-        h('p', null, chip(d.state), ' ', d.kind === 'task' ? `task ${d.task ?? ''}` : d.kind === 'run' ? 'command' : 'loop iteration', d.record ? ` · last success ${when(d.record.finishedAt)} in ${ms(d.record.durationMs)}` : ' · never succeeded'),
+        h(
+          'p',
+          null,
+          chip(d.state),
+          ' ',
+          d.kind === 'task' ? `task ${d.task ?? ''}` : d.kind === 'run' ? 'command' : 'loop iteration',
+          d.record ? ` · last success ${when(d.record.finishedAt)} in ${ms(d.record.durationMs)}` : ' · never succeeded',
+        ),
         app.overview.actions
           ? h(
               'div',
@@ -284,9 +355,21 @@ export function stageView(app: App, pipeline: string, id: string): View {
         command ? h('pre', { class: 'code' }, command) : null,
         Object.keys(d.vars).length ? h('pre', { class: 'code' }, JSON.stringify(d.vars, null, 2)) : null,
         h('h3', null, 'Inputs'),
-        d.inputs.length ? h('ul', null, d.inputs.map((i) => h('li', null, i.includes('*') ? i : fileLink(i)))) : empty('none'),
+        d.inputs.length
+          ? h(
+              'ul',
+              null,
+              d.inputs.map((i) => h('li', null, i.includes('*') ? i : fileLink(i))),
+            )
+          : empty('none'),
         h('h3', null, 'Needs'),
-        d.needs.length ? h('ul', null, d.needs.map((n) => h('li', null, link(route('pipelines', pipeline, 'stage', n), n)))) : empty('none'),
+        d.needs.length
+          ? h(
+              'ul',
+              null,
+              d.needs.map((n) => h('li', null, link(route('pipelines', pipeline, 'stage', n), n))),
+            )
+          : empty('none'),
       ),
       section(
         'Outputs',
@@ -298,7 +381,13 @@ export function stageView(app: App, pipeline: string, id: string): View {
                 o.exists ? fileLink(o.path) : h('span', { class: 'muted' }, `${o.path} (not written)`),
                 o.schema ?? '–',
                 o.bytes === null ? '–' : `${o.bytes} B`,
-                !o.validation ? '–' : o.validation.ok === true ? chip('up-to-date', '✓ valid') : o.validation.ok === null ? h('span', { class: 'muted' }, o.validation.message ?? '') : h('div', null, chip('failed', '✗ invalid'), issuesTable(o.validation.issues ?? [])),
+                !o.validation
+                  ? '–'
+                  : o.validation.ok === true
+                    ? chip('up-to-date', '✓ valid')
+                    : o.validation.ok === null
+                      ? h('span', { class: 'muted' }, o.validation.message ?? '')
+                      : h('div', null, chip('failed', '✗ invalid'), issuesTable(o.validation.issues ?? [])),
               ]),
             )
           : empty('none'),
@@ -308,14 +397,27 @@ export function stageView(app: App, pipeline: string, id: string): View {
         d.history.runs.length
           ? table(
               ['run', 'outcome', 'duration', 'ended', 'reason'],
-              d.history.runs.map((r) => [link(route('runs', r.runId), r.runId), chip(r.status), ms(r.durationMs), when(r.endedAt), r.reason ?? '']),
+              d.history.runs.map((r) => [
+                link(route('runs', r.runId), r.runId),
+                chip(r.status),
+                ms(r.durationMs),
+                when(r.endedAt),
+                r.reason ?? '',
+              ]),
             )
           : empty('It has not run in the runs kept (the last 100).'),
       ),
       d.history.rejected.length
         ? section(
             'Rejected artifacts',
-            d.history.rejected.map((r) => h('div', { class: 'rejected' }, h('p', null, link(route('runs', r.runId), r.runId), r.dir ? [' → ', fileLink(`${r.dir}/errors.json`)] : null), issuesTable(r.issues))),
+            d.history.rejected.map((r) =>
+              h(
+                'div',
+                { class: 'rejected' },
+                h('p', null, link(route('runs', r.runId), r.runId), r.dir ? [' → ', fileLink(`${r.dir}/errors.json`)] : null),
+                issuesTable(r.issues),
+              ),
+            ),
           )
         : null,
       section(
@@ -324,8 +426,16 @@ export function stageView(app: App, pipeline: string, id: string): View {
           ? h(
               'div',
               null,
-              h('p', { class: 'muted small' }, `run ${d.history.log.runId}: the last ${d.history.log.lines.length} of ${d.history.log.total} lines`),
-              h('pre', { class: 'log' }, d.history.log.lines.map((l) => h('span', { class: `log-line stream-${l.stream}` }, `${l.message}\n`))),
+              h(
+                'p',
+                { class: 'muted small' },
+                `run ${d.history.log.runId}: the last ${d.history.log.lines.length} of ${d.history.log.total} lines`,
+              ),
+              h(
+                'pre',
+                { class: 'log' },
+                d.history.log.lines.map((l) => h('span', { class: `log-line stream-${l.stream}` }, `${l.message}\n`)),
+              ),
             )
           : empty('No log lines recorded.'),
       ),

@@ -52,9 +52,25 @@ interface SessionData {
   regression: { status: string; result?: string } | null;
   rounds: Array<{
     round: number;
-    consensus: { mode: string; winner: { judge: string } | null; votes: Vote[]; stale_votes: Vote[]; tally?: Record<string, number> } | null;
+    consensus: {
+      mode: string;
+      winner: { judge: string } | null;
+      votes: Vote[];
+      stale_votes: Vote[];
+      tally?: Record<string, number>;
+    } | null;
     critique: string | null;
-    judges: Array<{ name: string; verdict: { verdict: string; scores: Record<string, number>; status: string; degraded_reason?: string; judge?: { backend: string; model?: string } } | null; critique: string | null }>;
+    judges: Array<{
+      name: string;
+      verdict: {
+        verdict: string;
+        scores: Record<string, number>;
+        status: string;
+        degraded_reason?: string;
+        judge?: { backend: string; model?: string };
+      } | null;
+      critique: string | null;
+    }>;
   }>;
 }
 
@@ -62,13 +78,31 @@ export function refineListView(_app: App): View {
   const box = h('div', null, empty('Loading sessions…'));
   const el = h('div', { class: 'page' }, h('h1', null, 'Refine sessions'), box);
   const load = async (): Promise<void> => {
-    const { sessions } = await getJson<{ sessions: Array<{ session: string; rounds: number; finalVerdict: string | null; stopped: { reason: string } | null; criteria: number | null; costUsd: number | null; originalCostUsd: number | null }> }>('/api/refine/sessions');
+    const { sessions } = await getJson<{
+      sessions: Array<{
+        session: string;
+        rounds: number;
+        finalVerdict: string | null;
+        stopped: { reason: string } | null;
+        criteria: number | null;
+        costUsd: number | null;
+        originalCostUsd: number | null;
+      }>;
+    }>('/api/refine/sessions');
     replace(
       box,
       sessions.length
         ? table(
             ['session', 'rounds', 'verdict', 'stopped', 'criteria', 'cost (this run)', 'cost when made'],
-            sessions.map((s) => [link(route('refine', s.session), s.session), String(s.rounds), s.finalVerdict ? chip(s.finalVerdict === 'converged' ? 'up-to-date' : 'stale', s.finalVerdict) : '–', s.stopped?.reason ?? '–', s.criteria === null ? '–' : String(s.criteria), usd(s.costUsd), usd(s.originalCostUsd)]),
+            sessions.map((s) => [
+              link(route('refine', s.session), s.session),
+              String(s.rounds),
+              s.finalVerdict ? chip(s.finalVerdict === 'converged' ? 'up-to-date' : 'stale', s.finalVerdict) : '–',
+              s.stopped?.reason ?? '–',
+              s.criteria === null ? '–' : String(s.criteria),
+              usd(s.costUsd),
+              usd(s.originalCostUsd),
+            ]),
           )
         : empty('No refine session yet (just refine runs the bundled example).'),
     );
@@ -100,9 +134,23 @@ function matrix(app: App, data: SessionData, criteria: Array<{ id: string; text:
     const j = r?.judges.find((x) => x.name === judge);
     if (!key || !r || !j || !criterion) return replace(detail);
     const score = j.verdict?.scores?.[criterion];
-    replace(detail, h('p', null, h('strong', null, `Round ${round} · ${judge} · ${criterion}: ${score ?? '–'}`), ' ', findingFor(j.critique, criterion) ?? h('span', { class: 'muted' }, '(no finding on this criterion in the critique)')));
+    replace(
+      detail,
+      h(
+        'p',
+        null,
+        h('strong', null, `Round ${round} · ${judge} · ${criterion}: ${score ?? '–'}`),
+        ' ',
+        findingFor(j.critique, criterion) ?? h('span', { class: 'muted' }, '(no finding on this criterion in the critique)'),
+      ),
+    );
   };
-  const head = h('tr', null, h('th', null, 'criterion'), rounds.flatMap((r) => judges.map((j) => h('th', { title: j }, `R${r.round} ${j}`))));
+  const head = h(
+    'tr',
+    null,
+    h('th', null, 'criterion'),
+    rounds.flatMap((r) => judges.map((j) => h('th', { title: j }, `R${r.round} ${j}`))),
+  );
   const body = criteria.map((c) =>
     h(
       'tr',
@@ -118,8 +166,25 @@ function matrix(app: App, data: SessionData, criteria: Array<{ id: string; text:
           const finding = findingFor(r.judges.find((x) => x.name === judge)?.critique ?? null, c.id);
           const td = h(
             'td',
-            { class: `score score-${s ?? 'none'}${split ? ' disagree' : ''}`, title: `${c.id} · round ${r.round} · ${judge}${split ? ' · judges disagree' : ''}${finding ? `\n${finding}` : ''}`, dataset: { cell: key } },
-            h('a', { href: `${route('refine', data.session)}?cell=${encodeURIComponent(key)}`, on: { click: (e) => { e.preventDefault(); app.setQuery({ cell: key }); show(key); } } }, s === undefined ? '–' : String(s)),
+            {
+              class: `score score-${s ?? 'none'}${split ? ' disagree' : ''}`,
+              title: `${c.id} · round ${r.round} · ${judge}${split ? ' · judges disagree' : ''}${finding ? `\n${finding}` : ''}`,
+              dataset: { cell: key },
+            },
+            h(
+              'a',
+              {
+                href: `${route('refine', data.session)}?cell=${encodeURIComponent(key)}`,
+                on: {
+                  click: (e) => {
+                    e.preventDefault();
+                    app.setQuery({ cell: key });
+                    show(key);
+                  },
+                },
+              },
+              s === undefined ? '–' : String(s),
+            ),
           );
           cells.set(key, td);
           return td;
@@ -127,7 +192,17 @@ function matrix(app: App, data: SessionData, criteria: Array<{ id: string; text:
       }),
     ),
   );
-  const box = h('div', { class: 'matrix-box' }, h('table', { class: 'grid matrix' }, h('thead', null, head), h('tbody', null, body)), h('p', { class: 'muted small' }, `Cells outlined in red: judges ${DISAGREEMENT} or more points apart on that criterion in that round. Click a score for the judge's finding (each cell has its own address).`), detail);
+  const box = h(
+    'div',
+    { class: 'matrix-box' },
+    h('table', { class: 'grid matrix' }, h('thead', null, head), h('tbody', null, body)),
+    h(
+      'p',
+      { class: 'muted small' },
+      `Cells outlined in red: judges ${DISAGREEMENT} or more points apart on that criterion in that round. Click a score for the judge's finding (each cell has its own address).`,
+    ),
+    detail,
+  );
   show(app.query.get('cell'));
   return box;
 }
@@ -177,18 +252,47 @@ export function refineView(app: App, name: string): View {
         ? h(
             'div',
             { class: 'page-head' },
-            h('p', null, s.final_verdict ? chip(s.final_verdict === 'converged' ? 'up-to-date' : 'stale', s.final_verdict) : null, ` stopped: ${s.stopped.reason} after round ${s.stopped.round} · this run ${usd(s.usage.this_run.cost_usd)} · whole session ${usd(s.usage.total.original_cost_usd)} (cache saved ${usd(Math.max(0, s.usage.total.original_cost_usd - s.usage.this_run.cost_usd))})`),
-            s.warnings.length ? h('ul', { class: 'warnings' }, s.warnings.map((w) => h('li', null, w))) : null,
+            h(
+              'p',
+              null,
+              s.final_verdict ? chip(s.final_verdict === 'converged' ? 'up-to-date' : 'stale', s.final_verdict) : null,
+              ` stopped: ${s.stopped.reason} after round ${s.stopped.round} · this run ${usd(s.usage.this_run.cost_usd)} · whole session ${usd(s.usage.total.original_cost_usd)} (cache saved ${usd(Math.max(0, s.usage.total.original_cost_usd - s.usage.this_run.cost_usd))})`,
+            ),
+            s.warnings.length
+              ? h(
+                  'ul',
+                  { class: 'warnings' },
+                  s.warnings.map((w) => h('li', null, w)),
+                )
+              : null,
           )
         : null,
-      section('Scores', h('div', { class: 'chart-grid' }, scoreChart, judgesChart(data, criteria)), criteria.length && data.rounds.length ? matrix(app, data, criteria) : null),
-      section('Criteria', table(['id', 'category', 'criterion'], criteria.map((c) => [c.id, c.category, c.text]))),
+      section(
+        'Scores',
+        h('div', { class: 'chart-grid' }, scoreChart, judgesChart(data, criteria)),
+        criteria.length && data.rounds.length ? matrix(app, data, criteria) : null,
+      ),
+      section(
+        'Criteria',
+        table(
+          ['id', 'category', 'criterion'],
+          criteria.map((c) => [c.id, c.category, c.text]),
+        ),
+      ),
       s
         ? section(
             'Rounds',
             table(
               ['round', 'verdict', 'winner', 'calls (cached)', 'tokens in/out', 'cost', 'cost when made'],
-              s.rounds.map((r) => [String(r.round), chip(r.verdict === 'converged' ? 'up-to-date' : 'stale', r.verdict), r.winner ?? '–', `${r.usage.calls} (${r.usage.cached_calls})`, `${r.usage.input_tokens}/${r.usage.output_tokens}`, usd(r.usage.cost_usd), usd(r.usage.original_cost_usd)]),
+              s.rounds.map((r) => [
+                String(r.round),
+                chip(r.verdict === 'converged' ? 'up-to-date' : 'stale', r.verdict),
+                r.winner ?? '–',
+                `${r.usage.calls} (${r.usage.cached_calls})`,
+                `${r.usage.input_tokens}/${r.usage.output_tokens}`,
+                usd(r.usage.cost_usd),
+                usd(r.usage.original_cost_usd),
+              ]),
             ),
           )
         : null,
@@ -203,7 +307,10 @@ export function refineView(app: App, name: string): View {
                 r.consensus.votes.length || r.consensus.stale_votes.length
                   ? table(
                       ['voter', '→ voted for', 'reason', ''],
-                      [...r.consensus.votes.map((v) => [v.voter, v.target, v.reason, '']), ...r.consensus.stale_votes.map((v) => [v.voter, v.target, v.reason, chip('stale', 'stale')])],
+                      [
+                        ...r.consensus.votes.map((v) => [v.voter, v.target, v.reason, '']),
+                        ...r.consensus.stale_votes.map((v) => [v.voter, v.target, v.reason, chip('stale', 'stale')]),
+                      ],
                       { class: 'grid vote-table', rowClass: (i) => (i >= (r.consensus?.votes.length ?? 0) ? 'stale-vote' : '') },
                     )
                   : empty('no votes (harshest/mean mode, or one judge)'),
@@ -212,7 +319,15 @@ export function refineView(app: App, name: string): View {
         ),
       ),
       section('Verdicts and critiques', critiques),
-      s?.next_tasks.length ? section('Next tasks', table(['id', 'priority', 'task', 'criteria'], s.next_tasks.map((t) => [t.id, String(t.priority ?? ''), t.description, (t.relates_to ?? []).join(', ')]))) : null,
+      s?.next_tasks.length
+        ? section(
+            'Next tasks',
+            table(
+              ['id', 'priority', 'task', 'criteria'],
+              s.next_tasks.map((t) => [t.id, String(t.priority ?? ''), t.description, (t.relates_to ?? []).join(', ')]),
+            ),
+          )
+        : null,
     );
     for (const r of data.rounds) {
       for (const j of r.judges) {
@@ -221,7 +336,18 @@ export function refineView(app: App, name: string): View {
           h(
             'details',
             { class: 'judge' },
-            h('summary', null, `Round ${r.round} · ${j.name} · `, j.verdict ? chip(j.verdict.verdict === 'converged' ? 'up-to-date' : 'stale', j.verdict.verdict) : '–', j.verdict ? ` ${Object.entries(j.verdict.scores).map(([k, v]) => `${k}=${v}`).join(' ')}` : '', j.verdict?.status === 'degraded' ? ` (degraded: ${j.verdict.degraded_reason ?? ''})` : ''),
+            h(
+              'summary',
+              null,
+              `Round ${r.round} · ${j.name} · `,
+              j.verdict ? chip(j.verdict.verdict === 'converged' ? 'up-to-date' : 'stale', j.verdict.verdict) : '–',
+              j.verdict
+                ? ` ${Object.entries(j.verdict.scores)
+                    .map(([k, v]) => `${k}=${v}`)
+                    .join(' ')}`
+                : '',
+              j.verdict?.status === 'degraded' ? ` (degraded: ${j.verdict.degraded_reason ?? ''})` : '',
+            ),
             md,
           ),
         );
@@ -232,5 +358,9 @@ export function refineView(app: App, name: string): View {
   };
   void load().catch((e: Error) => replace(body, errorBox(e.message)));
   const refresh = throttle(() => void load().catch(() => undefined), 1500);
-  return { el, title: name, onLive: (m) => m.kind === 'run-event' && m.event.type === 'stage-end' && m.event.pipeline === 'refine' && refresh() };
+  return {
+    el,
+    title: name,
+    onLive: (m) => m.kind === 'run-event' && m.event.type === 'stage-end' && m.event.pipeline === 'refine' && refresh(),
+  };
 }

@@ -50,19 +50,38 @@ function countsText(counts: Record<string, number> | null): string {
 
 export function runsView(app: App): View {
   const PAGE = 50;
-  const pipelineSelect = h('select', { attrs: { 'aria-label': 'pipeline' } }, h('option', { attrs: { value: '' } }, 'every pipeline'), app.overview.pipelines.map((p) => h('option', { attrs: { value: p } }, p)));
-  const statusSelect = h('select', { attrs: { 'aria-label': 'outcome' } }, ['', 'succeeded', 'failed', 'aborted', 'running', 'interrupted'].map((s) => h('option', { attrs: { value: s } }, s || 'any outcome')));
+  const pipelineSelect = h(
+    'select',
+    { attrs: { 'aria-label': 'pipeline' } },
+    h('option', { attrs: { value: '' } }, 'every pipeline'),
+    app.overview.pipelines.map((p) => h('option', { attrs: { value: p } }, p)),
+  );
+  const statusSelect = h(
+    'select',
+    { attrs: { 'aria-label': 'outcome' } },
+    ['', 'succeeded', 'failed', 'aborted', 'running', 'interrupted'].map((s) => h('option', { attrs: { value: s } }, s || 'any outcome')),
+  );
   pipelineSelect.value = app.query.get('pipeline') ?? '';
   statusSelect.value = app.query.get('status') ?? '';
   const box = h('div', null, empty('Loading runs…'));
   const pager = h('div', { class: 'pager' });
   const compareNote = h('p', { class: 'muted small' }, 'Tick two runs to compare them stage by stage.');
-  const el = h('div', { class: 'page' }, h('h1', null, 'Runs'), h('div', { class: 'toolbar' }, pipelineSelect, statusSelect), compareNote, box, pager);
+  const el = h(
+    'div',
+    { class: 'page' },
+    h('h1', null, 'Runs'),
+    h('div', { class: 'toolbar' }, pipelineSelect, statusSelect),
+    compareNote,
+    box,
+    pager,
+  );
   let offset = Number(app.query.get('offset') ?? 0) || 0;
   const picked: string[] = [];
 
   const load = async (): Promise<void> => {
-    const data = await getJson<{ total: number; rows: RunRow[] }>(`/api/runs${qs({ pipeline: pipelineSelect.value, status: statusSelect.value, offset, limit: PAGE })}`);
+    const data = await getJson<{ total: number; rows: RunRow[] }>(
+      `/api/runs${qs({ pipeline: pipelineSelect.value, status: statusSelect.value, offset, limit: PAGE })}`,
+    );
     replace(
       box,
       data.rows.length
@@ -107,7 +126,12 @@ export function runsView(app: App): View {
   statusSelect.addEventListener('change', () => go(0));
   void load().catch((e: Error) => replace(box, errorBox(e.message)));
   const refresh = throttle(() => void load().catch(() => undefined), 500);
-  return { el, title: 'Runs', onLive: (m) => m.kind === 'run-event' && (m.event.type === 'run-start' || m.event.type === 'run-end') && refresh(), reload: () => void load() };
+  return {
+    el,
+    title: 'Runs',
+    onLive: (m) => m.kind === 'run-event' && (m.event.type === 'run-start' || m.event.type === 'run-end') && refresh(),
+    reload: () => void load(),
+  };
 }
 
 function gantt(run: RunDetail, pipeline: string): HTMLElement {
@@ -124,7 +148,15 @@ function gantt(run: RunDetail, pipeline: string): HTMLElement {
       'div',
       { class: `gantt-row status-${s.status}`, dataset: { stage: s.id } },
       h('span', { class: 'gantt-label', title: s.id }, link(route('pipelines', pipeline, 'stage', s.id), s.id)),
-      h('span', { class: 'gantt-track' }, h('span', { class: `gantt-bar state-${s.status === 'succeeded' || s.status === 'fresh' ? 'up-to-date' : s.status}`, title: `${s.id}: ${s.status}, ${ms(s.durationMs)}${s.reason ? ` (${s.reason})` : ''}`, attrs: { style: `left:${left.toFixed(2)}%;width:${Math.min(width, 100 - left).toFixed(2)}%` } })),
+      h(
+        'span',
+        { class: 'gantt-track' },
+        h('span', {
+          class: `gantt-bar state-${s.status === 'succeeded' || s.status === 'fresh' ? 'up-to-date' : s.status}`,
+          title: `${s.id}: ${s.status}, ${ms(s.durationMs)}${s.reason ? ` (${s.reason})` : ''}`,
+          attrs: { style: `left:${left.toFixed(2)}%;width:${Math.min(width, 100 - left).toFixed(2)}%` },
+        }),
+      ),
       h('span', { class: 'gantt-time' }, s.status === 'running' ? 'running' : ms(s.durationMs)),
     );
   });
@@ -144,24 +176,73 @@ export function runView(app: App, runId: string): View {
       h(
         'div',
         { class: 'page-head' },
-        h('p', null, chip(run.row.status), ' ', link(route('pipelines', run.row.pipeline), run.row.pipeline), ` · started ${when(run.row.startedAt)} · ${ms(run.row.durationMs)} · ${countsText(run.row.counts)}`),
+        h(
+          'p',
+          null,
+          chip(run.row.status),
+          ' ',
+          link(route('pipelines', run.row.pipeline), run.row.pipeline),
+          ` · started ${when(run.row.startedAt)} · ${ms(run.row.durationMs)} · ${countsText(run.row.counts)}`,
+        ),
         app.overview.actions && run.row.status === 'running'
-          ? h('div', { class: 'actions' }, h('button', { on: { click: () => void postJson<{ message: string }>('/api/actions/abort', { runId }).then((r) => app.toast(r.message, 'ok'), (e: Error) => app.toast(e.message, 'error')) } }, 'Abort run'))
+          ? h(
+              'div',
+              { class: 'actions' },
+              h(
+                'button',
+                {
+                  on: {
+                    click: () =>
+                      void postJson<{ message: string }>('/api/actions/abort', { runId }).then(
+                        (r) => app.toast(r.message, 'ok'),
+                        (e: Error) => app.toast(e.message, 'error'),
+                      ),
+                  },
+                },
+                'Abort run',
+              ),
+            )
           : null,
       ),
-      Object.keys(run.params).length ? h('details', null, h('summary', null, 'params'), h('pre', { class: 'code' }, JSON.stringify(run.params, null, 2))) : null,
+      Object.keys(run.params).length
+        ? h('details', null, h('summary', null, 'params'), h('pre', { class: 'code' }, JSON.stringify(run.params, null, 2)))
+        : null,
       failures.length
         ? section(
             'Failures',
-            failures.map((s) => h('div', { class: 'failure' }, h('p', null, chip(s.status), ' ', link(route('pipelines', run.row.pipeline, 'stage', s.id), s.id), s.reason ? `: ${s.reason}` : ''), s.issues ? issuesTable(s.issues) : null)),
+            failures.map((s) =>
+              h(
+                'div',
+                { class: 'failure' },
+                h(
+                  'p',
+                  null,
+                  chip(s.status),
+                  ' ',
+                  link(route('pipelines', run.row.pipeline, 'stage', s.id), s.id),
+                  s.reason ? `: ${s.reason}` : '',
+                ),
+                s.issues ? issuesTable(s.issues) : null,
+              ),
+            ),
           )
         : null,
       section(
         'Timeline',
         run.stages.length ? gantt(run, run.row.pipeline) : empty('No stage ran (everything was up to date).'),
-        run.totalStages > run.stages.length ? h('button', { on: { click: () => ((limit += 2000), void load()) } }, `show more (${run.stages.length} of ${run.totalStages})`) : null,
+        run.totalStages > run.stages.length
+          ? h('button', { on: { click: () => ((limit += 2000), void load()) } }, `show more (${run.stages.length} of ${run.totalStages})`)
+          : null,
       ),
-      run.loops.length ? section('Loops', table(['loop', 'iteration', 'decision'], run.loops.map((l) => [l.loop, String(l.iteration), l.decision]))) : null,
+      run.loops.length
+        ? section(
+            'Loops',
+            table(
+              ['loop', 'iteration', 'decision'],
+              run.loops.map((l) => [l.loop, String(l.iteration), l.decision]),
+            ),
+          )
+        : null,
     );
     window.clearTimeout(tick);
     // While it runs, the running bars grow.
@@ -180,8 +261,17 @@ export function runView(app: App, runId: string): View {
 
 export function compareView(_app: App, a: string, b: string): View {
   const body = h('div', null, empty('Loading…'));
-  const el = h('div', { class: 'page' }, h('p', { class: 'crumbs' }, link('#/runs', 'runs'), ' / compare'), h('h1', null, `${a} ↔ ${b}`), body);
-  void Promise.all([getJson<RunDetail>(`/api/runs/${encodeURIComponent(a)}?limit=5000`), getJson<RunDetail>(`/api/runs/${encodeURIComponent(b)}?limit=5000`)])
+  const el = h(
+    'div',
+    { class: 'page' },
+    h('p', { class: 'crumbs' }, link('#/runs', 'runs'), ' / compare'),
+    h('h1', null, `${a} ↔ ${b}`),
+    body,
+  );
+  void Promise.all([
+    getJson<RunDetail>(`/api/runs/${encodeURIComponent(a)}?limit=5000`),
+    getJson<RunDetail>(`/api/runs/${encodeURIComponent(b)}?limit=5000`),
+  ])
     .then(([ra, rb]) => {
       const left = new Map(ra.stages.map((s) => [s.id, s]));
       const right = new Map(rb.stages.map((s) => [s.id, s]));
@@ -204,7 +294,9 @@ export function compareView(_app: App, a: string, b: string): View {
             ms(r.x?.durationMs),
             r.y ? chip(r.y.status) : '–',
             ms(r.y?.durationMs),
-            r.x?.durationMs != null && r.y?.durationMs != null ? `${r.y.durationMs - r.x.durationMs >= 0 ? '+' : ''}${ms(r.y.durationMs - r.x.durationMs)}` : '',
+            r.x?.durationMs != null && r.y?.durationMs != null
+              ? `${r.y.durationMs - r.x.durationMs >= 0 ? '+' : ''}${ms(r.y.durationMs - r.x.durationMs)}`
+              : '',
           ]),
           { rowClass: (i) => (rows[i]?.changed ? 'changed' : '') },
         ),

@@ -15,7 +15,10 @@ export const brokerCommand: Command = {
   async run(argv, io) {
     let values: { port?: string; host?: string };
     try {
-      values = parseArgs({ args: argv, options: { port: { type: 'string', default: '0' }, host: { type: 'string', default: '127.0.0.1' } } }).values;
+      values = parseArgs({
+        args: argv,
+        options: { port: { type: 'string', default: '0' }, host: { type: 'string', default: '127.0.0.1' } },
+      }).values;
     } catch (error) {
       io.stderr.write(`refinery broker: ${(error as Error).message}\n${USAGE}\n`);
       return 64;

@@ -11,7 +11,11 @@ Prints the stage graph (foreach stages expanded; a loop is one node with its sta
 async function run(argv: string[], io: CommandIo): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { format: { type: 'string', default: 'mermaid' }, param: { type: 'string', short: 'p', multiple: true, default: [] } } });
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { format: { type: 'string', default: 'mermaid' }, param: { type: 'string', short: 'p', multiple: true, default: [] } },
+    });
   } catch (error) {
     io.stderr.write(`refinery graph: ${(error as Error).message}\n`);
     return 2;
@@ -24,13 +28,22 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const opened = await openPipeline(io, positionals[0], values.param);
   if (!opened) return 2;
   const { plan } = opened.expansion;
-  const nodes = plan.instances.map((i) => ({ id: i.id, needs: i.needs, inputs: i.inputs, outputs: Object.values(i.outputs).map((o) => o.path) }));
+  const nodes = plan.instances.map((i) => ({
+    id: i.id,
+    needs: i.needs,
+    inputs: i.inputs,
+    outputs: Object.values(i.outputs).map((o) => o.path),
+  }));
   for (const l of plan.loops) nodes.push({ id: l.id, needs: l.needs, inputs: [], outputs: [] });
   const graph = buildGraph(nodes);
   const view: GraphView = {
     nodes: [
       ...plan.instances.map((i) => ({ id: i.id, label: i.spec.kind === 'task' ? `${i.id} (${i.spec.task})` : i.id, kind: i.spec.kind })),
-      ...plan.loops.map((l) => ({ id: l.id, label: `${l.id}: ${l.spec.stages.map((s) => s.id).join(' → ')} (max ${l.max})`, kind: 'loop' as const })),
+      ...plan.loops.map((l) => ({
+        id: l.id,
+        label: `${l.id}: ${l.spec.stages.map((s) => s.id).join(' → ')} (max ${l.max})`,
+        kind: 'loop' as const,
+      })),
     ],
     edges: [...graph.deps].flatMap(([to, froms]) => froms.map((from) => [from, to] as [string, string])),
   };

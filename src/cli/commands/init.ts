@@ -55,13 +55,19 @@ function describeGitignore(r: GitignoreResult): string {
 
 async function run(argv: string[], io: CommandIo): Promise<number> {
   const parsed = parseOrReport(io, 'init', USAGE, () =>
-    parseArgs({ args: argv, allowPositionals: false, options: { massgen: { type: 'boolean', default: false }, force: { type: 'boolean', default: false } } }),
+    parseArgs({
+      args: argv,
+      allowPositionals: false,
+      options: { massgen: { type: 'boolean', default: false }, force: { type: 'boolean', default: false } },
+    }),
   );
   if (!parsed) return 2;
   const refineryDir = refineryDirFrom(io.cwd);
   const unsafe = unsafeRefineryDir(refineryDir);
   if (unsafe) {
-    io.stderr.write(`refinery init: cannot refer to refinery's folder from ${io.cwd}: ${unsafe}; install refinery in the project (npm install --save-dev refinery)\n`);
+    io.stderr.write(
+      `refinery init: cannot refer to refinery's folder from ${io.cwd}: ${unsafe}; install refinery in the project (npm install --save-dev refinery)\n`,
+    );
     return 1;
   }
   const scaffold = renderScaffold({ massgen: parsed.values.massgen, refineryDir });
@@ -69,7 +75,9 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const gitignore = ensureGitignore(io.cwd, scaffold.gitignoreLines);
   const lines = [`refinery init in ${io.cwd}:`, ...files.map(describeFile), describeGitignore(gitignore)];
   if (!/(^|\/)node_modules\/refinery$/.test(refineryDir)) {
-    lines.push(`note: refinery runs from ${PACKAGE_ROOT}, not from this project's node_modules; the Justfile's recipes need it installed here: npm install --save-dev refinery`);
+    lines.push(
+      `note: refinery runs from ${PACKAGE_ROOT}, not from this project's node_modules; the Justfile's recipes need it installed here: npm install --save-dev refinery`,
+    );
   }
   lines.push(
     'next:',
@@ -80,4 +88,9 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   return files.some((f) => f.outcome === 'failed') || gitignore.error ? 1 : 0;
 }
 
-export const initCommand: Command = { name: 'init', summary: 'Set up a project: config, a starter pipeline, task and schema, a Justfile', usage: USAGE, run };
+export const initCommand: Command = {
+  name: 'init',
+  summary: 'Set up a project: config, a starter pipeline, task and schema, a Justfile',
+  usage: USAGE,
+  run,
+};

@@ -47,7 +47,8 @@ export async function submit(argv: string[], io: CommandIo): Promise<number> {
   const type = values.type as JobType;
   if (!['direct', 'loop', 'discuss'].includes(type)) throw new UsageError(`--type '${values.type}' must be direct, loop or discuss`);
   const maxIterations = Number(values['max-iterations']);
-  if (!Number.isInteger(maxIterations) || maxIterations < 1) throw new UsageError(`--max-iterations '${values['max-iterations']}' must be an integer >= 1`);
+  if (!Number.isInteger(maxIterations) || maxIterations < 1)
+    throw new UsageError(`--max-iterations '${values['max-iterations']}' must be an integer >= 1`);
   const timeoutSec = seconds(values.timeout, '--timeout', 3600);
   const idleTimeoutSec = seconds(values['idle-timeout'], '--idle-timeout', 120);
   const paths = pathsOf(values, io);
@@ -76,8 +77,13 @@ export async function submit(argv: string[], io: CommandIo): Promise<number> {
   const expected = values.expect ?? [];
   if (values['dry-run']) {
     const id = jobId ?? newJobId();
-    io.stdout.write(`[dry-run] nothing registered; job ${id} (${type}) would go to ${resolveAgentKind(workerChoice)} agent '${workerChoice.name}'\n`);
-    if (type !== 'direct') io.stdout.write(`[dry-run] reviewer: ${resolveAgentKind(reviewerChoice)} agent '${reviewerChoice.name}', up to ${maxIterations} iterations\n`);
+    io.stdout.write(
+      `[dry-run] nothing registered; job ${id} (${type}) would go to ${resolveAgentKind(workerChoice)} agent '${workerChoice.name}'\n`,
+    );
+    if (type !== 'direct')
+      io.stdout.write(
+        `[dry-run] reviewer: ${resolveAgentKind(reviewerChoice)} agent '${reviewerChoice.name}', up to ${maxIterations} iterations\n`,
+      );
     io.stdout.write(
       `----\n${buildInstructions({ jobId: id, publisherArgv: argvForPublish, prompt: values.prompt, idleTimeoutSec, expectedArtifacts: expected, role: 'worker', type })}----\n`,
     );
@@ -119,8 +125,11 @@ export async function submit(argv: string[], io: CommandIo): Promise<number> {
         note: (message) => io.stderr.write(`${message}\n`),
       },
     });
-    io.stdout.write(`outcome: ${result.outcome} (${result.reason})${result.iterations > 1 ? ` after ${result.iterations} iterations` : ''}\n`);
-    if (result.validation) io.stdout.write(`validation: ${result.validation.passed ? 'PASS' : `FAIL (exit ${result.validation.exitCode})`}\n`);
+    io.stdout.write(
+      `outcome: ${result.outcome} (${result.reason})${result.iterations > 1 ? ` after ${result.iterations} iterations` : ''}\n`,
+    );
+    if (result.validation)
+      io.stdout.write(`validation: ${result.validation.passed ? 'PASS' : `FAIL (exit ${result.validation.exitCode})`}\n`);
     io.stdout.write(`${result.logDir}\n`);
     return result.exitCode;
   } finally {

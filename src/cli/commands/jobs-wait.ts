@@ -52,7 +52,8 @@ export async function wait(argv: string[], io: CommandIo): Promise<number> {
       });
     }),
   );
-  if (watches.length > 0) io.stderr.write(`subscribed; waiting for ${live.length === 1 ? `job ${live[0]?.job_id}` : `${live.length} jobs`}\n`);
+  if (watches.length > 0)
+    io.stderr.write(`subscribed; waiting for ${live.length === 1 ? `job ${live[0]?.job_id}` : `${live.length} jobs`}\n`);
   const liveOutcomes = await Promise.all(watches.map((w) => w.result));
   await Promise.all(watches.map((w) => w.close()));
   const outcomes: WatchOutcome[] = [];
@@ -71,7 +72,13 @@ async function noteTerminal(registry: JobRegistry, audit: AuditLog, id: string, 
   const record = await registry.setStatus(id, outcome.kind === 'completed' ? 'completed' : 'error', { onlyIfNotTerminal: true });
   const previous = await audit.readStatus(id);
   if (previous?.outcome) return;
-  await audit.writeStatus({ job_id: id, status: record.status, updated_at: record.updated_at, outcome: outcome.kind, reason: outcome.reason });
+  await audit.writeStatus({
+    job_id: id,
+    status: record.status,
+    updated_at: record.updated_at,
+    outcome: outcome.kind,
+    reason: outcome.reason,
+  });
 }
 
 /**
@@ -80,7 +87,12 @@ async function noteTerminal(registry: JobRegistry, audit: AuditLog, id: string, 
  */
 async function recordedOutcome(audit: AuditLog, record: JobRecord): Promise<WatchOutcome> {
   const status = await audit.readStatus(record.job_id);
-  const recorded = (kind: JobOutcomeKind, reason: string): WatchOutcome => ({ kind, via: 'registry', reason: `recorded: ${reason}`, events: [] });
+  const recorded = (kind: JobOutcomeKind, reason: string): WatchOutcome => ({
+    kind,
+    via: 'registry',
+    reason: `recorded: ${reason}`,
+    events: [],
+  });
   if (status?.validation === 'fail') return recorded('error', 'validation failed');
   if (status?.outcome && Object.hasOwn(OUTCOME_EXIT_CODES, status.outcome)) return recorded(status.outcome, status.reason || record.status);
   return recorded(record.status === 'completed' ? 'completed' : 'error', `the registry record says '${record.status}'`);

@@ -97,7 +97,10 @@ async function status(argv: string[], io: CommandIo): Promise<number> {
   }
   io.stdout.write(`${JSON.stringify(record, null, 2)}\n`);
   io.stdout.write(`type=${extras.job_type} iteration=${extras.iteration}/${extras.max_iterations} compat=${record.auth_token === null}\n`);
-  if (audit?.outcome) io.stdout.write(`outcome=${audit.outcome}${audit.reason ? ` (${audit.reason})` : ''}${audit.validation ? ` validation=${audit.validation}` : ''}\n`);
+  if (audit?.outcome)
+    io.stdout.write(
+      `outcome=${audit.outcome}${audit.reason ? ` (${audit.reason})` : ''}${audit.validation ? ` validation=${audit.validation}` : ''}\n`,
+    );
   return 0;
 }
 
@@ -119,9 +122,11 @@ async function list(argv: string[], io: CommandIo): Promise<number> {
   return 0;
 }
 
-
 async function verify(argv: string[], io: CommandIo): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { ...COMMON, job: { type: 'string' }, validate: { type: 'string' }, workdir: { type: 'string' } } });
+  const { values } = parseArgs({
+    args: argv,
+    options: { ...COMMON, job: { type: 'string' }, validate: { type: 'string' }, workdir: { type: 'string' } },
+  });
   const id = requireJob(values.job, 'verify');
   if (!values.validate) throw new UsageError('verify needs --validate SCRIPT');
   const paths = pathsOf(values, io);
@@ -149,7 +154,10 @@ async function logs(argv: string[], io: CommandIo): Promise<number> {
   if (values.list) {
     const ids = await audit.jobIds();
     if (values.json) io.stdout.write(`${JSON.stringify(ids)}\n`);
-    else io.stdout.write(ids.length === 0 ? `no audit logs in ${paths.logsRoot}\n` : `${ids.map((id) => path.join(paths.logsRoot, id)).join('\n')}\n`);
+    else
+      io.stdout.write(
+        ids.length === 0 ? `no audit logs in ${paths.logsRoot}\n` : `${ids.map((id) => path.join(paths.logsRoot, id)).join('\n')}\n`,
+      );
     return 0;
   }
   const id = requireJob(positionals[0], 'logs');
@@ -167,7 +175,8 @@ async function publish(argv: string[], io: CommandIo): Promise<number> {
   });
   const id = requireJob(values.job, 'publish');
   const event = values.event as JobEventName;
-  if (!(JOB_EVENTS as readonly string[]).includes(event)) throw new UsageError(`--event '${values.event ?? ''}' must be one of ${JOB_EVENTS.join(', ')}`);
+  if (!(JOB_EVENTS as readonly string[]).includes(event))
+    throw new UsageError(`--event '${values.event ?? ''}' must be one of ${JOB_EVENTS.join(', ')}`);
   let data: Record<string, unknown> | undefined;
   if (values.data !== undefined) {
     try {

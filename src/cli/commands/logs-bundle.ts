@@ -26,7 +26,9 @@ async function pickTurn(io: CommandIo, logsDir: string, run: string, turn: numbe
   if (!isPath && !/^[\w.-]+$/.test(run)) return `RUN '${run}' is neither a folder nor a log_* name`;
   const target = isPath ? asPath : path.join(logsDir, run);
   if ((await lstatSafe(target))?.kind !== 'dir') {
-    return isPath ? `${target} is not a folder` : `no run '${run}' in ${logsDir}; pass a log_* name from \`refinery logs list\`, a path, or --logs-dir D`;
+    return isPath
+      ? `${target} is not a folder`
+      : `no run '${run}' in ${logsDir}; pass a log_* name from \`refinery logs list\`, a path, or --logs-dir D`;
   }
   if (/^(turn|attempt)_\d+$/.test(path.basename(target))) {
     const resolved = await resolveTurnUnit(target);
@@ -35,7 +37,8 @@ async function pickTurn(io: CommandIo, logsDir: string, run: string, turn: numbe
     return resolved.unit;
   }
   const units = await turnUnitsOfSession(target);
-  if (units.length === 0) return `${target} holds no MassGen run (no turn_N dir, no status.json, metrics, coordination events or snapshots)`;
+  if (units.length === 0)
+    return `${target} holds no MassGen run (no turn_N dir, no status.json, metrics, coordination events or snapshots)`;
   if (turn === undefined) return units[units.length - 1] as TurnUnit;
   return units.find((u) => u.turn === turn) ?? `${target} has no turn ${turn}; turns: ${units.map((u) => u.turn).join(', ')}`;
 }
@@ -72,12 +75,18 @@ export async function bundleCommand(argv: string[], io: CommandIo, fail: Fail): 
     args: argv,
     allowPositionals: true,
     options: {
-      turn: { type: 'string', short: 't' }, out: { type: 'string', short: 'o' }, 'logs-dir': { type: 'string' },
-      redact: { type: 'string', multiple: true }, 'no-redact': { type: 'boolean' },
+      turn: { type: 'string', short: 't' },
+      out: { type: 'string', short: 'o' },
+      'logs-dir': { type: 'string' },
+      redact: { type: 'string', multiple: true },
+      'no-redact': { type: 'boolean' },
     },
   });
   const [run, ...extra] = positionals;
-  if (!run) return fail(`bundle needs RUN: a log_* name from \`refinery logs list\`, or the path of a log_*, turn_N or attempt_M folder\n${BUNDLE_USAGE}`);
+  if (!run)
+    return fail(
+      `bundle needs RUN: a log_* name from \`refinery logs list\`, or the path of a log_*, turn_N or attempt_M folder\n${BUNDLE_USAGE}`,
+    );
   if (extra.length > 0) return fail(`bundle takes one RUN, got also: ${extra.join(' ')}`);
   const turn = values.turn === undefined ? undefined : Number(values.turn);
   if (turn !== undefined && (!Number.isInteger(turn) || turn < 0)) return fail(`--turn must be a turn number, got '${values.turn}'`);
@@ -91,8 +100,14 @@ export async function bundleCommand(argv: string[], io: CommandIo, fail: Fail): 
   }
   if (values.out !== undefined && !values.out.endsWith('.html')) return fail(`--out must name an .html file, got '${values.out}'`);
   const scripts = { marked: readAsset('marked.umd.js'), purify: readAsset('purify.min.js'), mermaid: readAsset('mermaid.min.js') };
-  const missing = Object.entries(scripts).filter(([, text]) => text === undefined).map(([name]) => name);
-  if (missing.length > 0) return fail(`the browser libraries for the bundle are missing (${missing.join(', ')}); reinstall refinery (npm ci builds dist/vendor)`, 1);
+  const missing = Object.entries(scripts)
+    .filter(([, text]) => text === undefined)
+    .map(([name]) => name);
+  if (missing.length > 0)
+    return fail(
+      `the browser libraries for the bundle are missing (${missing.join(', ')}); reinstall refinery (npm ci builds dist/vendor)`,
+      1,
+    );
 
   const logsDir = path.resolve(io.cwd, values['logs-dir'] ?? '.massgen/massgen_logs');
   const unit = await pickTurn(io, logsDir, run, turn);
@@ -116,8 +131,11 @@ export async function bundleCommand(argv: string[], io: CommandIo, fail: Fail): 
   const out = path.resolve(io.cwd, values.out ?? `massgen-${session}-turn_${unit.turn}.html`);
   await writeFilesAtomically(path.dirname(out), [[path.basename(out), html]]);
   const shown = path.relative(io.cwd, out).startsWith('..') ? out : path.relative(io.cwd, out);
-  io.stdout.write(`wrote ${shown} (${Math.round(Buffer.byteLength(html) / 1024)} KiB): ${data.session} turn ${data.turn}, ${data.answers.length} answer text(s), ${data.votes.length} vote(s), ${data.timeline.length} timeline event(s)\n`);
-  if (!data.redaction.enabled) io.stdout.write('NOT redacted (--no-redact): the file may hold keys, tokens, e-mail addresses and local paths\n');
+  io.stdout.write(
+    `wrote ${shown} (${Math.round(Buffer.byteLength(html) / 1024)} KiB): ${data.session} turn ${data.turn}, ${data.answers.length} answer text(s), ${data.votes.length} vote(s), ${data.timeline.length} timeline event(s)\n`,
+  );
+  if (!data.redaction.enabled)
+    io.stdout.write('NOT redacted (--no-redact): the file may hold keys, tokens, e-mail addresses and local paths\n');
   else {
     const counts = Object.entries(data.redaction.counts).map(([kind, n]) => `${kind} ${n}`);
     io.stdout.write(`redacted ${data.redaction.total}: ${counts.length ? counts.join(', ') : 'nothing found'}\n`);

@@ -11,7 +11,6 @@ import type { TurnUnit } from '../../workflows/massgen/model.ts';
 import type { Command, CommandIo } from '../command.ts';
 import { LOGS_USAGE as USAGE } from './logs-usage.ts';
 
-
 function fail(io: CommandIo, message: string, code = 2): number {
   io.stderr.write(`refinery logs: ${message}\n`);
   return code;
@@ -29,31 +28,57 @@ function formatRows(rows: SessionRow[], title: string): string {
   // Only when some folder continues another (massgen --session-id): which one, as turn N of that session.
   const linked = rows.some((r) => r.continues !== null);
   const table = rows.map((r, i) => [
-    String(i + 1), r.timestamp, duration(r.wallClockSeconds), r.costUsd === null ? '-' : `$${r.costUsd.toFixed(2)}`,
+    String(i + 1),
+    r.timestamp,
+    duration(r.wallClockSeconds),
+    r.costUsd === null ? '-' : `$${r.costUsd.toFixed(2)}`,
     r.turns === 0 ? '-' : r.analyzedTurns === r.turns ? 'yes' : r.analyzedTurns === 0 ? 'no' : `${r.analyzedTurns}/${r.turns}`,
     question(r.question).replace(/\s+/g, ' '),
     ...(linked ? [r.continues ? `${r.continues} (${r.massgenSession})` : ''] : []),
   ]);
   const head = ['#', 'Timestamp', 'Duration', 'Cost', 'Analyzed', 'Question', ...(linked ? ['Continues'] : [])];
   const widths = head.map((h, c) => Math.max(h.length, ...table.map((r) => (r[c] ?? '').length)));
-  const line = (cells: string[]): string => cells.map((x, c) => x.padEnd(widths[c] ?? 0)).join('  ').trimEnd();
+  const line = (cells: string[]): string =>
+    cells
+      .map((x, c) => x.padEnd(widths[c] ?? 0))
+      .join('  ')
+      .trimEnd();
   return [title, line(head), ...table.map(line)].join('\n');
 }
 
 async function list(argv: string[], io: CommandIo): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { 'logs-dir': { type: 'string' }, reports: { type: 'string' }, analyzed: { type: 'boolean' }, unanalyzed: { type: 'boolean' }, limit: { type: 'string' }, json: { type: 'boolean' } } });
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'logs-dir': { type: 'string' },
+      reports: { type: 'string' },
+      analyzed: { type: 'boolean' },
+      unanalyzed: { type: 'boolean' },
+      limit: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
   if (values.analyzed && values.unanalyzed) return fail(io, '--analyzed and --unanalyzed exclude each other');
   const limit = values.limit === undefined ? 10 : Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1) return fail(io, `--limit must be a positive integer, got '${values.limit}'`);
   const location = reportLocation(io.cwd, values['logs-dir'] ?? '.massgen/massgen_logs', values.reports);
   const logsDir = location.logsDir;
   const filter = values.analyzed ? 'analyzed' : values.unanalyzed ? 'unanalyzed' : undefined;
-  const [{ DigestCache }, { listLogRows }] = await Promise.all([import('../../workflows/massgen/digest-cache.ts'), import('../../workflows/massgen/list-logs.ts')]);
+  const [{ DigestCache }, { listLogRows }] = await Promise.all([
+    import('../../workflows/massgen/digest-cache.ts'),
+    import('../../workflows/massgen/list-logs.ts'),
+  ]);
   // Read only: the summary's digests give a current analysis's figures without opening it.
   const cache = new DigestCache(path.join(io.cwd, '.refinery', 'cache', 'massgen-summary', 'digests.json'));
   const rows = await listLogRows(logsDir, { filter, limit, location, cache });
   if (values.json) {
-    io.stdout.write(`${JSON.stringify(rows.map((r) => ({ ...r, dir: path.relative(io.cwd, r.dir) || '.' })), null, 2)}\n`);
+    io.stdout.write(
+      `${JSON.stringify(
+        rows.map((r) => ({ ...r, dir: path.relative(io.cwd, r.dir) || '.' })),
+        null,
+        2,
+      )}\n`,
+    );
     return 0;
   }
   if (rows.length === 0) {
@@ -77,14 +102,24 @@ async function pickUnit(io: CommandIo, logsDir: string, logDir: string | undefin
     return resolved.ok ? resolved.unit : resolved.reason;
   }
   const units = await turnUnitsOfSession(target);
-  if (units.length === 0) return `${target} holds no MassGen run (no turn_N dir, no status.json, metrics, coordination events or snapshots)`;
+  if (units.length === 0)
+    return `${target} holds no MassGen run (no turn_N dir, no status.json, metrics, coordination events or snapshots)`;
   if (turn === undefined) return units[units.length - 1] as TurnUnit;
   const unit = units.find((u) => u.turn === turn);
   return unit ?? `${target} has no turn ${turn}; turns: ${units.map((u) => u.turn).join(', ')}`;
 }
 
 async function analyze(argv: string[], io: CommandIo): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { 'logs-dir': { type: 'string' }, 'log-dir': { type: 'string' }, reports: { type: 'string' }, turn: { type: 'string', short: 't' }, 'stale-after': { type: 'string' } } });
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'logs-dir': { type: 'string' },
+      'log-dir': { type: 'string' },
+      reports: { type: 'string' },
+      turn: { type: 'string', short: 't' },
+      'stale-after': { type: 'string' },
+    },
+  });
   const turn = values.turn === undefined ? undefined : Number(values.turn);
   if (turn !== undefined && (!Number.isInteger(turn) || turn < 0)) return fail(io, `--turn must be a turn number, got '${values.turn}'`);
   const stale = values['stale-after'] === undefined ? DEFAULT_STALE_AFTER_SECONDS : Number(values['stale-after']);
@@ -92,22 +127,33 @@ async function analyze(argv: string[], io: CommandIo): Promise<number> {
   const logsDir = path.resolve(io.cwd, values['logs-dir'] ?? '.massgen/massgen_logs');
   const unit = await pickUnit(io, logsDir, values['log-dir'], turn);
   if (typeof unit === 'string') return fail(io, unit, 1);
-  const [{ analyzeTurnUnit }, { SchemaRegistry }] = await Promise.all([import('../../workflows/massgen/analyze.ts'), import('../../engine/artifacts/schema-registry.ts')]);
+  const [{ analyzeTurnUnit }, { SchemaRegistry }] = await Promise.all([
+    import('../../workflows/massgen/analyze.ts'),
+    import('../../engine/artifacts/schema-registry.ts'),
+  ]);
   const { analysis, report } = await analyzeTurnUnit(unit, { staleAfterSeconds: stale, lines: { signal: io.signal } });
   const check = new SchemaRegistry(io.cwd).validate('turn-analysis', analysis);
   if (!check.ok) {
-    const issues = check.issues.slice(0, 10).map((i) => `  ${i.pointer || '/'} ${i.message}`).join('\n');
+    const issues = check.issues
+      .slice(0, 10)
+      .map((i) => `  ${i.pointer || '/'} ${i.message}`)
+      .join('\n');
     return fail(io, `the analysis does not match schemas/turn-analysis.schema.json; nothing was written:\n${issues}`, 1);
   }
   // Logs named by an absolute path or one leaving the project get their reports in the project (report-location.ts).
   const location = reportLocation(io.cwd, values['log-dir'] ?? values['logs-dir'] ?? '.massgen/massgen_logs', values.reports);
   const dir = reportDirIn(location, unit);
-  await writeFilesAtomically(dir, [[ANALYSIS_FILE, `${JSON.stringify(analysis, null, 2)}\n`], [REPORT_FILE, report]]);
+  await writeFilesAtomically(dir, [
+    [ANALYSIS_FILE, `${JSON.stringify(analysis, null, 2)}\n`],
+    [REPORT_FILE, report],
+  ]);
   const rel = (p: string): string => {
     const r = path.relative(io.cwd, p);
     return r.startsWith('..') ? p : r || '.';
   };
-  io.stdout.write(`${analysis.source.session} ${analysis.source.turnDir ?? '(legacy flat log)'}: ${analysis.state.value}, winner ${analysis.winner.agentId ?? 'none'}, ${analysis.overview.answers} answer(s), ${analysis.overview.votes} vote(s), ${analysis.warnings.length} warning(s)\n`);
+  io.stdout.write(
+    `${analysis.source.session} ${analysis.source.turnDir ?? '(legacy flat log)'}: ${analysis.state.value}, winner ${analysis.winner.agentId ?? 'none'}, ${analysis.overview.answers} answer(s), ${analysis.overview.votes} vote(s), ${analysis.warnings.length} warning(s)\n`,
+  );
   io.stdout.write(`wrote ${rel(path.join(dir, REPORT_FILE))}\nwrote ${rel(path.join(dir, ANALYSIS_FILE))}\n`);
   return 0;
 }
@@ -121,8 +167,10 @@ export const logsCommand: Command = {
     try {
       if (sub === 'list') return await list(rest, io);
       if (sub === 'analyze') return await analyze(rest, io);
-      if (sub === 'summary') return await (await import('./logs-summary.ts')).summaryCommand(rest, io, (message, code) => fail(io, message, code));
-      if (sub === 'bundle') return await (await import('./logs-bundle.ts')).bundleCommand(rest, io, (message, code) => fail(io, message, code));
+      if (sub === 'summary')
+        return await (await import('./logs-summary.ts')).summaryCommand(rest, io, (message, code) => fail(io, message, code));
+      if (sub === 'bundle')
+        return await (await import('./logs-bundle.ts')).bundleCommand(rest, io, (message, code) => fail(io, message, code));
     } catch (error) {
       const e = error as Error & { code?: string };
       if (e.code?.startsWith('ERR_PARSE_ARGS')) return fail(io, `${e.message}\n${USAGE}`);

@@ -14,7 +14,14 @@ const WHY_USAGE = `Usage: refinery why PIPELINE STAGE [-p KEY=VALUE]... [--json]
 
 Explains one stage: whether it is up to date, and which input, param, command or upstream changed.`;
 
-const MARK: Record<PreviewEntry['decision'], string> = { run: 'run  ', maybe: 'run? ', fresh: 'fresh', skip: 'skip ', fail: 'fail ', loop: 'loop ' };
+const MARK: Record<PreviewEntry['decision'], string> = {
+  run: 'run  ',
+  maybe: 'run? ',
+  fresh: 'fresh',
+  skip: 'skip ',
+  fail: 'fail ',
+  loop: 'loop ',
+};
 
 async function preview(argv: string[], io: CommandIo): Promise<{ entries: PreviewEntry[]; json: boolean; positionals: string[] } | number> {
   let parsed;
@@ -22,7 +29,11 @@ async function preview(argv: string[], io: CommandIo): Promise<{ entries: Previe
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { param: { type: 'string', short: 'p', multiple: true, default: [] }, force: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
+      options: {
+        param: { type: 'string', short: 'p', multiple: true, default: [] },
+        force: { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+      },
     });
   } catch (error) {
     io.stderr.write(`refinery: ${(error as Error).message}\n`);
@@ -49,10 +60,13 @@ async function plan(argv: string[], io: CommandIo): Promise<number> {
     io.stdout.write(`${JSON.stringify(result.entries, null, 2)}\n`);
     return 0;
   }
-  for (const e of result.entries) io.stdout.write(`${MARK[e.decision]}  ${e.id}${e.decision === 'fresh' ? '' : `  (${e.reasons.join('; ')})`}\n`);
+  for (const e of result.entries)
+    io.stdout.write(`${MARK[e.decision]}  ${e.id}${e.decision === 'fresh' ? '' : `  (${e.reasons.join('; ')})`}\n`);
   const toRun = result.entries.filter((e) => e.decision === 'run').length;
   const maybe = result.entries.filter((e) => e.decision === 'maybe').length;
-  io.stdout.write(`\n${toRun} of ${result.entries.length} stages would run${maybe ? `; ${maybe} more if ${maybe === 1 ? 'its' : 'their'} when holds` : ''}.\n`);
+  io.stdout.write(
+    `\n${toRun} of ${result.entries.length} stages would run${maybe ? `; ${maybe} more if ${maybe === 1 ? 'its' : 'their'} when holds` : ''}.\n`,
+  );
   return 0;
 }
 
@@ -66,13 +80,29 @@ async function why(argv: string[], io: CommandIo): Promise<number> {
   }
   const matches = result.entries.filter((e) => e.id === stage || e.id.startsWith(`${stage}[`));
   if (matches.length === 0) {
-    io.stderr.write(`refinery why: no stage '${stage}'. Stages: ${result.entries.map((e) => e.id).slice(0, 20).join(', ')}\n`);
+    io.stderr.write(
+      `refinery why: no stage '${stage}'. Stages: ${result.entries
+        .map((e) => e.id)
+        .slice(0, 20)
+        .join(', ')}\n`,
+    );
     return 2;
   }
   if (result.json) io.stdout.write(`${JSON.stringify(matches, null, 2)}\n`);
   else {
     for (const e of matches) {
-      const verdict = e.decision === 'fresh' ? 'is up to date' : e.decision === 'run' ? 'would run' : e.decision === 'maybe' ? 'would run if its when holds' : e.decision === 'skip' ? 'would be skipped' : e.decision === 'loop' ? 'is a loop' : 'would fail';
+      const verdict =
+        e.decision === 'fresh'
+          ? 'is up to date'
+          : e.decision === 'run'
+            ? 'would run'
+            : e.decision === 'maybe'
+              ? 'would run if its when holds'
+              : e.decision === 'skip'
+                ? 'would be skipped'
+                : e.decision === 'loop'
+                  ? 'is a loop'
+                  : 'would fail';
       io.stdout.write(`${e.id} ${verdict}${e.decision === 'fresh' ? '' : ':'}\n`);
       if (e.decision !== 'fresh') for (const r of e.reasons) io.stdout.write(`  - ${r}\n`);
       if (e.needs.length) io.stdout.write(`  needs: ${e.needs.join(', ')}\n`);

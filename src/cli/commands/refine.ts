@@ -23,7 +23,8 @@ function fail(io: CommandIo, message: string, code = 2): number {
 }
 
 function readCriteria(io: CommandIo, file: string, shown: string): CriteriaDocument | string {
-  if (!existsSync(file)) return `${shown} does not exist; run the refine pipeline for this session first (refinery run refine --param session=...)`;
+  if (!existsSync(file))
+    return `${shown} does not exist; run the refine pipeline for this session first (refinery run refine --param session=...)`;
   let data: unknown;
   try {
     data = JSON.parse(readFileSync(file, 'utf8'));
@@ -32,7 +33,10 @@ function readCriteria(io: CommandIo, file: string, shown: string): CriteriaDocum
   }
   const check = new SchemaRegistry(io.cwd).validate('eval-criteria', data);
   if (!check.ok) {
-    const where = check.issues.slice(0, 3).map((i) => `${i.pointer || '/'} ${i.message}`).join('; ');
+    const where = check.issues
+      .slice(0, 3)
+      .map((i) => `${i.pointer || '/'} ${i.message}`)
+      .join('; ');
     return `${shown} is not a criteria document (${where}); check it with: refinery validate ${shown} --schema eval-criteria`;
   }
   return data as CriteriaDocument;
@@ -41,7 +45,11 @@ function readCriteria(io: CommandIo, file: string, shown: string): CriteriaDocum
 async function exportCommand(argv: string[], io: CommandIo): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { format: { type: 'string' }, out: { type: 'string', short: 'o' }, 'sessions-dir': { type: 'string' } } });
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { format: { type: 'string' }, out: { type: 'string', short: 'o' }, 'sessions-dir': { type: 'string' } },
+    });
   } catch (error) {
     return fail(io, `${(error as Error).message}\n${USAGE}`);
   }
@@ -80,4 +88,9 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   return fail(io, `unknown subcommand '${sub}'\n${USAGE}`);
 }
 
-export const refineCommand: Command = { name: 'refine', summary: "Refine sessions: export a session's criteria for MassGen", usage: USAGE, run };
+export const refineCommand: Command = {
+  name: 'refine',
+  summary: "Refine sessions: export a session's criteria for MassGen",
+  usage: USAGE,
+  run,
+};

@@ -96,14 +96,28 @@ function refineryVersion(): string {
   return (JSON.parse(readSource(path.join(PACKAGE_ROOT, 'package.json'))) as { version: string }).version;
 }
 
-function runBus(io: CommandIo, flags: RunFlags, runId: string, pipeline: string, warn?: StateWarn): { bus: EventBus; close: () => WriteProblem | undefined } {
+function runBus(
+  io: CommandIo,
+  flags: RunFlags,
+  runId: string,
+  pipeline: string,
+  warn?: StateWarn,
+): { bus: EventBus; close: () => WriteProblem | undefined } {
   const bus = new EventBus(runId, pipeline);
   const jsonl = jsonlSink(io.cwd, runId, warn);
   bus.subscribe(jsonl.sink);
   if (flags.json) bus.subscribe((e) => io.stdout.write(`${JSON.stringify(e)}\n`));
   else {
     const live = Boolean(io.stdout.isTTY) && !io.env.CI;
-    bus.subscribe(consoleSink({ out: io.stdout, live, color: live && io.env.NO_COLOR === undefined, verbose: flags.verbose, ...(io.stdout.columns ? { columns: io.stdout.columns } : {}) }));
+    bus.subscribe(
+      consoleSink({
+        out: io.stdout,
+        live,
+        color: live && io.env.NO_COLOR === undefined,
+        verbose: flags.verbose,
+        ...(io.stdout.columns ? { columns: io.stdout.columns } : {}),
+      }),
+    );
   }
   if (flags.junit) bus.subscribe(junitSink(flags.junit));
   return { bus, close: jsonl.close };
@@ -115,7 +129,12 @@ function stageByStage(flags: RunFlags): boolean {
 }
 
 /** Nothing the last run looked at changed: every stage is reported up to date without loading the pipeline. */
-function reportNoop(io: CommandIo, flags: RunFlags, unchanged: { pipeline: string; stages: string[]; skipped: ReadonlyMap<string, string> }, concurrency: number): number {
+function reportNoop(
+  io: CommandIo,
+  flags: RunFlags,
+  unchanged: { pipeline: string; stages: string[]; skipped: ReadonlyMap<string, string> },
+  concurrency: number,
+): number {
   const started = Date.now();
   const { bus, close } = runBus(io, flags, newRunId(), unchanged.pipeline);
   bus.emit({ type: 'run-start', stages: unchanged.stages.length, params: {}, concurrency });
@@ -124,7 +143,15 @@ function reportNoop(io: CommandIo, flags: RunFlags, unchanged: { pipeline: strin
   if (stageByStage(flags)) {
     for (const stage of unchanged.stages) {
       const skip = unchanged.skipped.get(stage);
-      bus.emit({ type: 'stage-end', stage, status: skip === undefined ? 'fresh' : 'skipped', code: skip === undefined ? 'up-to-date' : 'when-false', durationMs: 0, attempts: 0, reason: skip ?? UNCHANGED_BY_STAT });
+      bus.emit({
+        type: 'stage-end',
+        stage,
+        status: skip === undefined ? 'fresh' : 'skipped',
+        code: skip === undefined ? 'up-to-date' : 'when-false',
+        durationMs: 0,
+        attempts: 0,
+        reason: skip ?? UNCHANGED_BY_STAT,
+      });
     }
   }
   const skipped = unchanged.stages.filter((s) => unchanged.skipped.has(s)).length;
@@ -169,7 +196,14 @@ interface RunTarget {
   partial?: { unlisted: string[]; stages: string[] };
 }
 
-function recordNoop(root: string, target: RunTarget, key: string, observations: Observations, skipped: ReadonlyMap<string, string>, warn: StateWarn): Array<WriteProblem | undefined> {
+function recordNoop(
+  root: string,
+  target: RunTarget,
+  key: string,
+  observations: Observations,
+  skipped: ReadonlyMap<string, string>,
+  warn: StateWarn,
+): Array<WriteProblem | undefined> {
   // Loops expand while running: their instances are in the state, named by the loop.
   if (target.plan.loops.length > 0) return [];
   const stages = target.partial ? target.partial.stages : target.plan.instances.map((i) => i.id);
@@ -184,7 +218,8 @@ function partialTarget(root: string, pipelineFile: string, key: string, changed:
   const absolute = path.resolve(root, pipelineFile);
   const text = readSource(absolute);
   let locator: Locator | undefined;
-  const locate = (at: Array<string | number>) => (locator ??= new Locator(absolute, text, parseLocatedYaml(absolute, text))).span(at, 'key');
+  const locate = (at: Array<string | number>) =>
+    (locator ??= new Locator(absolute, text, parseLocatedYaml(absolute, text))).span(at, 'key');
   const read = readPartialPlan(root, pipelineFile, key, changed.files, locate);
   if (!read) return undefined;
   const listed = new Set(read.plan.instances.map((i) => i.id));
@@ -219,7 +254,11 @@ async function resolveRemote(io: CommandIo, flags: RunFlags): Promise<RemoteCach
 }
 
 /** The run's remote cache: stage results through the executor, model answers through the run's tasks. */
-async function openRemote(settings: RemoteCacheSettings, runId: string, lookup: boolean): Promise<{ stages: StageCache; close: () => void }> {
+async function openRemote(
+  settings: RemoteCacheSettings,
+  runId: string,
+  lookup: boolean,
+): Promise<{ stages: StageCache; close: () => void }> {
   const [{ RemoteCache }, { stageCache }, { remoteResponses, registerRemoteResponses }] = await Promise.all([
     import('../../engine/remote-cache/remote-cache.ts'),
     import('../../engine/remote-cache/stage-cache.ts'),
@@ -237,7 +276,13 @@ async function openRemote(settings: RemoteCacheSettings, runId: string, lookup: 
 }
 
 /** The pipeline loaded, checked and expanded in full; undefined when it has errors (printed). */
-async function openTarget(io: CommandIo, arg: string | undefined, rawParams: readonly string[], observations: Observations, changed: ChangedFiles | undefined): Promise<RunTarget | undefined> {
+async function openTarget(
+  io: CommandIo,
+  arg: string | undefined,
+  rawParams: readonly string[],
+  observations: Observations,
+  changed: ChangedFiles | undefined,
+): Promise<RunTarget | undefined> {
   const opened = await openPipeline(io, arg, rawParams, observations);
   if (!opened) return undefined;
   const select = changed ? affectedStages(opened.expansion.plan, changed.files) : undefined;
@@ -262,7 +307,10 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const concurrency = jobs.value;
   const params = parseParamFlags(flags.param);
   const found = findPipelineFile(io.cwd, positionals[0]);
-  const noopKey = found.file && !params.error ? manifestKey({ version: refineryVersion(), pipelineFile: found.file, pipelineText: readSource(found.file), params: params.params }) : undefined;
+  const noopKey =
+    found.file && !params.error
+      ? manifestKey({ version: refineryVersion(), pipelineFile: found.file, pipelineText: readSource(found.file), params: params.params })
+      : undefined;
   const shortcut = found.file && noopKey && !flags.force && flags.only.length === 0 && flags.shard === undefined;
   const warn = stateWarn(io);
   const last = found.file && noopKey && shortcut ? compareWithLastRun(io.cwd, found.file, noopKey, warn) : undefined;
@@ -286,14 +334,19 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const remoteSetup = await resolveRemote(io, flags);
   if (remoteSetup === 'error') return 2;
   const observations = new Observations();
-  const target = (changed && found.file && noopKey ? partialTarget(io.cwd, found.file, noopKey, changed) : undefined) ?? (await openTarget(io, positionals[0], flags.param, observations, changed));
+  const target =
+    (changed && found.file && noopKey ? partialTarget(io.cwd, found.file, noopKey, changed) : undefined) ??
+    (await openTarget(io, positionals[0], flags.param, observations, changed));
   if (!target) return 2;
   let select = target.select;
   let only = flags.only;
   if (shard) {
     const members = shardMembers(target.plan, shard);
     const left = unsharded(target.plan, shard.count);
-    if (left.length > 0) io.stderr.write(`refinery run: --shard: ${left.join(', ')} ${left.length === 1 ? 'needs' : 'need'} stages of several shares; the run without --shard after the matrix runs ${left.length === 1 ? 'it' : 'them'}\n`);
+    if (left.length > 0)
+      io.stderr.write(
+        `refinery run: --shard: ${left.join(', ')} ${left.length === 1 ? 'needs' : 'need'} stages of several shares; the run without --shard after the matrix runs ${left.length === 1 ? 'it' : 'them'}\n`,
+      );
     // A share with nothing in it (more shards than stages) runs nothing.
     if (members.length === 0) select = new Set();
     else only = members;
@@ -359,7 +412,9 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     }).finally(() => remote?.close());
     const problems = [...result.writeProblems, close()];
     if (result.status === 'succeeded' && noopKey && flags.only.length === 0 && !shard && canSkipByStat(target.spec)) {
-      problems.push(...recordNoop(io.cwd, target, noopKey, select && changed ? merged(changed.previous, observations) : observations, skipped, warn));
+      problems.push(
+        ...recordNoop(io.cwd, target, noopKey, select && changed ? merged(changed.previous, observations) : observations, skipped, warn),
+      );
     }
     for (const d of result.diagnostics) io.stderr.write(`error: ${d.message}\n`);
     const unwritten = reportWriteProblems(io, problems, result.status === 'failed');

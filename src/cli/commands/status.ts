@@ -48,7 +48,10 @@ function readRuns(root: string, limit: number): RunSummary[] {
 
 function pipelinesWithState(root: string): string[] {
   try {
-    return readdirSync(path.join(root, '.refinery', 'state')).filter((f) => f.endsWith('.jsonl')).map((f) => f.slice(0, -6)).sort();
+    return readdirSync(path.join(root, '.refinery', 'state'))
+      .filter((f) => f.endsWith('.jsonl'))
+      .map((f) => f.slice(0, -6))
+      .sort();
   } catch {
     return [];
   }
@@ -64,7 +67,19 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   }
   const runs = readRuns(io.cwd, Number(parsed.values.runs) || 10);
   const stages = Object.fromEntries(
-    pipelinesWithState(io.cwd).map((p) => [p, new StageState(io.cwd, p, stateWarn(io)).all().map((r) => ({ stage: r.stage, finishedAt: r.finishedAt, durationMs: r.durationMs, runId: r.runId, outputs: Object.keys(r.outputs) })).sort((a, b) => (a.stage < b.stage ? -1 : 1))]),
+    pipelinesWithState(io.cwd).map((p) => [
+      p,
+      new StageState(io.cwd, p, stateWarn(io))
+        .all()
+        .map((r) => ({
+          stage: r.stage,
+          finishedAt: r.finishedAt,
+          durationMs: r.durationMs,
+          runId: r.runId,
+          outputs: Object.keys(r.outputs),
+        }))
+        .sort((a, b) => (a.stage < b.stage ? -1 : 1)),
+    ]),
   );
   if (parsed.values.json) {
     io.stdout.write(`${JSON.stringify({ runs, stages }, null, 2)}\n`);
@@ -74,14 +89,22 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   else {
     io.stdout.write('Last runs:\n');
     for (const r of runs) {
-      const counts = r.counts ? Object.entries(r.counts).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k === 'fresh' ? 'up to date' : k}`).join(', ') : '';
-      io.stdout.write(`  ${r.runId}  ${r.pipeline}  ${r.status}${r.durationMs !== undefined ? `  ${(r.durationMs / 1000).toFixed(2)}s` : ''}${counts ? `  (${counts})` : ''}\n`);
+      const counts = r.counts
+        ? Object.entries(r.counts)
+            .filter(([, n]) => n > 0)
+            .map(([k, n]) => `${n} ${k === 'fresh' ? 'up to date' : k}`)
+            .join(', ')
+        : '';
+      io.stdout.write(
+        `  ${r.runId}  ${r.pipeline}  ${r.status}${r.durationMs !== undefined ? `  ${(r.durationMs / 1000).toFixed(2)}s` : ''}${counts ? `  (${counts})` : ''}\n`,
+      );
       if (r.remote) io.stdout.write(`    ${remoteCacheLine(r.remote)}\n`);
     }
   }
   for (const [pipeline, list] of Object.entries(stages)) {
     io.stdout.write(`\nPipeline ${pipeline}: ${list.length} stage${list.length === 1 ? '' : 's'} with a recorded success\n`);
-    for (const s of list.slice(0, 50)) io.stdout.write(`  ${s.stage}  last succeeded ${s.finishedAt} in ${(s.durationMs / 1000).toFixed(2)}s\n`);
+    for (const s of list.slice(0, 50))
+      io.stdout.write(`  ${s.stage}  last succeeded ${s.finishedAt} in ${(s.durationMs / 1000).toFixed(2)}s\n`);
     if (list.length > 50) io.stdout.write(`  … and ${list.length - 50} more (--json for all)\n`);
   }
   return 0;

@@ -44,7 +44,11 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { param: { type: 'string', short: 'p', multiple: true, default: [] }, output: { type: 'string', short: 'o', multiple: true, default: [] }, json: { type: 'boolean', default: false } },
+      options: {
+        param: { type: 'string', short: 'p', multiple: true, default: [] },
+        output: { type: 'string', short: 'o', multiple: true, default: [] },
+        json: { type: 'boolean', default: false },
+      },
     });
   } catch (error) {
     io.stderr.write(`refinery task: ${(error as Error).message}\n`);
@@ -80,7 +84,18 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     if (p) outputs[out] = { path: normalizeRelative(p), ...(decl.schema ? { schema: decl.schema } : {}) };
   }
   for (const [out, p] of Object.entries(outputsFlag)) if (!outputs[out]) outputs[out] = { path: normalizeRelative(p) };
-  const spec: TaskStageSpec = { kind: 'task', id: `task:${name}`, task: name, with: Object.fromEntries(Object.entries(params).map(([k, v]) => [k, parseValue(v)])), inputs: [], outputs: {}, needs: [], as: 'item', retry: { attempts: 0, backoffMs: 0 }, env: {} };
+  const spec: TaskStageSpec = {
+    kind: 'task',
+    id: `task:${name}`,
+    task: name,
+    with: Object.fromEntries(Object.entries(params).map(([k, v]) => [k, parseValue(v)])),
+    inputs: [],
+    outputs: {},
+    needs: [],
+    as: 'item',
+    retry: { attempts: 0, backoffMs: 0 },
+    env: {},
+  };
   const inst: StageInstance = { id: `task:${name}`, stageId: name, spec, vars: {}, inputs: [], outputs, needs: [] };
   const runId = newRunId();
   const pipeline = `task-${name}`;
@@ -91,7 +106,13 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   if (parsed.values.json) bus.subscribe((e) => io.stdout.write(`${JSON.stringify(e)}\n`));
   else bus.subscribe(consoleSink({ out: io.stdout, live: false, color: false, verbose: true }));
   // A plan of one stage, run as any pipeline's: always, however recent its last result.
-  const plan: Plan = { pipeline: { name: pipeline, file, hash: '', params: {}, pools: {}, stages: [spec] }, root: io.cwd, params: spec.with, instances: [inst], loops: [] };
+  const plan: Plan = {
+    pipeline: { name: pipeline, file, hash: '', params: {}, pools: {}, stages: [spec] },
+    root: io.cwd,
+    params: spec.with,
+    instances: [inst],
+    loops: [],
+  };
   const result = await execute(plan, {
     root: io.cwd,
     runId,

@@ -41,13 +41,18 @@ export interface UiSettings {
 }
 
 /** Checks the dashboard's flags (shared with `watch --ui`); an error message when they are wrong. */
-export async function checkUiSettings(root: string, flags: { port?: string; host?: string; token?: string; allowActions?: boolean; logsDirs?: readonly string[] }): Promise<UiSettings | string> {
+export async function checkUiSettings(
+  root: string,
+  flags: { port?: string; host?: string; token?: string; allowActions?: boolean; logsDirs?: readonly string[] },
+): Promise<UiSettings | string> {
   const { isLoopbackHost } = await import('../../ui/http-security.ts');
   const { checkLogsDir } = await import('../../ui/logs-dirs.ts');
   const port = flags.port === undefined ? 0 : Number(flags.port);
-  if (flags.port !== undefined && (!/^\d+$/.test(flags.port) || port > 65535)) return `--port ${flags.port}: expected a port number 0-65535`;
+  if (flags.port !== undefined && (!/^\d+$/.test(flags.port) || port > 65535))
+    return `--port ${flags.port}: expected a port number 0-65535`;
   const host = flags.host ?? '127.0.0.1';
-  if (flags.token !== undefined && (flags.token.length < 16 || !/^[A-Za-z0-9._~-]+$/.test(flags.token))) return '--token: at least 16 characters, letters, digits and . _ ~ - only';
+  if (flags.token !== undefined && (flags.token.length < 16 || !/^[A-Za-z0-9._~-]+$/.test(flags.token)))
+    return '--token: at least 16 characters, letters, digits and . _ ~ - only';
   if (!isLoopbackHost(host) && flags.token === undefined) {
     return `--host ${host} would open the dashboard to the network; give --token TOKEN as well (a long random secret) if that is what you want`;
   }
@@ -60,7 +65,13 @@ export async function checkUiSettings(root: string, flags: { port?: string; host
       logsDirs.push(checked.dir);
     }
   }
-  return { port, host, ...(flags.token ? { token: flags.token } : {}), allowActions: flags.allowActions ?? false, ...(logsDirs ? { logsDirs } : {}) };
+  return {
+    port,
+    host,
+    ...(flags.token ? { token: flags.token } : {}),
+    allowActions: flags.allowActions ?? false,
+    ...(logsDirs ? { logsDirs } : {}),
+  };
 }
 
 function waitFor(signal: AbortSignal): Promise<void> {
@@ -77,7 +88,8 @@ async function list(io: CommandIo): Promise<number> {
     io.stdout.write('no dashboard is running for this project (start one: refinery ui)\n');
     return 0;
   }
-  for (const s of servers) io.stdout.write(`${s.url}  (${s.mode === 'watch' ? 'refinery watch --ui' : 'refinery ui'}, pid ${s.pid}, since ${s.startedAt})\n`);
+  for (const s of servers)
+    io.stdout.write(`${s.url}  (${s.mode === 'watch' ? 'refinery watch --ui' : 'refinery ui'}, pid ${s.pid}, since ${s.startedAt})\n`);
   return 0;
 }
 
@@ -103,7 +115,13 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     io.stderr.write(`refinery ui: unknown argument '${sub}'\n${USAGE}\n`);
     return 2;
   }
-  const settings = await checkUiSettings(io.cwd, { ...(flags.port !== undefined ? { port: flags.port } : {}), host: flags.host, ...(flags.token !== undefined ? { token: flags.token } : {}), allowActions: flags['allow-actions'], logsDirs: flags['logs-dir'] });
+  const settings = await checkUiSettings(io.cwd, {
+    ...(flags.port !== undefined ? { port: flags.port } : {}),
+    host: flags.host,
+    ...(flags.token !== undefined ? { token: flags.token } : {}),
+    allowActions: flags['allow-actions'],
+    logsDirs: flags['logs-dir'],
+  });
   if (typeof settings === 'string') {
     io.stderr.write(`refinery ui: ${settings}\n`);
     return 2;

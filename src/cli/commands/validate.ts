@@ -12,7 +12,11 @@ refinery's own; or a path to a .json schema). Exit 0 when every file is valid, 1
 async function run(argv: string[], io: CommandIo): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { schema: { type: 'string', short: 's' }, json: { type: 'boolean', default: false } } });
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { schema: { type: 'string', short: 's' }, json: { type: 'boolean', default: false } },
+    });
   } catch (error) {
     io.stderr.write(`refinery validate: ${(error as Error).message}\n`);
     return 2;
@@ -25,7 +29,9 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const registry = new SchemaRegistry(io.cwd);
   const schemaName = values.schema.endsWith('.json') ? path.resolve(io.cwd, values.schema) : values.schema;
   if (!registry.locate(schemaName)) {
-    io.stderr.write(`refinery validate: unknown schema '${values.schema}' (looked for schemas/${values.schema}.schema.json in ${io.cwd} and in refinery)\n`);
+    io.stderr.write(
+      `refinery validate: unknown schema '${values.schema}' (looked for schemas/${values.schema}.schema.json in ${io.cwd} and in refinery)\n`,
+    );
     return 2;
   }
   let failures = 0;
@@ -36,7 +42,16 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       data = JSON.parse(readFileSync(path.resolve(io.cwd, file), 'utf8'));
     } catch (error) {
       failures += 1;
-      report.push({ file, valid: false, errors: [{ pointer: '', message: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : `not valid JSON: ${(error as Error).message}` }] });
+      report.push({
+        file,
+        valid: false,
+        errors: [
+          {
+            pointer: '',
+            message: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : `not valid JSON: ${(error as Error).message}`,
+          },
+        ],
+      });
       continue;
     }
     const result = registry.validate(schemaName, data);

@@ -105,12 +105,16 @@ function checkSettings(flags: WatchFlags): { settings?: Settings; error?: string
   if ('error' in jobs) return { error: jobs.error };
   const concurrency = jobs.value;
   const debounceMs = Number(flags.debounce);
-  if (!/^\d+$/.test(flags.debounce) || debounceMs > 60_000) return { error: `--debounce ${flags.debounce}: expected milliseconds, 0 to 60000` };
+  if (!/^\d+$/.test(flags.debounce) || debounceMs > 60_000)
+    return { error: `--debounce ${flags.debounce}: expected milliseconds, 0 to 60000` };
   const recheckMs = Number(flags.recheck);
-  if (!/^\d+$/.test(flags.recheck) || recheckMs > 86_400_000) return { error: `--recheck ${flags.recheck}: expected milliseconds, 0 to 86400000` };
-  if (flags['on-busy'] !== 'queue' && flags['on-busy'] !== 'restart') return { error: `--on-busy ${flags['on-busy']}: expected queue or restart` };
+  if (!/^\d+$/.test(flags.recheck) || recheckMs > 86_400_000)
+    return { error: `--recheck ${flags.recheck}: expected milliseconds, 0 to 86400000` };
+  if (flags['on-busy'] !== 'queue' && flags['on-busy'] !== 'restart')
+    return { error: `--on-busy ${flags['on-busy']}: expected queue or restart` };
   const mqttPort = Number(flags['mqtt-port']);
-  if (!/^\d+$/.test(flags['mqtt-port']) || mqttPort > 65535) return { error: `--mqtt-port ${flags['mqtt-port']}: expected a port number 0-65535` };
+  if (!/^\d+$/.test(flags['mqtt-port']) || mqttPort > 65535)
+    return { error: `--mqtt-port ${flags['mqtt-port']}: expected a port number 0-65535` };
   const parsed = parseParamFlags(flags.param);
   if (parsed.error) return { error: parsed.error };
   return { settings: { concurrency, debounceMs, recheckMs, onBusy: flags['on-busy'], mqttPort, overrides: parsed.params } };
@@ -210,12 +214,19 @@ async function openMqtt(io: CommandIo, flags: WatchFlags, port: number): Promise
   }
   let connection: Awaited<ReturnType<typeof MqttConnection.open>>;
   try {
-    connection = await MqttConnection.open(config, { clientId: `refinery-watch-${process.pid}`, clean: true, connectTimeoutMs: 5000, signal: io.signal });
+    connection = await MqttConnection.open(config, {
+      clientId: `refinery-watch-${process.pid}`,
+      clean: true,
+      connectTimeoutMs: 5000,
+      signal: io.signal,
+    });
   } catch (error) {
     await broker?.close();
     return (error as Error).message;
   }
-  io.stderr.write(`watch: events on ${redactUrl(config.url)}${broker ? ' (embedded broker)' : ''}, topics refinery/<pipeline>/<run-id>/<stage>/<event>\n`);
+  io.stderr.write(
+    `watch: events on ${redactUrl(config.url)}${broker ? ' (embedded broker)' : ''}, topics refinery/<pipeline>/<run-id>/<stage>/<event>\n`,
+  );
   const sink = mqttSink(connection, { onError: (e) => io.stderr.write(`watch: MQTT publish failed: ${e.message}\n`) });
   return {
     sink,
@@ -246,7 +257,12 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   }
   const pipelines = await loadAll(io, positionals, settings.overrides);
   if (!pipelines) return 2;
-  const ui = flags.ui ? await checkUiSettings(io.cwd, { ...(flags['ui-port'] !== undefined ? { port: flags['ui-port'] } : {}), allowActions: flags['allow-actions'] }) : undefined;
+  const ui = flags.ui
+    ? await checkUiSettings(io.cwd, {
+        ...(flags['ui-port'] !== undefined ? { port: flags['ui-port'] } : {}),
+        allowActions: flags['allow-actions'],
+      })
+    : undefined;
   if (typeof ui === 'string') {
     io.stderr.write(`refinery watch: ${ui}\n`);
     return 2;
@@ -276,7 +292,13 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     if (ui) {
       const { attachDashboard } = await import('../../ui/watch-attach.ts');
       try {
-        dashboard = await attachDashboard({ root: io.cwd, ...ui, pipelines: pipelines.map((p) => p.spec.name), overrides: settings.overrides, abort: () => daemon?.abort() });
+        dashboard = await attachDashboard({
+          root: io.cwd,
+          ...ui,
+          pipelines: pipelines.map((p) => p.spec.name),
+          overrides: settings.overrides,
+          abort: () => daemon?.abort(),
+        });
       } catch (error) {
         await mqtt.close();
         io.stderr.write(`refinery watch: the dashboard cannot serve on ${ui.host}:${ui.port}: ${(error as Error).message}\n`);
@@ -302,7 +324,16 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
         const jsonl = jsonlSink(io.cwd, runId, warn);
         bus.subscribe(jsonl.sink);
         if (flags.json) bus.subscribe((e) => io.stdout.write(`${JSON.stringify(e)}\n`));
-        else bus.subscribe(consoleSink({ out: io.stdout, live, color: live && io.env.NO_COLOR === undefined, verbose: flags.verbose, ...(io.stdout.columns ? { columns: io.stdout.columns } : {}) }));
+        else
+          bus.subscribe(
+            consoleSink({
+              out: io.stdout,
+              live,
+              color: live && io.env.NO_COLOR === undefined,
+              verbose: flags.verbose,
+              ...(io.stdout.columns ? { columns: io.stdout.columns } : {}),
+            }),
+          );
         if (mqtt.sink) bus.subscribe(mqtt.sink.sink);
         if (dashboard) bus.subscribe(dashboard.hub.sink);
         return { bus, close: () => reportWriteProblems(io, [jsonl.close()]) };

@@ -1,4 +1,18 @@
-import { closeSync, copyFileSync, cpSync, existsSync, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  fstatSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import type { ResolvedOutput } from '../types/plan.ts';
 import type { ArtifactIssue } from '../types/events.ts';
@@ -48,13 +62,18 @@ function readStaged(file: string, keepData: boolean): StagedRead {
  * Checks that every output was written and that each with a schema is valid. Each staged file
  * is read once; what was read is returned by output name (a rename keeps size, mtime and inode).
  */
-export function checkStagedOutputs(outputs: readonly StagedOutput[], schemas: SchemaRegistry): { issues: ArtifactIssue[]; files: Map<string, StagedFile> } {
+export function checkStagedOutputs(
+  outputs: readonly StagedOutput[],
+  schemas: SchemaRegistry,
+): { issues: ArtifactIssue[]; files: Map<string, StagedFile> } {
   const issues: ArtifactIssue[] = [];
   const files = new Map<string, StagedFile>();
   for (const o of outputs) {
     const read = readStaged(o.staging, Boolean(o.target.schema));
     if (!read.ok) {
-      const message = read.missing ? `was not written; the stage must write it to its staging path (\${outputs.${o.name}} or ctx.outputs.${o.name})` : `could not be read back from its staging path: ${read.reason}`;
+      const message = read.missing
+        ? `was not written; the stage must write it to its staging path (\${outputs.${o.name}} or ctx.outputs.${o.name})`
+        : `could not be read back from its staging path: ${read.reason}`;
       issues.push({ output: o.name, path: o.target.path, pointer: '', message });
       continue;
     }
@@ -70,7 +89,13 @@ export function checkStagedOutputs(outputs: readonly StagedOutput[], schemas: Sc
     }
     const result = schemas.validate(o.target.schema, data);
     if (!result.ok) {
-      for (const issue of result.issues) issues.push({ output: o.name, path: o.target.path, pointer: issue.pointer, message: `${issue.message} (schema ${o.target.schema})` });
+      for (const issue of result.issues)
+        issues.push({
+          output: o.name,
+          path: o.target.path,
+          pointer: issue.pointer,
+          message: `${issue.message} (schema ${o.target.schema})`,
+        });
     }
   }
   return { issues, files };
@@ -191,7 +216,12 @@ export function publishOutputs(root: string, outputs: readonly StagedOutput[]): 
       try {
         placed.push({ output: o, target, ...(several && keepOld(target, backup) ? { backup } : {}) });
       } catch (error) {
-        return [issueOf(o, `cannot be published: the file it replaces cannot be kept aside (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)];
+        return [
+          issueOf(
+            o,
+            `cannot be published: the file it replaces cannot be kept aside (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+          ),
+        ];
       }
     }
     for (const [i, p] of placed.entries()) {

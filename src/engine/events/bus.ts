@@ -35,8 +35,13 @@ export class EventBus {
 
 /** A run id: the start time, then the process id in base 36 and three random characters. */
 export function newRunId(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.(\d{3})Z$/, '$1Z');
-  return `${stamp}-${process.pid.toString(36)}${Math.floor(Math.random() * 36 ** 3).toString(36).padStart(3, '0')}`;
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.(\d{3})Z$/, '$1Z');
+  return `${stamp}-${process.pid.toString(36)}${Math.floor(Math.random() * 36 ** 3)
+    .toString(36)
+    .padStart(3, '0')}`;
 }
 
 /** The process that made a run id, or undefined when the name is not a run id. */

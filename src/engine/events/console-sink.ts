@@ -26,7 +26,11 @@ const STATUS_COLOR: Record<StageStatus, number> = { succeeded: 32, failed: 31, f
 function endLine(e: StageEndEvent, color: boolean): string {
   const mark = paint(color, STATUS_COLOR[e.status], SYMBOL[e.status]);
   const detail =
-    e.status === 'succeeded' ? `${seconds(e.durationMs)}${e.summary ? `  ${e.summary}` : ''}${e.attempts > 1 ? `  (attempt ${e.attempts})` : ''}` : e.status === 'fresh' ? 'up to date' : `${e.status}: ${e.reason ?? ''}`;
+    e.status === 'succeeded'
+      ? `${seconds(e.durationMs)}${e.summary ? `  ${e.summary}` : ''}${e.attempts > 1 ? `  (attempt ${e.attempts})` : ''}`
+      : e.status === 'fresh'
+        ? 'up to date'
+        : `${e.status}: ${e.reason ?? ''}`;
   const lines = [`${mark} ${e.stage}  ${detail}`];
   for (const i of e.issues ?? []) lines.push(`    ${i.path}${i.pointer ? ` ${i.pointer}` : ''}: ${i.message}`);
   if (e.rejectedDir) lines.push(`    rejected artifact kept in ${e.rejectedDir}`);
@@ -34,7 +38,9 @@ function endLine(e: StageEndEvent, color: boolean): string {
 }
 
 function summaryLine(e: Extract<RunEvent, { type: 'run-end' }>, color: boolean): string {
-  const parts = (Object.entries(e.counts) as Array<[StageStatus, number]>).filter(([, n]) => n > 0).map(([s, n]) => `${n} ${s === 'fresh' ? 'up to date' : s}`);
+  const parts = (Object.entries(e.counts) as Array<[StageStatus, number]>)
+    .filter(([, n]) => n > 0)
+    .map(([s, n]) => `${n} ${s === 'fresh' ? 'up to date' : s}`);
   const head = e.status === 'succeeded' ? paint(color, 32, 'done') : paint(color, 31, e.status);
   const line = `${head}: ${e.pipeline}: ${parts.join(', ') || 'nothing to do'} in ${seconds(e.durationMs)} (run ${e.runId})`;
   return e.remote ? `${line}\n${remoteCacheLine(e.remote)}` : line;
@@ -45,7 +51,12 @@ export function remoteCacheLine(r: RemoteCacheSummary): string {
   const served = `${r.stages} stage${r.stages === 1 ? '' : 's'} and ${r.calls} model call${r.calls === 1 ? '' : 's'} from it`;
   const saved = r.stages + r.calls > 0 ? `, saving ${seconds(r.savedMs)} and $${r.savedUsd.toFixed(4)}` : '';
   const stored = r.readOnly ? ' (read-only)' : `, ${r.uploaded} entr${r.uploaded === 1 ? 'y' : 'ies'} stored`;
-  const trouble = [r.refused ? `${r.refused} refused` : '', r.problems - r.refused > 0 ? `${r.problems - r.refused} warning${r.problems - r.refused === 1 ? '' : 's'}` : ''].filter(Boolean).join(', ');
+  const trouble = [
+    r.refused ? `${r.refused} refused` : '',
+    r.problems - r.refused > 0 ? `${r.problems - r.refused} warning${r.problems - r.refused === 1 ? '' : 's'}` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
   return `remote cache ${r.url}: ${served}${saved}${stored}${trouble ? `; ${trouble}` : ''}`;
 }
 
@@ -88,7 +99,10 @@ export function consoleSink(options: ConsoleOptions): EventSink {
     const width = Math.max(20, (options.columns ?? 100) - 1);
     const rows = [...running.entries()].slice(0, 12).map(([id, r]) => {
       const pct = r.fraction !== undefined ? ` ${Math.round(r.fraction * 100)}%` : '';
-      return `${paint(options.color, 36, '▶')} ${id}${pct} ${seconds(Date.now() - r.started)}${r.message ? `  ${r.message}` : ''}`.slice(0, width);
+      return `${paint(options.color, 36, '▶')} ${id}${pct} ${seconds(Date.now() - r.started)}${r.message ? `  ${r.message}` : ''}`.slice(
+        0,
+        width,
+      );
     });
     if (running.size > rows.length) rows.push(`  … ${running.size - rows.length} more running`);
     if (rows.length) write(`${rows.join('\n')}\n`);
@@ -116,7 +130,8 @@ export function consoleSink(options: ConsoleOptions): EventSink {
           r.fraction = event.fraction;
           if (event.message !== undefined) r.message = event.message;
         }
-        if (!options.live && options.verbose) write(`  ${event.stage} ${Math.round(event.fraction * 100)}%${event.message ? ` ${event.message}` : ''}\n`);
+        if (!options.live && options.verbose)
+          write(`  ${event.stage} ${Math.round(event.fraction * 100)}%${event.message ? ` ${event.message}` : ''}\n`);
         return;
       }
       case 'stage-log': {

@@ -88,7 +88,10 @@ export function jsonlSink(root: string, runId: string, warn?: StateWarn): JsonlS
       if (fd === undefined) return;
       const summary = path.join(dir, 'summary.json');
       try {
-        writeFileAtomicSync(summary, `${JSON.stringify({ runId: event.runId, pipeline: event.pipeline, status: event.status, durationMs: event.durationMs, counts: event.counts, ...(event.remote ? { remote: event.remote } : {}), finishedAt: event.time }, null, 2)}\n`);
+        writeFileAtomicSync(
+          summary,
+          `${JSON.stringify({ runId: event.runId, pipeline: event.pipeline, status: event.status, durationMs: event.durationMs, counts: event.counts, ...(event.remote ? { remote: event.remote } : {}), finishedAt: event.time }, null, 2)}\n`,
+        );
       } catch (error) {
         stop(summary, error);
       }

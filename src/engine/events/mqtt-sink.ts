@@ -36,10 +36,12 @@ export function mqttSink(publisher: MqttPublisher, options: { prefix?: string; o
   let reported = false;
   const sink: EventSink = (event) => {
     const qos = event.type === 'stage-progress' || event.type === 'stage-log' ? 0 : 1;
-    const p = publisher.publish(eventTopic(event, options.prefix), JSON.stringify(event), { qos, retain: false }).catch((error: unknown) => {
-      if (!reported) options.onError?.(error instanceof Error ? error : new Error(String(error)));
-      reported = true;
-    });
+    const p = publisher
+      .publish(eventTopic(event, options.prefix), JSON.stringify(event), { qos, retain: false })
+      .catch((error: unknown) => {
+        if (!reported) options.onError?.(error instanceof Error ? error : new Error(String(error)));
+        reported = true;
+      });
     inFlight.add(p);
     void p.finally(() => inFlight.delete(p));
   };

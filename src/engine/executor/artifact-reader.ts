@@ -46,10 +46,12 @@ export class ArtifactReader {
       // Inside a loop a stage sees its own iteration's instances, or else the latest iteration's.
       const latest = matching.reduce((most, i) => Math.max(most, i.loop?.iteration ?? 0), 0);
       matching = matching.filter((i) => (i.loop?.iteration ?? 0) === latest);
-      const records = matching.map((inst) => lazyRecord((output) => {
-        const o = Object.hasOwn(inst.outputs, output) ? inst.outputs[output] : undefined;
-        return o ? this.read(o.path) : undefined;
-      }));
+      const records = matching.map((inst) =>
+        lazyRecord((output) => {
+          const o = Object.hasOwn(inst.outputs, output) ? inst.outputs[output] : undefined;
+          return o ? this.read(o.path) : undefined;
+        }),
+      );
       return matching.length === 1 && !matching[0]?.spec.foreach ? records[0] : records;
     });
   }

@@ -29,8 +29,15 @@ export interface AssessContext {
 }
 
 /** Hash of what a stage runs: the command template, or the task's source file (one stat per run). */
-export function stageCodeHash(inst: StageInstance, root: string, hashes: FileHashes, taskFile: (name: string) => string | undefined, observations?: Observations): string {
-  if (inst.spec.kind === 'run') return digest(`run:${stableJson('shell' in inst.spec.run ? inst.spec.run.shell.source : inst.spec.run.argv.map((t) => t.source))}`);
+export function stageCodeHash(
+  inst: StageInstance,
+  root: string,
+  hashes: FileHashes,
+  taskFile: (name: string) => string | undefined,
+  observations?: Observations,
+): string {
+  if (inst.spec.kind === 'run')
+    return digest(`run:${stableJson('shell' in inst.spec.run ? inst.spec.run.shell.source : inst.spec.run.argv.map((t) => t.source))}`);
   const file = taskFile(inst.spec.task);
   if (!file) return 'missing';
   const rel = path.relative(root, file);
@@ -70,29 +77,49 @@ function schemaHashes(inst: StageInstance, ctx: AssessContext): Record<string, s
  * Whether a stage whose dependencies have finished must run, and why: its `when`, its inputs,
  * its fingerprint against the last record, and its outputs on disk.
  */
-export function assessStage(inst: StageInstance, deps: Record<string, string>, artifacts: LazyRecord, record: StageRecord | undefined, ctx: AssessContext): Assessment {
+export function assessStage(
+  inst: StageInstance,
+  deps: Record<string, string>,
+  artifacts: LazyRecord,
+  record: StageRecord | undefined,
+  ctx: AssessContext,
+): Assessment {
   try {
     const assessment = assessInputs(inst, deps, artifacts, record, ctx);
     // A stage that runs records its outputs when it publishes them; the others' are recorded as seen now.
-    if (ctx.observations && assessment.kind !== 'run') for (const o of Object.values(inst.outputs)) ctx.observations.file(o.path, ctx.hashes.stamp(o.path));
+    if (ctx.observations && assessment.kind !== 'run')
+      for (const o of Object.values(inst.outputs)) ctx.observations.file(o.path, ctx.hashes.stamp(o.path));
     return assessment;
   } catch (error) {
     // Unreadable is not missing: a fingerprint cannot be made, so the stage cannot be judged up to date.
-    if (error instanceof FileReadError) return { kind: 'fail', code: 'unreadable-input', reason: `${error.message} (make it readable, or take it out of the stage's inputs)` };
+    if (error instanceof FileReadError)
+      return {
+        kind: 'fail',
+        code: 'unreadable-input',
+        reason: `${error.message} (make it readable, or take it out of the stage's inputs)`,
+      };
     throw error;
   }
 }
 
-function assessInputs(inst: StageInstance, deps: Record<string, string>, artifacts: LazyRecord, record: StageRecord | undefined, ctx: AssessContext): Assessment {
+function assessInputs(
+  inst: StageInstance,
+  deps: Record<string, string>,
+  artifacts: LazyRecord,
+  record: StageRecord | undefined,
+  ctx: AssessContext,
+): Assessment {
   const targets = Object.fromEntries(Object.entries(inst.outputs).map(([k, o]) => [k, o.path]));
   const onDisk = (p: string): boolean => existsSync(path.join(ctx.root, p));
   const observations = ctx.observations;
   const exists = observations ? (p: string) => observations.probe(p, onDisk) : onDisk;
   const base = { params: ctx.params, pipeline: ctx.pipeline, artifacts, outputs: targets, exists };
   try {
-    if (inst.spec.when && !evaluateCondition(inst.spec.when, scopeFor(inst, { ...base, inputs: [] }))) return { kind: 'skip', code: 'when-false', reason: 'when: condition is false' };
+    if (inst.spec.when && !evaluateCondition(inst.spec.when, scopeFor(inst, { ...base, inputs: [] })))
+      return { kind: 'skip', code: 'when-false', reason: 'when: condition is false' };
     const inputs = resolveInputs(ctx.root, inst, ctx.hashes, observations);
-    if (inputs.missing.length > 0) return { kind: 'fail', code: 'missing-input', reason: `input ${inputs.missing.join(', ')} does not exist, and no stage writes it` };
+    if (inputs.missing.length > 0)
+      return { kind: 'fail', code: 'missing-input', reason: `input ${inputs.missing.join(', ')} does not exist, and no stage writes it` };
     const scope = scopeFor(inst, { ...base, inputs: inputs.files });
     const paramsJson = stableJson({
       with: inst.spec.kind === 'task' ? renderWith(inst.spec.with, scope) : null,
@@ -100,10 +127,28 @@ function assessInputs(inst: StageInstance, deps: Record<string, string>, artifac
       env: renderEnv(inst, scope),
       outputs: inst.outputs,
     });
-    const parts = fingerprintParts({ codeHash: ctx.codeHash(inst), paramsJson, inputFiles: inputs.files, depFingerprints: deps, schemaHashes: schemaHashes(inst, ctx), root: ctx.root }, ctx.hashes);
+    const parts = fingerprintParts(
+      {
+        codeHash: ctx.codeHash(inst),
+        paramsJson,
+        inputFiles: inputs.files,
+        depFingerprints: deps,
+        schemaHashes: schemaHashes(inst, ctx),
+        root: ctx.root,
+      },
+      ctx.hashes,
+    );
     const fingerprint = fingerprintOf(parts);
-    const reasons = ctx.force ? [ctx.forceReason ?? '--force'] : record?.fingerprint === fingerprint ? outputProblems(inst, record.outputs, ctx.hashes) : explainChange(parts, record);
-    if (reasons.length === 0 && inst.spec.staleIf && evaluateCondition(inst.spec.staleIf, { ...scope, vars: { ...scope.vars, self: ctx.selfArtifacts(inst) } })) {
+    const reasons = ctx.force
+      ? [ctx.forceReason ?? '--force']
+      : record?.fingerprint === fingerprint
+        ? outputProblems(inst, record.outputs, ctx.hashes)
+        : explainChange(parts, record);
+    if (
+      reasons.length === 0 &&
+      inst.spec.staleIf &&
+      evaluateCondition(inst.spec.staleIf, { ...scope, vars: { ...scope.vars, self: ctx.selfArtifacts(inst) } })
+    ) {
       reasons.push('stale_if: its last result asks to be redone');
     }
     if (reasons.length === 0) return { kind: 'fresh', fingerprint, parts };

@@ -162,13 +162,20 @@ export class Executor {
     if (this.options.only.length > 0) {
       selected = onlySelection(graph.deps, this.options.only, (id) => this.nodeStage(id));
       if (!selected) {
-        this.diagnostics.push({ severity: 'error', code: 'no-such-stage', message: `--only ${this.options.only.join(',')}: no such stage in pipeline '${this.plan.pipeline.name}'` });
+        this.diagnostics.push({
+          severity: 'error',
+          code: 'no-such-stage',
+          message: `--only ${this.options.only.join(',')}: no such stage in pipeline '${this.plan.pipeline.name}'`,
+        });
         return undefined;
       }
     }
     const entries: Array<NodeEntry<StageInstance, LoopInstance>> = [];
-    for (const inst of this.plan.instances) if (!selected || selected.has(inst.id)) entries.push({ kind: 'stage', id: inst.id, deps: graph.deps.get(inst.id) ?? [], stage: inst });
-    for (const loop of this.plan.loops) if (!selected || selected.has(loop.id)) entries.push({ kind: 'loop', id: loop.id, deps: graph.deps.get(loop.id) ?? [], loop });
+    for (const inst of this.plan.instances)
+      if (!selected || selected.has(inst.id))
+        entries.push({ kind: 'stage', id: inst.id, deps: graph.deps.get(inst.id) ?? [], stage: inst });
+    for (const loop of this.plan.loops)
+      if (!selected || selected.has(loop.id)) entries.push({ kind: 'loop', id: loop.id, deps: graph.deps.get(loop.id) ?? [], loop });
     return createSchedule(entries, { keepGoing: this.options.keepGoing });
   }
 
@@ -183,11 +190,18 @@ export class Executor {
     if (!schedule) return { status: 'failed', counts: this.counts, diagnostics: this.diagnostics, writeProblems: [] };
     this.schedule = schedule;
     // Nodes outside `select` are done already: their recorded fingerprint stands in for a run.
-    const unselected = this.options.select ? settleOutside(schedule, this.options.select, (n) => (n.kind === 'stage' ? (this.options.state.get(n.id)?.fingerprint ?? 'none') : 'none')) : [];
+    const unselected = this.options.select
+      ? settleOutside(schedule, this.options.select, (n) =>
+          n.kind === 'stage' ? (this.options.state.get(n.id)?.fingerprint ?? 'none') : 'none',
+        )
+      : [];
     // Whatever this run changes, the last run's no-op record no longer holds.
     dropManifest(this.options.root, this.plan.pipeline.file);
     const unlisted = this.options.unlisted ?? [];
-    const stages = this.options.select && !this.options.reportUnselected ? this.plan.instances.filter((i) => this.nodes.get(i.id)?.status === undefined).length : this.plan.instances.length + unlisted.length;
+    const stages =
+      this.options.select && !this.options.reportUnselected
+        ? this.plan.instances.filter((i) => this.nodes.get(i.id)?.status === undefined).length
+        : this.plan.instances.length + unlisted.length;
     this.bus.emit({ type: 'run-start', stages, params: this.plan.params, concurrency: this.options.concurrency });
     if (this.options.reportUnselected) {
       for (const id of [...unselected, ...unlisted]) {
@@ -197,7 +211,10 @@ export class Executor {
           continue;
         }
         // A stage is skipped only when its `when` is false.
-        this.reportEnd(id, skip === undefined ? 'fresh' : 'skipped', { code: skip === undefined ? 'up-to-date' : 'when-false', reason: skip ?? UNCHANGED_BY_STAT });
+        this.reportEnd(id, skip === undefined ? 'fresh' : 'skipped', {
+          code: skip === undefined ? 'up-to-date' : 'when-false',
+          reason: skip ?? UNCHANGED_BY_STAT,
+        });
       }
     }
     const done = new Promise<void>((resolve) => {
@@ -214,8 +231,18 @@ export class Executor {
     // Uploads still under way finish before the run ends (bounded by the cache's timeouts); an
     // interrupted run does not wait for them.
     if (!this.options.signal.aborted) await this.options.stageCache?.flush();
-    const writeProblems = tearDown({ root: this.options.root, runId: this.options.runId, hashes: this.options.hashes, state: this.options.state, runners: this.stages.runners });
-    const status: RunStatus = this.options.signal.aborted ? 'aborted' : schedule.failed || writeProblems.length > 0 ? 'failed' : 'succeeded';
+    const writeProblems = tearDown({
+      root: this.options.root,
+      runId: this.options.runId,
+      hashes: this.options.hashes,
+      state: this.options.state,
+      runners: this.stages.runners,
+    });
+    const status: RunStatus = this.options.signal.aborted
+      ? 'aborted'
+      : schedule.failed || writeProblems.length > 0
+        ? 'failed'
+        : 'succeeded';
     const remote = this.options.stageCache ? { remote: this.options.stageCache.summary() } : {};
     this.bus.emit({ type: 'run-end', status, durationMs: Date.now() - started, counts: this.counts, ...remote });
     return { status, counts: this.counts, diagnostics: this.diagnostics, writeProblems };
@@ -230,7 +257,8 @@ export class Executor {
       const aborted = this.options.signal.aborted;
       const reason = halt(schedule) === 'aborted' ? 'run interrupted' : NOT_STARTED_AFTER_FAILURE;
       for (const node of unsettledNodes(schedule)) {
-        if (node.status === undefined) this.settleNode(node, aborted ? 'aborted' : 'blocked', { code: aborted ? 'interrupted' : 'stopped-after-failure', reason });
+        if (node.status === undefined)
+          this.settleNode(node, aborted ? 'aborted' : 'blocked', { code: aborted ? 'interrupted' : 'stopped-after-failure', reason });
       }
       this.finish();
     }
@@ -253,7 +281,10 @@ export class Executor {
     const blocker = blockingDependency(schedule, node);
     if (blocker) {
       const failed = blocker.status === 'failed';
-      return this.settleNode(node, 'blocked', { code: failed ? 'upstream-failed' : 'upstream-not-run', reason: `needs '${blocker.id}', which ${failed ? 'failed' : 'did not run'}` });
+      return this.settleNode(node, 'blocked', {
+        code: failed ? 'upstream-failed' : 'upstream-not-run',
+        reason: `needs '${blocker.id}', which ${failed ? 'failed' : 'did not run'}`,
+      });
     }
     return node.kind === 'loop' ? this.startIteration(node, 1) : this.considerStage(node);
   }
@@ -272,7 +303,13 @@ export class Executor {
   private considerStage(node: Stage): string[] {
     const schedule = this.schedule;
     const inst = node.stage;
-    const verdict = assessStage(inst, dependencyFingerprints(schedule, node), this.stages.artifacts.view(this.depInstances(node)), this.options.state.get(inst.id), this.stages.assess);
+    const verdict = assessStage(
+      inst,
+      dependencyFingerprints(schedule, node),
+      this.stages.artifacts.view(this.depInstances(node)),
+      this.options.state.get(inst.id),
+      this.stages.assess,
+    );
     switch (verdict.kind) {
       case 'skip':
         return this.settleNode(node, 'skipped', verdict);
@@ -281,7 +318,12 @@ export class Executor {
       case 'fresh':
         return this.settleNode(node, 'fresh', { code: 'up-to-date', reason: 'up to date' }, verdict.fingerprint);
       case 'run':
-        this.dispatch(node, { fingerprint: verdict.fingerprint, parts: verdict.parts, inputs: verdict.inputs, reason: verdict.reasons.join('; ') });
+        this.dispatch(node, {
+          fingerprint: verdict.fingerprint,
+          parts: verdict.parts,
+          inputs: verdict.inputs,
+          reason: verdict.reasons.join('; '),
+        });
         return [];
     }
   }
@@ -296,10 +338,16 @@ export class Executor {
       // The run may have stopped while this stage waited for its slot.
       const stopped = halt(schedule);
       if (stopped) {
-        this.finishStage(node, stopped, started, { code: stopped === 'aborted' ? 'interrupted' : 'stopped-after-failure', reason: 'not started', attempts: 0 });
+        this.finishStage(node, stopped, started, {
+          code: stopped === 'aborted' ? 'interrupted' : 'stopped-after-failure',
+          reason: 'not started',
+          attempts: 0,
+        });
         return;
       }
-      const outcome = this.options.stageCache ? await this.options.stageCache.run({ inst, ...input }, ctx, runStage) : await runStage({ inst, ...input }, ctx);
+      const outcome = this.options.stageCache
+        ? await this.options.stageCache.run({ inst, ...input }, ctx, runStage)
+        : await runStage({ inst, ...input }, ctx);
       if (outcome.status === 'succeeded') for (const o of Object.values(inst.outputs)) this.stages.artifacts.forget(o.path);
       this.finishStage(node, outcome.status, started, outcome, outcome.status === 'succeeded' ? input.fingerprint : undefined);
     };
@@ -308,9 +356,16 @@ export class Executor {
     });
   }
 
-  private finishStage(node: Stage, status: StageStatus, started: number, outcome: Omit<StageOutcome, 'status'> & { remote?: RemoteHit }, fingerprint?: string): void {
+  private finishStage(
+    node: Stage,
+    status: StageStatus,
+    started: number,
+    outcome: Omit<StageOutcome, 'status'> & { remote?: RemoteHit },
+    fingerprint?: string,
+  ): void {
     this.schedule.running -= 1;
-    const outputs = status === 'succeeded' ? Object.fromEntries(Object.entries(node.stage.outputs).map(([k, o]) => [k, o.path])) : undefined;
+    const outputs =
+      status === 'succeeded' ? Object.fromEntries(Object.entries(node.stage.outputs).map(([k, o]) => [k, o.path])) : undefined;
     const next = this.settleNode(
       node,
       status,
@@ -357,7 +412,12 @@ export class Executor {
       return this.settleGate(gate, 'failed');
     }
     const deps = iterationDeps(instances.map(graphNode), (id) => this.nodes.has(id));
-    const ready = beginIteration(schedule, gate, iteration, instances.map((i) => ({ kind: 'stage' as const, id: i.id, deps: deps.get(i.id) ?? [], stage: i })));
+    const ready = beginIteration(
+      schedule,
+      gate,
+      iteration,
+      instances.map((i) => ({ kind: 'stage' as const, id: i.id, deps: deps.get(i.id) ?? [], stage: i })),
+    );
     return instances.length === 0 ? this.endIteration(gate) : ready;
   }
 
@@ -368,7 +428,11 @@ export class Executor {
     if (outcome !== 'passed') return this.settleGate(gate, outcome);
     const current = gate.current.map((n) => n.stage);
     const top = this.plan.instances.filter((i) => this.nodes.get(i.id)?.status !== undefined);
-    const until = untilHolds(loop, iteration, { params: this.plan.params, pipeline: this.plan.pipeline.name, artifacts: this.stages.artifacts.view([...top, ...current]) });
+    const until = untilHolds(loop, iteration, {
+      params: this.plan.params,
+      pipeline: this.plan.pipeline.name,
+      artifacts: this.stages.artifacts.view([...top, ...current]),
+    });
     if ('problem' in until) {
       this.diagnostics.push({ severity: 'error', code: 'expression-failed', message: until.problem });
       return this.settleGate(gate, 'failed');

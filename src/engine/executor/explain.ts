@@ -1,9 +1,18 @@
 import type { FingerprintParts, StageRecord } from '../state/stage-state.ts';
 
-function changedKeys(before: Record<string, string>, after: Record<string, string>): { added: string[]; removed: string[]; changed: string[] } {
-  const added = Object.keys(after).filter((k) => !(k in before)).sort();
-  const removed = Object.keys(before).filter((k) => !(k in after)).sort();
-  const changed = Object.keys(after).filter((k) => k in before && before[k] !== after[k]).sort();
+function changedKeys(
+  before: Record<string, string>,
+  after: Record<string, string>,
+): { added: string[]; removed: string[]; changed: string[] } {
+  const added = Object.keys(after)
+    .filter((k) => !(k in before))
+    .sort();
+  const removed = Object.keys(before)
+    .filter((k) => !(k in after))
+    .sort();
+  const changed = Object.keys(after)
+    .filter((k) => k in before && before[k] !== after[k])
+    .sort();
   return { added, removed, changed };
 }
 

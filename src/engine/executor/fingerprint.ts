@@ -72,8 +72,16 @@ export interface FingerprintInput {
 export function fingerprintParts(input: FingerprintInput, hashes: FileHashes): FingerprintParts {
   const inputs: Record<string, string> = {};
   for (const f of input.inputFiles) inputs[f] = hashes.hash(f) ?? 'missing';
-  const parts: FingerprintParts = { code: input.codeHash, params: digest(input.paramsJson), inputs, deps: { ...input.depFingerprints }, schemas: { ...input.schemaHashes } };
-  if (input.root !== undefined && namesFolder(input.paramsJson, input.root)) parts.local = 'its params, command or env name the project folder by its absolute path; give paths relative to the project to share its result';
+  const parts: FingerprintParts = {
+    code: input.codeHash,
+    params: digest(input.paramsJson),
+    inputs,
+    deps: { ...input.depFingerprints },
+    schemas: { ...input.schemaHashes },
+  };
+  if (input.root !== undefined && namesFolder(input.paramsJson, input.root))
+    parts.local =
+      'its params, command or env name the project folder by its absolute path; give paths relative to the project to share its result';
   return parts;
 }
 

@@ -22,7 +22,12 @@ export function iterationDeps(members: readonly GraphNode[], known: (id: string)
 }
 
 /** Adds an iteration's stages to the schedule as the gate's current ones; returns the ids of those ready. */
-export function beginIteration<S, L>(schedule: Schedule<S, L>, gate: LoopGate<S, L>, iteration: number, entries: ReadonlyArray<StageEntry<S>>): string[] {
+export function beginIteration<S, L>(
+  schedule: Schedule<S, L>,
+  gate: LoopGate<S, L>,
+  iteration: number,
+  entries: ReadonlyArray<StageEntry<S>>,
+): string[] {
   gate.iteration = iteration;
   gate.current = addStages(schedule, entries);
   gate.members.push(...gate.current);
@@ -53,12 +58,22 @@ export function loopDecision(untilHolds: boolean, iteration: number, max: number
 }
 
 /** The loop's `until` over the iteration's artifacts: whether it holds, or the problem evaluating it. */
-export function untilHolds(loop: LoopInstance, iteration: number, vars: { params: Record<string, unknown>; pipeline: string; artifacts: LazyRecord }): { holds: boolean } | { problem: string } {
+export function untilHolds(
+  loop: LoopInstance,
+  iteration: number,
+  vars: { params: Record<string, unknown>; pipeline: string; artifacts: LazyRecord },
+): { holds: boolean } | { problem: string } {
   if (!loop.spec.until) return { holds: false };
   try {
     return {
       holds: evaluateCondition(loop.spec.until, {
-        vars: { params: vars.params, pipeline: { name: vars.pipeline }, stage: { id: loop.id }, loop: { iteration, round: String(iteration).padStart(3, '0'), max: loop.max }, artifacts: vars.artifacts },
+        vars: {
+          params: vars.params,
+          pipeline: { name: vars.pipeline },
+          stage: { id: loop.id },
+          loop: { iteration, round: String(iteration).padStart(3, '0'), max: loop.max },
+          artifacts: vars.artifacts,
+        },
       }),
     };
   } catch (error) {

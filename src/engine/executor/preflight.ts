@@ -26,7 +26,8 @@ function templatesOf(value: unknown, out: Template[]): Template[] {
 /** A stage's params can be known before the run only when they read no artifact. */
 function readsArtifacts(inst: StageInstance): boolean {
   const refs = { roots: new Set<string>(), artifactStages: new Set<string>() };
-  for (const t of templatesOf(inst.spec.kind === 'task' ? inst.spec.with : undefined, [])) for (const p of t.parts) if (typeof p !== 'string') collectRefs(p, refs);
+  for (const t of templatesOf(inst.spec.kind === 'task' ? inst.spec.with : undefined, []))
+    for (const p of t.parts) if (typeof p !== 'string') collectRefs(p, refs);
   return refs.roots.has('artifacts');
 }
 
@@ -57,7 +58,14 @@ export async function preflightPlan(plan: Plan, options: PreflightOptions): Prom
     }
     if (!task.preflight) continue;
     const targets = Object.fromEntries(Object.entries(inst.outputs).map(([name, o]) => [name, o.path]));
-    const scope = scopeFor(inst, { params: plan.params, pipeline: plan.pipeline.name, artifacts: lazyRecord(() => undefined), outputs: targets, inputs: inst.inputs, exists: (rel) => existsSync(path.resolve(options.root, rel)) });
+    const scope = scopeFor(inst, {
+      params: plan.params,
+      pipeline: plan.pipeline.name,
+      artifacts: lazyRecord(() => undefined),
+      outputs: targets,
+      inputs: inst.inputs,
+      exists: (rel) => existsSync(path.resolve(options.root, rel)),
+    });
     let raw: unknown;
     try {
       // A stage whose `when` is false before the run starts will not run: nothing to check.

@@ -26,7 +26,12 @@ export interface PreviewOptions {
 
 /** What a run would do, stage by stage, without running anything. */
 export function previewPlan(plan: Plan, options: PreviewOptions): PreviewEntry[] {
-  const nodes = plan.instances.map((i) => ({ id: i.id, needs: i.needs, inputs: i.inputs, outputs: Object.values(i.outputs).map((o) => o.path) }));
+  const nodes = plan.instances.map((i) => ({
+    id: i.id,
+    needs: i.needs,
+    inputs: i.inputs,
+    outputs: Object.values(i.outputs).map((o) => o.path),
+  }));
   for (const l of plan.loops) nodes.push({ id: l.id, needs: l.needs, inputs: [], outputs: [] });
   const graph = buildGraph(nodes);
   const byId = new Map(plan.instances.map((i) => [i.id, i]));
@@ -59,10 +64,21 @@ export function previewPlan(plan: Plan, options: PreviewOptions): PreviewEntry[]
     } else if (pending.length > 0) entry = { id, decision: 'run', reasons: [`upstream ${pending.join(', ')} will run`], needs };
     else {
       const deps = Object.fromEntries(needs.map((d) => [d, fingerprints.get(d) ?? 'none']));
-      const verdict = assessStage(inst, deps, reader.view(needs.map((d) => byId.get(d)).filter((x): x is StageInstance => x !== undefined)), options.state.get(id), ctx);
+      const verdict = assessStage(
+        inst,
+        deps,
+        reader.view(needs.map((d) => byId.get(d)).filter((x): x is StageInstance => x !== undefined)),
+        options.state.get(id),
+        ctx,
+      );
       if (verdict.kind === 'fresh') fingerprints.set(id, verdict.fingerprint);
       if (verdict.kind === 'skip') fingerprints.set(id, 'skipped');
-      entry = { id, decision: verdict.kind, reasons: verdict.kind === 'run' ? verdict.reasons : verdict.kind === 'fresh' ? ['up to date'] : [verdict.reason], needs };
+      entry = {
+        id,
+        decision: verdict.kind,
+        reasons: verdict.kind === 'run' ? verdict.reasons : verdict.kind === 'fresh' ? ['up to date'] : [verdict.reason],
+        needs,
+      };
     }
     decisions.set(id, entry.decision);
     entries.push(entry);

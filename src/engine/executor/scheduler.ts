@@ -82,7 +82,9 @@ export function halt(schedule: Schedule<unknown, unknown>): Halt {
 
 function makeNode<S, L>(entry: NodeEntry<S, L>): ScheduleNode<S, L> {
   const base = { id: entry.id, deps: [...entry.deps], dependents: [], waiting: 0 };
-  return entry.kind === 'stage' ? { ...base, kind: 'stage', stage: entry.stage } : { ...base, kind: 'loop', loop: entry.loop, iteration: 0, members: [], current: [], pending: undefined };
+  return entry.kind === 'stage'
+    ? { ...base, kind: 'stage', stage: entry.stage }
+    : { ...base, kind: 'loop', loop: entry.loop, iteration: 0, members: [], current: [], pending: undefined };
 }
 
 /** A schedule of the given nodes; dependencies naming no entry are dropped (not selected). */
@@ -102,7 +104,14 @@ export function createSchedule<S, L>(entries: ReadonlyArray<NodeEntry<S, L>>, op
  * dependencies are in the schedule already or among the entries; settled ones count as done.
  */
 export function addStages<S, L>(schedule: Schedule<S, L>, entries: ReadonlyArray<StageEntry<S>>): Array<StageNode<S>> {
-  const added: Array<StageNode<S>> = entries.map((e) => ({ kind: 'stage', id: e.id, deps: [...e.deps], dependents: [], waiting: 0, stage: e.stage }));
+  const added: Array<StageNode<S>> = entries.map((e) => ({
+    kind: 'stage',
+    id: e.id,
+    deps: [...e.deps],
+    dependents: [],
+    waiting: 0,
+    stage: e.stage,
+  }));
   for (const node of added) schedule.nodes.set(node.id, node);
   schedule.unsettled += added.length;
   for (const node of added) {
@@ -116,7 +125,11 @@ export function addStages<S, L>(schedule: Schedule<S, L>, entries: ReadonlyArray
  * Nodes outside `select` count as done already, with the fingerprint `fingerprintOf` gives
  * (the one recorded by the last run). Returns the ids of the stages settled so.
  */
-export function settleOutside<S, L>(schedule: Schedule<S, L>, select: ReadonlySet<string>, fingerprintOf: (node: ScheduleNode<S, L>) => string): string[] {
+export function settleOutside<S, L>(
+  schedule: Schedule<S, L>,
+  select: ReadonlySet<string>,
+  fingerprintOf: (node: ScheduleNode<S, L>) => string,
+): string[] {
   const stages: string[] = [];
   for (const node of schedule.nodes.values()) {
     if (select.has(node.id)) continue;

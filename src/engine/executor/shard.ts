@@ -31,7 +31,10 @@ export function parseShard(text: string): Shard | { error: string } {
  * everything it needs from the remote cache.
  */
 export function shardMembers(plan: Plan, shard: Shard): string[] {
-  const needs = new Map<string, readonly string[]>([...plan.instances.map((i) => [i.id, i.needs] as const), ...plan.loops.map((l) => [l.id, l.needs] as const)]);
+  const needs = new Map<string, readonly string[]>([
+    ...plan.instances.map((i) => [i.id, i.needs] as const),
+    ...plan.loops.map((l) => [l.id, l.needs] as const),
+  ]);
   const ids = [...needs.keys()];
   const shareOf = new Map<string, number | 'several'>();
   let dealt = 0;

@@ -4,7 +4,14 @@ import type { StageInstance } from '../types/plan.ts';
 import type { ArtifactIssue, StageEndEvent, StageOutcomeCode } from '../types/events.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { SchemaRegistry } from '../artifacts/schema-registry.ts';
-import { checkStagedOutputs, discardStaged, publishOutputs, rejectOutputs, type StagedFile, type StagedOutput } from '../artifacts/commit.ts';
+import {
+  checkStagedOutputs,
+  discardStaged,
+  publishOutputs,
+  rejectOutputs,
+  type StagedFile,
+  type StagedOutput,
+} from '../artifacts/commit.ts';
 import { contentStamp } from '../state/file-hashes.ts';
 import { describeWriteProblem, isFsError, writeProblem } from '../state/write-problem.ts';
 import { createHash } from 'node:crypto';
@@ -74,10 +81,14 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
     const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(t);
-      resolve();
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }
 
@@ -91,7 +102,12 @@ function dirMtime(abs: string): number | null {
 
 type AttemptResult = { ok: true; summary?: string } | { ok: false; code: StageOutcomeCode; reason: string };
 
-async function runCommandStage(inst: StageInstance, ctx: StageRunContext, staged: StagedOutput[], signal: AbortSignal): Promise<AttemptResult> {
+async function runCommandStage(
+  inst: StageInstance,
+  ctx: StageRunContext,
+  staged: StagedOutput[],
+  signal: AbortSignal,
+): Promise<AttemptResult> {
   const scope = ctx.scope(Object.fromEntries(staged.map((o) => [o.name, o.staging])));
   const { pieces, values } = renderCommand(inst, scope);
   const spec = {
@@ -106,10 +122,20 @@ async function runCommandStage(inst: StageInstance, ctx: StageRunContext, staged
   const outcome = ctx.runners ? await ctx.runners.run({ ...spec, scriptFile }) : await runCommand(spec);
   if (outcome.exitCode === 0 && !outcome.aborted) return { ok: true };
   const how = outcome.exitCode !== null ? `exit code ${outcome.exitCode}` : `signal ${outcome.signal}`;
-  return { ok: false, code: 'command-failed', reason: `command failed with ${how}${outcome.tail ? `: ${outcome.tail.split('\n').slice(-3).join(' | ')}` : ''}` };
+  return {
+    ok: false,
+    code: 'command-failed',
+    reason: `command failed with ${how}${outcome.tail ? `: ${outcome.tail.split('\n').slice(-3).join(' | ')}` : ''}`,
+  };
 }
 
-async function runTaskStage(inst: StageInstance, ctx: StageRunContext, staged: StagedOutput[], signal: AbortSignal, inputs: readonly string[]): Promise<AttemptResult> {
+async function runTaskStage(
+  inst: StageInstance,
+  ctx: StageRunContext,
+  staged: StagedOutput[],
+  signal: AbortSignal,
+  inputs: readonly string[],
+): Promise<AttemptResult> {
   if (inst.spec.kind !== 'task') throw new Error(`internal: ${inst.id} is not a task stage`);
   const file = ctx.taskFile(inst.spec.task);
   if (!file) return { ok: false, code: 'unknown-task', reason: `task '${inst.spec.task}' not found` };
@@ -117,7 +143,11 @@ async function runTaskStage(inst: StageInstance, ctx: StageRunContext, staged: S
   try {
     task = await loadTask(file, ctx.runId);
   } catch (error) {
-    return { ok: false, code: 'task-load-failed', reason: `cannot load task '${inst.spec.task}' from ${file}: ${(error as Error).message.split('\n')[0]}` };
+    return {
+      ok: false,
+      code: 'task-load-failed',
+      reason: `cannot load task '${inst.spec.task}' from ${file}: ${(error as Error).message.split('\n')[0]}`,
+    };
   }
   const targets = Object.fromEntries(staged.map((o) => [o.name, o.target.path]));
   const raw = renderWith(inst.spec.with, ctx.scope(targets));
@@ -152,7 +182,12 @@ async function runTaskStage(inst: StageInstance, ctx: StageRunContext, staged: S
     },
     log: (message) => ctx.bus.emit({ type: 'stage-log', stage: inst.id, stream: 'log', message }),
     progress: (fraction, message) =>
-      ctx.bus.emit({ type: 'stage-progress', stage: inst.id, fraction: Math.min(1, Math.max(0, fraction)), ...(message ? { message } : {}) }),
+      ctx.bus.emit({
+        type: 'stage-progress',
+        stage: inst.id,
+        fraction: Math.min(1, Math.max(0, fraction)),
+        ...(message ? { message } : {}),
+      }),
     budget: ctx.budget,
     report: (report) => {
       if (report.kind === 'llm-call') ctx.budget.charge(report.costUsd);
@@ -197,13 +232,24 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 function misplacedOutput(root: string, inst: StageInstance): { code: StageOutcomeCode; reason: string } | undefined {
   for (const [name, o] of Object.entries(inst.outputs)) {
     const problem = outputFolderProblem(root, o.path);
-    if (problem) return { code: problem.outside ? 'output-outside-project' : 'output-path-blocked', reason: `output '${name}' (${o.path}) ${problem.message}` };
+    if (problem)
+      return {
+        code: problem.outside ? 'output-outside-project' : 'output-path-blocked',
+        reason: `output '${name}' (${o.path}) ${problem.message}`,
+      };
   }
   return undefined;
 }
 
 /** A stage whose outputs were not published: the staged files go aside with the errors beside them. */
-function rejected(inst: StageInstance, ctx: StageRunContext, staged: readonly StagedOutput[], issues: ArtifactIssue[], attempts: number, code: 'invalid-artifact' | 'publish-failed'): StageOutcome {
+function rejected(
+  inst: StageInstance,
+  ctx: StageRunContext,
+  staged: readonly StagedOutput[],
+  issues: ArtifactIssue[],
+  attempts: number,
+  code: 'invalid-artifact' | 'publish-failed',
+): StageOutcome {
   ctx.hashes.invalidateAll();
   const rejectedDir = rejectOutputs(staged, path.join(ctx.root, '.refinery', 'rejected', ctx.runId, fileKey(inst.id)), issues);
   const first = issues[0] as ArtifactIssue;
@@ -250,8 +296,13 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
       ctx.bus.emit({ type: 'stage-start', stage: inst.id, attempt: attemptNumber, reason: input.reason });
       const limit = timeoutSignal(ctx.signal, inst.spec.timeoutMs);
       try {
-        const result = inst.spec.kind === 'run' ? await runCommandStage(inst, ctx, staged, limit.signal) : await runTaskStage(inst, ctx, staged, limit.signal, input.inputs);
-        return !result.ok && limit.timedOut() ? { ok: false, code: 'timed-out', reason: `timed out after ${inst.spec.timeoutMs} ms` } : result;
+        const result =
+          inst.spec.kind === 'run'
+            ? await runCommandStage(inst, ctx, staged, limit.signal)
+            : await runTaskStage(inst, ctx, staged, limit.signal, input.inputs);
+        return !result.ok && limit.timedOut()
+          ? { ok: false, code: 'timed-out', reason: `timed out after ${inst.spec.timeoutMs} ms` }
+          : result;
       } catch (error) {
         // The command or params are rendered again here with the staging paths; a failing expression fails the stage.
         if (error instanceof ExprEvalError) return { ok: false, code: 'expression-failed', reason: error.message };
@@ -298,7 +349,13 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
     durationMs: Date.now() - started,
   };
   const problem = journalProblem(ctx, () => ctx.state.commit(record));
-  if (problem) return { status: 'failed', code: 'state-write-failed', attempts: attempt, reason: `${problem}; its outputs are in place, but without their record the stage runs again next time` };
+  if (problem)
+    return {
+      status: 'failed',
+      code: 'state-write-failed',
+      attempts: attempt,
+      reason: `${problem}; its outputs are in place, but without their record the stage runs again next time`,
+    };
   return { status: 'succeeded', code: 'ran', attempts: attempt, ...(last.summary ? { summary: last.summary } : {}) };
 }
 

@@ -65,11 +65,13 @@ export function loadTask(file: string, runId?: string): Promise<TaskDefinition> 
     // A task compiled to CommonJS lives in require's cache, keyed by its path alone: drop it, or
     // an edited file would be imported under its new URL but run the old code.
     delete requireCache[realFile];
-    pending = ensureTypeScript().then(() => import(`${pathToFileURL(file).href}?v=${version}`)).then((mod: { default?: unknown }) => {
-      const task = defaultExport(mod);
-      if (!isTaskDefinition(task)) throw new Error(`${file} must \`export default defineTask({ name, params, run })\``);
-      return task;
-    });
+    pending = ensureTypeScript()
+      .then(() => import(`${pathToFileURL(file).href}?v=${version}`))
+      .then((mod: { default?: unknown }) => {
+        const task = defaultExport(mod);
+        if (!isTaskDefinition(task)) throw new Error(`${file} must \`export default defineTask({ name, params, run })\``);
+        return task;
+      });
     loaded.set(key, pending);
   }
   if (runId !== undefined) checkedInRun.set(file, { runId, task: pending });

@@ -25,11 +25,13 @@ let built = 0;
 
 function spend(amount: number): void {
   built += amount;
-  if (built > MAX_BUILT_TOTAL) throw new ExprEvalError(`the expression builds more than ${MAX_BUILT_TOTAL} characters and list items in all`);
+  if (built > MAX_BUILT_TOTAL)
+    throw new ExprEvalError(`the expression builds more than ${MAX_BUILT_TOTAL} characters and list items in all`);
 }
 
 function boundedText(text: string, what: string): string {
-  if (text.length > MAX_RESULT_LENGTH) throw new ExprEvalError(`${what} would be ${text.length} characters long; the limit is ${MAX_RESULT_LENGTH}`);
+  if (text.length > MAX_RESULT_LENGTH)
+    throw new ExprEvalError(`${what} would be ${text.length} characters long; the limit is ${MAX_RESULT_LENGTH}`);
   spend(text.length);
   return text;
 }
@@ -91,8 +93,11 @@ function pad(x: unknown, width: unknown): string {
 }
 
 function split(x: unknown, sep: unknown): string[] {
-  const parts = toText(x).split(sep === undefined ? ',' : toText(sep)).filter((s) => s !== '');
-  if (parts.length > MAX_RESULT_ITEMS) throw new ExprEvalError(`split() would make ${parts.length} items; the limit is ${MAX_RESULT_ITEMS}`);
+  const parts = toText(x)
+    .split(sep === undefined ? ',' : toText(sep))
+    .filter((s) => s !== '');
+  if (parts.length > MAX_RESULT_ITEMS)
+    throw new ExprEvalError(`split() would make ${parts.length} items; the limit is ${MAX_RESULT_ITEMS}`);
   spend(parts.length);
   return parts;
 }
@@ -114,24 +119,27 @@ function contains(hay: unknown, needle: unknown): boolean {
   return Array.isArray(hay) ? hay.some((h) => equal(h, needle)) : toText(hay).includes(toText(needle));
 }
 
-const PURE_FUNCTIONS = new Map<string, PureFunction>(Object.entries<PureFunction>({
-  len: (x) => (Array.isArray(x) || typeof x === 'string' ? x.length : x && typeof x === 'object' ? Object.keys(x).length : 0),
-  lower: (x) => boundedText(toText(x).toLowerCase(), 'lower()'),
-  upper: (x) => boundedText(toText(x).toUpperCase(), 'upper()'),
-  basename: (x) => path.posix.basename(toText(x)),
-  dirname: (x) => path.posix.dirname(toText(x)),
-  join: (list, sep) => boundedText(Array.isArray(list) ? list.map(toText).join(sep === undefined ? ',' : toText(sep)) : toText(list), 'join()'),
-  split,
-  default: (x, fallback) => (x === undefined || x === null || x === '' ? fallback : x),
-  str: (x) => toText(x),
-  int: (x) => Math.trunc(Number(x)),
-  pad,
-  contains,
-  startsWith: (x, prefix) => toText(x).startsWith(toText(prefix)),
-  endsWith: (x, suffix) => toText(x).endsWith(toText(suffix)),
-  min: (...xs) => extreme(Math.min, Infinity, xs),
-  max: (...xs) => extreme(Math.max, -Infinity, xs),
-}));
+const PURE_FUNCTIONS = new Map<string, PureFunction>(
+  Object.entries<PureFunction>({
+    len: (x) => (Array.isArray(x) || typeof x === 'string' ? x.length : x && typeof x === 'object' ? Object.keys(x).length : 0),
+    lower: (x) => boundedText(toText(x).toLowerCase(), 'lower()'),
+    upper: (x) => boundedText(toText(x).toUpperCase(), 'upper()'),
+    basename: (x) => path.posix.basename(toText(x)),
+    dirname: (x) => path.posix.dirname(toText(x)),
+    join: (list, sep) =>
+      boundedText(Array.isArray(list) ? list.map(toText).join(sep === undefined ? ',' : toText(sep)) : toText(list), 'join()'),
+    split,
+    default: (x, fallback) => (x === undefined || x === null || x === '' ? fallback : x),
+    str: (x) => toText(x),
+    int: (x) => Math.trunc(Number(x)),
+    pad,
+    contains,
+    startsWith: (x, prefix) => toText(x).startsWith(toText(prefix)),
+    endsWith: (x, suffix) => toText(x).endsWith(toText(suffix)),
+    min: (...xs) => extreme(Math.min, Infinity, xs),
+    max: (...xs) => extreme(Math.max, -Infinity, xs),
+  }),
+);
 
 export const FUNCTION_NAMES = [...PURE_FUNCTIONS.keys(), 'exists'].sort();
 
@@ -223,7 +231,9 @@ function evalNode(expr: Expr, scope: Scope): unknown {
  * read from outside such as a deeply nested artifact, are an ExprEvalError like any other.
  */
 function asEvalError(error: unknown): unknown {
-  return error instanceof RangeError ? new ExprEvalError(`a value is too large or too deeply nested to evaluate (${error.message})`) : error;
+  return error instanceof RangeError
+    ? new ExprEvalError(`a value is too large or too deeply nested to evaluate (${error.message})`)
+    : error;
 }
 
 /** An expression's value; every failure is an ExprEvalError. */
@@ -251,7 +261,10 @@ export function renderTemplate(template: Template, scope: Scope): unknown {
   built = 0;
   try {
     if (template.parts.length === 1 && only !== undefined && typeof only !== 'string') return evalNode(only, scope);
-    return boundedText(template.parts.map((p) => (typeof p === 'string' ? p : toText(evalNode(p, scope)))).join(''), 'the text the template builds');
+    return boundedText(
+      template.parts.map((p) => (typeof p === 'string' ? p : toText(evalNode(p, scope)))).join(''),
+      'the text the template builds',
+    );
   } catch (error) {
     throw asEvalError(error);
   }

@@ -22,7 +22,10 @@ class Parser {
   constructor(private readonly tokens: Token[]) {}
 
   private tooDeep(at: number): ExprSyntaxError {
-    return new ExprSyntaxError(`expression nested too deeply (more than ${MAX_EXPR_DEPTH} levels of parentheses, operators or fields); split it into simpler expressions`, at);
+    return new ExprSyntaxError(
+      `expression nested too deeply (more than ${MAX_EXPR_DEPTH} levels of parentheses, operators or fields); split it into simpler expressions`,
+      at,
+    );
   }
 
   /** Records a node's height from its children's; a tree taller than the limit is an error at `at`. */
@@ -132,7 +135,8 @@ class Parser {
       if (t.v === 'null') return { t: 'lit', v: null };
       if (this.isOp('(')) {
         // Only the documented functions exist; any other name (toString, constructor...) is an error here, before anything runs.
-        if (!isFunctionName(t.v)) throw new ExprSyntaxError(`unknown function '${t.v}'; the functions are ${FUNCTION_NAMES.join(', ')}`, t.at);
+        if (!isFunctionName(t.v))
+          throw new ExprSyntaxError(`unknown function '${t.v}'; the functions are ${FUNCTION_NAMES.join(', ')}`, t.at);
         const args = this.args(')');
         return this.node({ t: 'call', fn: t.v, args }, t.at, args);
       }

@@ -15,7 +15,32 @@ export class ExprSyntaxError extends Error {
   }
 }
 
-const OPERATORS = ['===', '!==', '==', '!=', '<=', '>=', '&&', '||', '<', '>', '+', '-', '*', '/', '%', '!', '?', ':', '(', ')', '[', ']', ',', '.'];
+const OPERATORS = [
+  '===',
+  '!==',
+  '==',
+  '!=',
+  '<=',
+  '>=',
+  '&&',
+  '||',
+  '<',
+  '>',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '!',
+  '?',
+  ':',
+  '(',
+  ')',
+  '[',
+  ']',
+  ',',
+  '.',
+];
 
 function readString(text: string, start: number): { value: string; end: number } {
   const quote = text[start];

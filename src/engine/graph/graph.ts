@@ -88,7 +88,10 @@ export function topologicalOrder(deps: ReadonlyMap<string, readonly string[]>): 
       else dependents.set(d, [id]);
     }
   }
-  const order = [...remaining].filter(([, n]) => n === 0).map(([id]) => id).sort();
+  const order = [...remaining]
+    .filter(([, n]) => n === 0)
+    .map(([id]) => id)
+    .sort();
   for (let i = 0; i < order.length; i += 1) {
     for (const dep of dependents.get(order[i] as string) ?? []) {
       const left = (remaining.get(dep) as number) - 1;

@@ -37,7 +37,10 @@ function dotQuote(text: string): string {
 
 export function toDot(view: GraphView, name: string): string {
   const lines = [`digraph ${dotQuote(name)} {`, '  rankdir=LR;'];
-  for (const n of view.nodes) lines.push(`  ${dotQuote(n.id)} [label=${dotQuote(n.label)}, shape=${n.kind === 'loop' ? 'hexagon' : n.kind === 'run' ? 'box' : 'ellipse'}];`);
+  for (const n of view.nodes)
+    lines.push(
+      `  ${dotQuote(n.id)} [label=${dotQuote(n.label)}, shape=${n.kind === 'loop' ? 'hexagon' : n.kind === 'run' ? 'box' : 'ellipse'}];`,
+    );
   for (const [from, to] of view.edges) lines.push(`  ${dotQuote(from)} -> ${dotQuote(to)};`);
   lines.push('}');
   return `${lines.join('\n')}\n`;

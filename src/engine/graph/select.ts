@@ -23,7 +23,12 @@ function tokenize(query: string): Token[] {
 }
 
 function globToRegExp(glob: string): RegExp {
-  return new RegExp(`^${glob.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  return new RegExp(
+    `^${glob
+      .split('*')
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
 }
 
 /** The stage name of an instance id: `s[key]` → `s`, `loop#2.s` → `loop`. */

@@ -43,10 +43,16 @@ function locate(root: string, rel: string): Located {
         dir = path.posix.dirname(dir);
         continue;
       }
-      if (code === 'ENOTDIR') return { problem: `a file is in the way of folder ${dir}; remove it or give the output another path`, exists: false };
+      if (code === 'ENOTDIR')
+        return { problem: `a file is in the way of folder ${dir}; remove it or give the output another path`, exists: false };
       return { problem: `cannot resolve folder ${dir}: ${code ?? (error as Error).message}`, exists: false };
     }
-    if (!isInside(real, rootReal)) return { outside: true, problem: `is under ${dir}, which leads to ${real}, outside the project (${rootReal}); outputs are written only inside the project: make ${dir} a folder of the project or give the output another path`, exists: false };
+    if (!isInside(real, rootReal))
+      return {
+        outside: true,
+        problem: `is under ${dir}, which leads to ${real}, outside the project (${rootReal}); outputs are written only inside the project: make ${dir} a folder of the project or give the output another path`,
+        exists: false,
+      };
     return { exists: dir === folder };
   }
 }
@@ -75,7 +81,9 @@ export function makeOutputFolder(root: string, rel: string): string | undefined 
     mkdirSync(path.join(root, dir), { recursive: true });
   } catch (error) {
     const code = errnoCode(error);
-    return code === 'EEXIST' || code === 'ENOTDIR' ? `cannot make folder ${dir}: a file is in the way; remove it or give the output another path` : `cannot make folder ${dir}: ${code ?? (error as Error).message}`;
+    return code === 'EEXIST' || code === 'ENOTDIR'
+      ? `cannot make folder ${dir}: a file is in the way; remove it or give the output another path`
+      : `cannot make folder ${dir}: ${code ?? (error as Error).message}`;
   }
   return locate(root, rel).problem;
 }

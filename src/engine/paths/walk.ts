@@ -8,7 +8,12 @@ export type EntryType = 'file' | 'dir' | 'any';
 
 /** Paths (relative to root, or absolute for an absolute pattern; '/'-separated, sorted) matching a glob; symlinks are never followed. */
 /** `onDirRead(dir, mtimeMs)` is told of every folder listed, with its mtime just before the listing. */
-export function expandGlob(root: string, pattern: string, type: EntryType = 'file', onDirRead?: (dir: string, mtimeMs: number | null) => void): string[] {
+export function expandGlob(
+  root: string,
+  pattern: string,
+  type: EntryType = 'file',
+  onDirRead?: (dir: string, mtimeMs: number | null) => void,
+): string[] {
   const normalized = path.posix.normalize(pattern).replace(/^\.\//, '');
   const re = globToRegExp(normalized);
   const prefix = staticPrefix(normalized);

@@ -40,7 +40,15 @@ function isPackedStage(s: unknown): boolean {
 
 /** The shape unpackSpec and the expansion rely on: a damaged cache file must not reach them. */
 function isPackedSpec(c: unknown): c is Record<string, unknown> {
-  return isObject(c) && typeof c.name === 'string' && typeof c.file === 'string' && isObject(c.params) && isObject(c.pools) && Array.isArray(c.stages) && c.stages.every(isPackedStage);
+  return (
+    isObject(c) &&
+    typeof c.name === 'string' &&
+    typeof c.file === 'string' &&
+    isObject(c.params) &&
+    isObject(c.pools) &&
+    Array.isArray(c.stages) &&
+    c.stages.every(isPackedStage)
+  );
 }
 
 /**
@@ -62,13 +70,20 @@ export async function loadPipelineCached(root: string, file: string, resolver: N
   if (packed !== undefined) {
     try {
       let locator: Locator | undefined;
-      const locate = (at: Array<string | number>): SourceSpan => (locator ??= new Locator(absolute, text, parseLocatedYaml(absolute, text))).span(at, 'key');
+      const locate = (at: Array<string | number>): SourceSpan =>
+        (locator ??= new Locator(absolute, text, parseLocatedYaml(absolute, text))).span(at, 'key');
       const value: unknown = JSON.parse(packed);
       if (!isPackedSpec(value)) throw new Error('not a packed pipeline');
       const spec = unpackSpec(value, locate);
       if (namesStillResolve(spec, resolver)) return { spec, diagnostics: [], text };
     } catch {
-      setAsideAndWarn(root, cached, `(the parse cache of ${path.relative(root, absolute) || absolute}) cannot be read back`, warn, 'the pipeline is parsed again');
+      setAsideAndWarn(
+        root,
+        cached,
+        `(the parse cache of ${path.relative(root, absolute) || absolute}) cannot be read back`,
+        warn,
+        'the pipeline is parsed again',
+      );
     }
   }
   const { loadPipelineText } = await import('./load.ts');

@@ -37,10 +37,18 @@ function paramTypeOk(p: ParamSpec, value: unknown): boolean {
 function checkParams(spec: PipelineSpec, locator: Locator): void {
   for (const [name, p] of Object.entries(spec.params)) {
     if (p.default !== undefined && !paramTypeOk(p, p.default)) {
-      locator.error('invalid-param-default', ['params', name, 'default'], `default of param '${name}' is not ${p.type === 'integer' ? 'an' : 'a'} ${p.type}`);
+      locator.error(
+        'invalid-param-default',
+        ['params', name, 'default'],
+        `default of param '${name}' is not ${p.type === 'integer' ? 'an' : 'a'} ${p.type}`,
+      );
     }
     if (p.enum && p.default !== undefined && !p.enum.some((e) => JSON.stringify(e) === JSON.stringify(p.default))) {
-      locator.error('invalid-param-default', ['params', name, 'default'], `default of param '${name}' is not one of ${JSON.stringify(p.enum)}`);
+      locator.error(
+        'invalid-param-default',
+        ['params', name, 'default'],
+        `default of param '${name}' is not one of ${JSON.stringify(p.enum)}`,
+      );
     }
   }
 }
@@ -78,7 +86,11 @@ function checkParamRefs(expr: Expr, at: Path, ctx: RefContext): void {
   const visit = (e: Expr): void => {
     if (e.t === 'get' && e.obj.t === 'ref' && e.obj.name === 'params' && !Object.hasOwn(ctx.spec.params, e.key)) {
       const hint = didYouMean(e.key, Object.keys(ctx.spec.params));
-      ctx.locator.error('unknown-param', at, `unknown param '${e.key}'${hint ? `; did you mean '${hint}'?` : '; declare it under params:'}`);
+      ctx.locator.error(
+        'unknown-param',
+        at,
+        `unknown param '${e.key}'${hint ? `; did you mean '${hint}'?` : '; declare it under params:'}`,
+      );
     }
     for (const child of Object.values(e)) {
       if (Array.isArray(child)) child.forEach((c) => typeof c === 'object' && c && 't' in c && visit(c as Expr));
@@ -114,8 +126,10 @@ function stageTemplates(stage: StageSpec, at: Path): Array<{ t: Template; at: Pa
   else stage.run.argv.forEach((t, i) => withList.push({ t, at: [...at, 'run', i] }));
   for (const [k, t] of Object.entries(stage.env)) withList.push({ t, at: [...at, 'env', k] });
   for (const w of withList) list.push({ ...w, extra: [...item, 'outputs', 'inputs'] });
-  if (stage.foreach?.kind === 'list' && isTemplate(stage.foreach.items)) list.push({ t: stage.foreach.items, at: [...at, 'foreach'], extra: [] });
-  if (stage.foreach?.kind === 'glob') stage.foreach.patterns.forEach((t, i) => list.push({ t, at: [...at, 'foreach', 'glob', i], extra: [] }));
+  if (stage.foreach?.kind === 'list' && isTemplate(stage.foreach.items))
+    list.push({ t: stage.foreach.items, at: [...at, 'foreach'], extra: [] });
+  if (stage.foreach?.kind === 'glob')
+    stage.foreach.patterns.forEach((t, i) => list.push({ t, at: [...at, 'foreach', 'glob', i], extra: [] }));
   return list;
 }
 
@@ -126,13 +140,25 @@ function checkOutputPath(t: Template, at: () => Path, locator: Locator, seen: Ma
   if (path.isAbsolute(p) || normalized === '..' || normalized.startsWith('../')) {
     locator.error('output-outside-project', at(), `output '${p}' is outside the project; outputs must be paths inside the project root`);
   } else if (isReservedPath(normalized)) {
-    locator.error('output-in-refinery-folder', at(), `output '${p}' is inside a folder refinery manages itself (.refinery/state, cache, staging, rejected, runs)`);
+    locator.error(
+      'output-in-refinery-folder',
+      at(),
+      `output '${p}' is inside a folder refinery manages itself (.refinery/state, cache, staging, rejected, runs)`,
+    );
   } else if (seen.has(normalized)) {
-    locator.error('duplicate-output', at(), `stages '${seen.get(normalized)}' and '${owner}' both write '${normalized}'; each output needs one writer`);
+    locator.error(
+      'duplicate-output',
+      at(),
+      `stages '${seen.get(normalized)}' and '${owner}' both write '${normalized}'; each output needs one writer`,
+    );
   } else seen.set(normalized, owner);
 }
 
-function checkStage(stage: StageSpec, loop: LoopSpec | undefined, ctx: RefContext & { resolver: NameResolver; outputs: Map<string, string> }): string[] {
+function checkStage(
+  stage: StageSpec,
+  loop: LoopSpec | undefined,
+  ctx: RefContext & { resolver: NameResolver; outputs: Map<string, string> },
+): string[] {
   const at = stagePath(stage, loop);
   const { locator, resolver } = ctx;
   if (stage.kind === 'task' && !resolver.taskFile(stage.task)) {
@@ -144,17 +170,27 @@ function checkStage(stage: StageSpec, loop: LoopSpec | undefined, ctx: RefContex
   for (const [name, o] of Object.entries(stage.outputs)) {
     if (o.schema && !resolver.schemaFile(o.schema)) {
       const hint = didYouMean(o.schema, resolver.schemaNames());
-      locator.error('unknown-schema', [...at, 'outputs', name, 'schema'], `unknown schema '${o.schema}'${hint ? `; did you mean '${hint}'?` : ''}`, {
-        notes: [`a schema is a file schemas/${o.schema}.schema.json in the project or in refinery`],
-      });
+      locator.error(
+        'unknown-schema',
+        [...at, 'outputs', name, 'schema'],
+        `unknown schema '${o.schema}'${hint ? `; did you mean '${hint}'?` : ''}`,
+        {
+          notes: [`a schema is a file schemas/${o.schema}.schema.json in the project or in refinery`],
+        },
+      );
     }
     // Where the path is written ({ path: ... } or the plain form) is looked up only for a message.
-    const pathAt = (): Path => (locator.has([...at, 'outputs', name, 'path']) ? [...at, 'outputs', name, 'path'] : [...at, 'outputs', name]);
+    const pathAt = (): Path =>
+      locator.has([...at, 'outputs', name, 'path']) ? [...at, 'outputs', name, 'path'] : [...at, 'outputs', name];
     checkOutputPath(o.path, pathAt, locator, ctx.outputs, stage.id);
   }
   if (stage.pool && !Object.hasOwn(ctx.spec.pools, stage.pool)) {
     const hint = didYouMean(stage.pool, Object.keys(ctx.spec.pools));
-    locator.error('unknown-pool', [...at, 'pool'], `unknown pool '${stage.pool}'${hint ? `; did you mean '${hint}'?` : '; declare it under pools:'}`);
+    locator.error(
+      'unknown-pool',
+      [...at, 'pool'],
+      `unknown pool '${stage.pool}'${hint ? `; did you mean '${hint}'?` : '; declare it under pools:'}`,
+    );
   }
   const artifactStages: string[] = [];
   const base = new Set([...ROOTS_EVERYWHERE, ...(loop ? ['loop'] : [])]);
@@ -191,7 +227,12 @@ export function checkPipeline(spec: PipelineSpec, locator: Locator, resolver: Na
     if (s.kind !== 'loop') continue;
     for (const inner of s.stages) {
       if (ids.has(inner.id)) {
-        locator.error('duplicate-stage', stagePath(inner, s), `duplicate stage '${inner.id}'; stage names are unique across the pipeline, loops included`, { which: 'key' });
+        locator.error(
+          'duplicate-stage',
+          stagePath(inner, s),
+          `duplicate stage '${inner.id}'; stage names are unique across the pipeline, loops included`,
+          { which: 'key' },
+        );
       }
       ids.add(inner.id);
       owner.set(inner.id, s.id);
@@ -203,7 +244,10 @@ export function checkPipeline(spec: PipelineSpec, locator: Locator, resolver: Na
     id: stage.id,
     needs: [...stage.needs, ...artifactStages].map((n) => (loop && owner.get(n) === loop.id ? n : (owner.get(n) ?? n))),
     inputs: stage.inputs.filter(isConstant).map((t) => path.posix.normalize(t.source)),
-    outputs: Object.values(stage.outputs).map((o) => o.path).filter(isConstant).map((t) => path.posix.normalize(t.source)),
+    outputs: Object.values(stage.outputs)
+      .map((o) => o.path)
+      .filter(isConstant)
+      .map((t) => path.posix.normalize(t.source)),
   });
   for (const s of spec.stages) {
     if (s.kind === 'loop') {
@@ -231,7 +275,7 @@ export function checkPipeline(spec: PipelineSpec, locator: Locator, resolver: Na
     const stage = spec.stages.find((s) => s.id === first) ?? loop?.stages.find((s) => s.id === first);
     locator.error('dependency-cycle', stage ? stagePath(stage, loop) : [], `dependency cycle: ${cycle.join(' -> ')}`, {
       which: 'key',
-      notes: ['remove one of these needs, or one of the inputs that is another stage\'s output'],
+      notes: ["remove one of these needs, or one of the inputs that is another stage's output"],
     });
   }
 }

@@ -24,7 +24,8 @@ export function packStage(stage: StageSpec): Compact {
   const out: Compact = { ...stage };
   out.inputs = stage.inputs.map(packTemplate);
   out.outputs = Object.fromEntries(Object.entries(stage.outputs).map(([k, o]) => [k, { ...o, path: packTemplate(o.path) }]));
-  if (stage.kind === 'run') out.run = 'shell' in stage.run ? { shell: packTemplate(stage.run.shell) } : { argv: stage.run.argv.map(packTemplate) };
+  if (stage.kind === 'run')
+    out.run = 'shell' in stage.run ? { shell: packTemplate(stage.run.shell) } : { argv: stage.run.argv.map(packTemplate) };
   if (stage.needs.length === 0) delete out.needs;
   if (stage.as === 'item') delete out.as;
   if (stage.retry.attempts === 0 && stage.retry.backoffMs === 1000) delete out.retry;
@@ -37,7 +38,12 @@ export function unpackStage(c: Compact, path: StagePath, locate: Locate): StageS
   const stage = {
     ...s,
     inputs: (c.inputs as Array<Template | string>).map(unpackTemplate),
-    outputs: Object.fromEntries(Object.entries(c.outputs as Record<string, { path: Template | string; schema?: string }>).map(([k, o]) => [k, { ...o, path: unpackTemplate(o.path) }])),
+    outputs: Object.fromEntries(
+      Object.entries(c.outputs as Record<string, { path: Template | string; schema?: string }>).map(([k, o]) => [
+        k,
+        { ...o, path: unpackTemplate(o.path) },
+      ]),
+    ),
     needs: (c.needs as string[] | undefined) ?? [],
     as: (c.as as string | undefined) ?? 'item',
     retry: (c.retry as StageSpec['retry'] | undefined) ?? { attempts: 0, backoffMs: 1000 },

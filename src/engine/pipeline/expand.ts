@@ -32,7 +32,10 @@ const NEEDS_NORMALIZING = /\/\/|(^|\/)\.\.?(\/|$)|\/$/;
 /** `a//b/./c/` as `a/b/c`; names are kept byte for byte (a backslash is part of a POSIX file name). */
 export function normalizeRelative(p: string): string {
   if (!NEEDS_NORMALIZING.test(p)) return p;
-  return path.posix.normalize(p).replace(/^\.\//, '').replace(/(.)\/$/, '$1');
+  return path.posix
+    .normalize(p)
+    .replace(/^\.\//, '')
+    .replace(/(.)\/$/, '$1');
 }
 
 function globItem(p: string): GlobItem {
@@ -61,7 +64,13 @@ class Expander {
   ) {}
 
   private vars(stage: StageSpec | LoopSpec, extra: Record<string, unknown>): Record<string, unknown> {
-    return { params: this.ctx.params, pipeline: { name: this.spec.name }, stage: { id: stage.id }, artifacts: this.ctx.artifacts, ...extra };
+    return {
+      params: this.ctx.params,
+      pipeline: { name: this.spec.name },
+      stage: { id: stage.id },
+      artifacts: this.ctx.artifacts,
+      ...extra,
+    };
   }
 
   private render(t: Template, vars: Record<string, unknown>, where: StageSpec | LoopSpec): unknown {
@@ -69,7 +78,12 @@ class Expander {
       return renderTemplate(t, { vars, effects: { exists: () => false } });
     } catch (error) {
       if (!(error instanceof ExprEvalError)) throw error;
-      this.diagnostics.push({ severity: 'error', code: 'expression-failed', message: `stage '${where.id}': ${error.message} in '${t.source}'`, ...(where.span ? { span: where.span } : {}) });
+      this.diagnostics.push({
+        severity: 'error',
+        code: 'expression-failed',
+        message: `stage '${where.id}': ${error.message} in '${t.source}'`,
+        ...(where.span ? { span: where.span } : {}),
+      });
       return '';
     }
   }
@@ -129,7 +143,12 @@ class Expander {
       const o = stage.outputs[name] as StageSpec['outputs'][string];
       const p = normalizeRelative(toText(this.render(o.path, vars, stage)));
       if (path.isAbsolute(p) || p === '..' || p.startsWith('../') || isReservedPath(p)) {
-        this.diagnostics.push({ severity: 'error', code: 'output-outside-project', message: `stage '${stage.id}': output '${name}' resolves to '${p}', outside the project or inside a folder refinery manages`, ...(stage.span ? { span: stage.span } : {}) });
+        this.diagnostics.push({
+          severity: 'error',
+          code: 'output-outside-project',
+          message: `stage '${stage.id}': output '${name}' resolves to '${p}', outside the project or inside a folder refinery manages`,
+          ...(stage.span ? { span: stage.span } : {}),
+        });
       }
       out[name] = { path: p, ...(o.schema ? { schema: o.schema } : {}) };
     }
@@ -148,30 +167,44 @@ class Expander {
   }
 
   expandStage(stage: StageSpec, scope: { key: string; loop?: { id: string; iteration: number; max: number } }): StageInstance[] {
-    const loopVars = scope.loop ? { loop: { iteration: scope.loop.iteration, round: String(scope.loop.iteration).padStart(3, '0'), max: scope.loop.max, first: scope.loop.iteration === 1 } } : {};
+    const loopVars = scope.loop
+      ? {
+          loop: {
+            iteration: scope.loop.iteration,
+            round: String(scope.loop.iteration).padStart(3, '0'),
+            max: scope.loop.max,
+            first: scope.loop.iteration === 1,
+          },
+        }
+      : {};
     const base = this.vars(stage, loopVars);
     const needs = [...new Set([...stage.needs, ...this.referencedStages(stage)])].sort();
     const needIds = needs.flatMap((n) => this.resolve(n, scope.key) ?? this.loopGate(n));
     const prefix = scope.loop ? `${scope.loop.id}#${scope.loop.iteration}.` : '';
-    const instances = this.items(stage, base).filter(({ value }) => this.staticWhen(stage, { ...base, [stage.as]: value })).map(({ key, value }) => {
-      const vars = stage.foreach ? { ...base, [stage.as]: value } : base;
-      const inputs = stage.inputs.flatMap((t) => {
-        const v = this.render(t, vars, stage);
-        return (Array.isArray(v) ? v.map(toText) : [toText(v)]).filter((s) => s !== '').map(normalizeRelative);
+    const instances = this.items(stage, base)
+      .filter(({ value }) => this.staticWhen(stage, { ...base, [stage.as]: value }))
+      .map(({ key, value }) => {
+        const vars = stage.foreach ? { ...base, [stage.as]: value } : base;
+        const inputs = stage.inputs.flatMap((t) => {
+          const v = this.render(t, vars, stage);
+          return (Array.isArray(v) ? v.map(toText) : [toText(v)]).filter((s) => s !== '').map(normalizeRelative);
+        });
+        return {
+          id: `${prefix}${stage.id}${stage.foreach ? `[${key}]` : ''}`,
+          stageId: stage.id,
+          spec: stage,
+          vars: { ...loopVars, ...(stage.foreach ? { [stage.as]: value } : {}) },
+          inputs: [...new Set(inputs)].sort(),
+          outputs: this.outputs(stage, vars),
+          needs: needIds,
+          ...(scope.loop ? { loop: { id: scope.loop.id, iteration: scope.loop.iteration } } : {}),
+        } satisfies StageInstance;
       });
-      return {
-        id: `${prefix}${stage.id}${stage.foreach ? `[${key}]` : ''}`,
-        stageId: stage.id,
-        spec: stage,
-        vars: { ...loopVars, ...(stage.foreach ? { [stage.as]: value } : {}) },
-        inputs: [...new Set(inputs)].sort(),
-        outputs: this.outputs(stage, vars),
-        needs: needIds,
-        ...(scope.loop ? { loop: { id: scope.loop.id, iteration: scope.loop.iteration } } : {}),
-      } satisfies StageInstance;
-    });
     const distinct = this.distinctInstances(stage, instances);
-    this.byStage.set(`${scope.key}|${stage.id}`, distinct.map((i) => i.id));
+    this.byStage.set(
+      `${scope.key}|${stage.id}`,
+      distinct.map((i) => i.id),
+    );
     return distinct;
   }
 
@@ -210,7 +243,12 @@ class Expander {
       return evaluateCondition(stage.when, { vars, effects: { exists: observations ? (p) => observations.probe(p, exists) : exists } });
     } catch (error) {
       if (!(error instanceof ExprEvalError)) throw error;
-      this.diagnostics.push({ severity: 'error', code: 'expression-failed', message: `stage '${stage.id}': when: ${error.message}`, ...(stage.span ? { span: stage.span } : {}) });
+      this.diagnostics.push({
+        severity: 'error',
+        code: 'expression-failed',
+        message: `stage '${stage.id}': when: ${error.message}`,
+        ...(stage.span ? { span: stage.span } : {}),
+      });
       return false;
     }
   }
@@ -225,7 +263,12 @@ class Expander {
     if (typeof loop.max === 'number') return loop.max;
     const n = Number(this.render(loop.max, this.vars(loop, {}), loop));
     if (!Number.isInteger(n) || n < 1) {
-      this.diagnostics.push({ severity: 'error', code: 'invalid-loop-max', message: `loop '${loop.id}': max must be a whole number ≥ 1, got '${toText(n)}'`, ...(loop.span ? { span: loop.span } : {}) });
+      this.diagnostics.push({
+        severity: 'error',
+        code: 'invalid-loop-max',
+        message: `loop '${loop.id}': max must be a whole number ≥ 1, got '${toText(n)}'`,
+        ...(loop.span ? { span: loop.span } : {}),
+      });
       return 1;
     }
     return n;
@@ -241,7 +284,12 @@ function checkDuplicateOutputs(instances: readonly StageInstance[], diagnostics:
   for (const inst of instances) {
     for (const o of Object.values(inst.outputs)) {
       const other = writer.get(o.path);
-      if (other !== undefined && other !== inst.id) diagnostics.push({ severity: 'error', code: 'duplicate-output', message: `stages '${other}' and '${inst.id}' both write '${o.path}'; each output needs one writer` });
+      if (other !== undefined && other !== inst.id)
+        diagnostics.push({
+          severity: 'error',
+          code: 'duplicate-output',
+          message: `stages '${other}' and '${inst.id}' both write '${o.path}'; each output needs one writer`,
+        });
       writer.set(o.path, inst.id);
     }
   }
@@ -272,7 +320,8 @@ export function expandPipeline(spec: PipelineSpec, ctx: ExpandContext): Expansio
       const before = expander.diagnostics.length;
       const scope = { key: `${loop.id}#${iteration}`, loop: { id: loop.id, iteration, max: loop.max } };
       const made = loop.spec.stages.flatMap((s) => expander.expandStage(s, scope));
-      const previous = iteration > 1 ? loop.spec.stages.flatMap((s) => expander.resolve(s.id, `${loop.id}#${iteration - 1}`) ?? []) : loop.needs;
+      const previous =
+        iteration > 1 ? loop.spec.stages.flatMap((s) => expander.resolve(s.id, `${loop.id}#${iteration - 1}`) ?? []) : loop.needs;
       for (const inst of made) inst.needs = [...new Set([...inst.needs, ...previous])].sort();
       const diagnostics = expander.diagnostics.slice(before);
       checkDuplicateOutputs([...instances, ...made], diagnostics);

@@ -37,7 +37,9 @@ function describeIssue(issue: z.core.$ZodIssue, locator: Locator, raw: unknown, 
   const label = where.length ? where.join('.') : 'pipeline file';
   const required = issue.code === 'invalid_type' && present === undefined;
   const message = required ? `'${where[where.length - 1]}' is required` : issue.message;
-  locator.error(required ? 'missing-key' : 'invalid-value', where, `${label}: ${message}`, { which: present === undefined ? 'key' : 'value' });
+  locator.error(required ? 'missing-key' : 'invalid-value', where, `${label}: ${message}`, {
+    which: present === undefined ? 'key' : 'value',
+  });
 }
 
 /** The pipeline file's identity: sha256 of its text, hex. */

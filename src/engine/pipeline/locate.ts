@@ -37,7 +37,12 @@ export class Locator {
     return { ...base, column: base.column + offset + (quoted ? 1 : 0), length };
   }
 
-  error(code: DiagnosticCode, path: ReadonlyArray<string | number>, message: string, options: { which?: 'value' | 'key'; notes?: string[]; span?: SourceSpan } = {}): void {
+  error(
+    code: DiagnosticCode,
+    path: ReadonlyArray<string | number>,
+    message: string,
+    options: { which?: 'value' | 'key'; notes?: string[]; span?: SourceSpan } = {},
+  ): void {
     this.diagnostics.push({
       severity: 'error',
       code,

@@ -19,7 +19,8 @@ function defaultValue(name: string, p: ParamSpec, effects: ParamEffects | undefi
     const template = parseTemplate(p.default);
     const refs = { roots: new Set<string>(), artifactStages: new Set<string>() };
     for (const part of template.parts) if (typeof part !== 'string') collectRefs(part, refs);
-    if (refs.roots.size > 0) return { error: `default of param '${name}' may use functions such as exists(), not names (${[...refs.roots].join(', ')})` };
+    if (refs.roots.size > 0)
+      return { error: `default of param '${name}' may use functions such as exists(), not names (${[...refs.roots].join(', ')})` };
     return { value: renderText(template, { vars: {}, effects: { exists: (rel) => effects?.exists(rel) ?? false } }) };
   } catch (error) {
     return { error: `default of param '${name}': ${(error as Error).message}` };
@@ -33,7 +34,8 @@ function coerce(name: string, p: ParamSpec, raw: string): { value?: unknown; err
     case 'number':
     case 'integer': {
       const n = Number(raw);
-      if (raw.trim() === '' || Number.isNaN(n) || (p.type === 'integer' && !Number.isInteger(n))) return { error: `--param ${name}=${raw}: expected ${p.type === 'integer' ? 'a whole number' : 'a number'}` };
+      if (raw.trim() === '' || Number.isNaN(n) || (p.type === 'integer' && !Number.isInteger(n)))
+        return { error: `--param ${name}=${raw}: expected ${p.type === 'integer' ? 'a whole number' : 'a number'}` };
       return { value: n };
     }
     case 'boolean':
@@ -49,7 +51,12 @@ function coerce(name: string, p: ParamSpec, raw: string): { value?: unknown; err
           return { error: `--param ${name}=${raw}: not a valid JSON list` };
         }
       }
-      return { value: raw.split(',').map((s) => s.trim()).filter((s) => s !== '') };
+      return {
+        value: raw
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== ''),
+      };
   }
 }
 
@@ -71,13 +78,21 @@ export function resolveParams(
     const p = spec.params[name];
     if (!p) {
       const hint = didYouMean(name, Object.keys(spec.params));
-      diagnostics.push({ severity: 'error', code: 'unknown-param', message: `--param ${name}: pipeline '${spec.name}' has no param '${name}'${hint ? `; did you mean '${hint}'?` : ''}` });
+      diagnostics.push({
+        severity: 'error',
+        code: 'unknown-param',
+        message: `--param ${name}: pipeline '${spec.name}' has no param '${name}'${hint ? `; did you mean '${hint}'?` : ''}`,
+      });
       continue;
     }
     const { value, error } = coerce(name, p, raw);
     if (error) diagnostics.push({ severity: 'error', code: 'invalid-param', message: error });
     else if (p.enum && !p.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) {
-      diagnostics.push({ severity: 'error', code: 'invalid-param', message: `--param ${name}=${raw}: expected one of ${p.enum.map((e) => JSON.stringify(e)).join(', ')}` });
+      diagnostics.push({
+        severity: 'error',
+        code: 'invalid-param',
+        message: `--param ${name}=${raw}: expected one of ${p.enum.map((e) => JSON.stringify(e)).join(', ')}`,
+      });
     } else params[name] = value;
   }
   const missing = Object.entries(spec.params).filter(([name, p]) => !(name in params) && p.default === undefined);

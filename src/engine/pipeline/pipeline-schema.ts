@@ -5,8 +5,23 @@ const DURATION = /^\d+(\.\d+)?(ms|s|m|h)$/;
 
 export const PIPELINE_KEYS = ['pipeline', 'description', 'params', 'pools', 'stages'];
 export const STAGE_KEYS = [
-  'description', 'task', 'run', 'with', 'inputs', 'outputs', 'needs', 'foreach', 'as', 'when',
-  'pool', 'timeout', 'retries', 'retry_backoff', 'env', 'loop', 'stale_if',
+  'description',
+  'task',
+  'run',
+  'with',
+  'inputs',
+  'outputs',
+  'needs',
+  'foreach',
+  'as',
+  'when',
+  'pool',
+  'timeout',
+  'retries',
+  'retry_backoff',
+  'env',
+  'loop',
+  'stale_if',
 ];
 export const LOOP_KEYS = ['max', 'until', 'stages'];
 export const PARAM_KEYS = ['type', 'default', 'description', 'enum'];
@@ -14,19 +29,35 @@ export const OUTPUT_KEYS = ['path', 'schema'];
 export const FOREACH_KEYS = ['glob', 'type', 'allow_empty'];
 
 const stringList = z.union([z.string(), z.array(z.string())], { error: 'expected a string or a list of strings' });
-const duration = z.union([z.number().positive().describe('seconds'), z.string().regex(DURATION, 'expected a duration such as 500ms, 30s, 5m or 1h')], {
-  error: 'expected a duration such as 30s, or a number of seconds',
-});
+const duration = z.union(
+  [z.number().positive().describe('seconds'), z.string().regex(DURATION, 'expected a duration such as 500ms, 30s, 5m or 1h')],
+  {
+    error: 'expected a duration such as 30s, or a number of seconds',
+  },
+);
 
-const outputSchema = z.union([z.string().describe('Path relative to the project root.'), z.strictObject({ path: z.string(), schema: z.string().describe("schemas/NAME.schema.json in the project, else refinery's.").optional() })], {
-  error: 'expected a path, or { path, schema }',
-});
+const outputSchema = z.union(
+  [
+    z.string().describe('Path relative to the project root.'),
+    z.strictObject({
+      path: z.string(),
+      schema: z.string().describe("schemas/NAME.schema.json in the project, else refinery's.").optional(),
+    }),
+  ],
+  {
+    error: 'expected a path, or { path, schema }',
+  },
+);
 
 const foreachSchema = z.union(
   [
     z.array(z.unknown()),
     z.string().describe('An expression giving a list, e.g. ${params.backends}.'),
-    z.strictObject({ glob: stringList, type: z.enum(['file', 'dir']).optional(), allow_empty: z.boolean({ error: 'expected true or false' }).optional() }),
+    z.strictObject({
+      glob: stringList,
+      type: z.enum(['file', 'dir']).optional(),
+      allow_empty: z.boolean({ error: 'expected true or false' }).optional(),
+    }),
   ],
   { error: 'expected a list, an expression such as "${params.items}", or { glob, type: file|dir, allow_empty: true|false }' },
 );
@@ -56,7 +87,11 @@ export const stageSchema: z.ZodType<RawStage> = z.lazy(() => stageObject);
 // The descriptions are for editors: they go into schemas/pipeline.schema.json (pipelineJsonSchema).
 const stageObject = z.strictObject({
   description: z.string().optional(),
-  task: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a task name such as analyze-turn').describe("tasks/NAME.ts in the project, else refinery's built-in task.").optional(),
+  task: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a task name such as analyze-turn')
+    .describe("tasks/NAME.ts in the project, else refinery's built-in task.")
+    .optional(),
   run: z
     .union([z.string().min(1), z.array(z.string()).min(1)], { error: 'expected a command string or an argv list' })
     .describe('A /bin/sh command whose ${...} values are quoted, or an argv list run without word splitting.')
@@ -66,14 +101,29 @@ const stageObject = z.strictObject({
   outputs: z.record(z.string().regex(STAGE_ID, 'expected an output name such as report'), outputSchema).optional(),
   needs: stringList.optional(),
   foreach: foreachSchema.optional(),
-  as: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a variable name').describe('Name of the foreach variable (default: item).').optional(),
-  when: z.union([z.string(), z.boolean()], { error: 'expected an expression' }).describe('Run only when this expression is true.').optional(),
-  stale_if: z.string().describe("Checked on an otherwise up-to-date stage over its own outputs (self.OUTPUT...): true runs it again.").optional(),
+  as: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a variable name')
+    .describe('Name of the foreach variable (default: item).')
+    .optional(),
+  when: z
+    .union([z.string(), z.boolean()], { error: 'expected an expression' })
+    .describe('Run only when this expression is true.')
+    .optional(),
+  stale_if: z
+    .string()
+    .describe('Checked on an otherwise up-to-date stage over its own outputs (self.OUTPUT...): true runs it again.')
+    .optional(),
   pool: z.string().optional(),
   timeout: duration.optional(),
   retries: z.number().int().min(0).max(20).optional(),
   retry_backoff: duration.optional(),
-  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name'), z.union([z.string(), z.number(), z.boolean()])).optional(),
+  env: z
+    .record(
+      z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name'),
+      z.union([z.string(), z.number(), z.boolean()]),
+    )
+    .optional(),
   loop: z
     .strictObject({
       max: z.union([z.number().int().min(1).max(1000), z.string()], { error: 'expected a whole number of iterations' }),
@@ -91,10 +141,19 @@ export const paramSchema = z.strictObject({
 });
 
 export const pipelineSchema = z.strictObject({
-  pipeline: z.string().regex(STAGE_ID, 'expected a pipeline name such as analyze').describe("The pipeline's name (used for its state and events)."),
+  pipeline: z
+    .string()
+    .regex(STAGE_ID, 'expected a pipeline name such as analyze')
+    .describe("The pipeline's name (used for its state and events)."),
   description: z.string().optional(),
-  params: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a param name'), paramSchema).describe('Typed parameters, overridden with --param KEY=VALUE.').optional(),
-  pools: z.record(z.string(), z.number().int().min(1)).describe('Named concurrency pools, e.g. { llm: 4 }; a stage joins one with pool: NAME.').optional(),
+  params: z
+    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a param name'), paramSchema)
+    .describe('Typed parameters, overridden with --param KEY=VALUE.')
+    .optional(),
+  pools: z
+    .record(z.string(), z.number().int().min(1))
+    .describe('Named concurrency pools, e.g. { llm: 4 }; a stage joins one with pool: NAME.')
+    .optional(),
   // Each stage is checked on its own (stageSchema), so one bad stage does not hide the others.
   stages: z.record(z.string(), z.unknown()),
 });
@@ -106,16 +165,22 @@ export const pipelineSchema = z.strictObject({
  */
 export function pipelineJsonSchema(): Record<string, unknown> {
   const document = pipelineSchema.extend({ stages: z.record(z.string().regex(STAGE_ID), stageSchema) });
-  const generated = z.toJSONSchema(document, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown> & { $defs: Record<string, Record<string, unknown>> };
+  const generated = z.toJSONSchema(document, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown> & {
+    $defs: Record<string, Record<string, unknown>>;
+  };
   // The one definition is the stage (a loop holds stages): named so, and with one of task, run or loop.
   const [defName, stage] = Object.entries(generated.$defs)[0] as [string, Record<string, unknown>];
-  const text = JSON.stringify({ ...generated, $defs: { stage: { ...stage, oneOf: [{ required: ['task'] }, { required: ['run'] }, { required: ['loop'] }] } } });
+  const text = JSON.stringify({
+    ...generated,
+    $defs: { stage: { ...stage, oneOf: [{ required: ['task'] }, { required: ['run'] }, { required: ['loop'] }] } },
+  });
   const { $schema, ...body } = JSON.parse(text.replaceAll(`"#/$defs/${defName}"`, '"#/$defs/stage"')) as Record<string, unknown>;
   return {
     $schema,
     $id: 'https://refinery.dev/schemas/pipeline.schema.json',
     title: 'refinery pipeline file',
-    description: 'A DAG of stages (tasks or commands) with inputs, outputs and schemas. Strings may hold ${expr} parts: params.NAME, item (foreach), outputs.NAME, inputs, artifacts.STAGE.OUTPUT, loop.iteration, loop.round.',
+    description:
+      'A DAG of stages (tasks or commands) with inputs, outputs and schemas. Strings may hold ${expr} parts: params.NAME, item (foreach), outputs.NAME, inputs, artifacts.STAGE.OUTPUT, loop.iteration, loop.round.',
     ...body,
   };
 }

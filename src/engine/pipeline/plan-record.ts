@@ -48,8 +48,20 @@ function push(map: Record<string, string[]>, key: string, id: string): void {
 
 /** Written after a successful run with no loops, beside the no-op record; a failed write (a full disk) is returned, as the no-op record's is. */
 export function writePlanRecord(root: string, key: string, plan: Plan): WriteProblem | undefined {
-  const graph = buildGraph(plan.instances.map((i) => ({ id: i.id, needs: i.needs, inputs: i.inputs, outputs: Object.values(i.outputs).map((o) => o.path) })));
-  const header: Header = { key, pipeline: { ...plan.pipeline, stages: [] }, params: plan.params, inputs: {}, outputs: {}, globs: [], dependents: {}, deps: {}, at: {} };
+  const graph = buildGraph(
+    plan.instances.map((i) => ({ id: i.id, needs: i.needs, inputs: i.inputs, outputs: Object.values(i.outputs).map((o) => o.path) })),
+  );
+  const header: Header = {
+    key,
+    pipeline: { ...plan.pipeline, stages: [] },
+    params: plan.params,
+    inputs: {},
+    outputs: {},
+    globs: [],
+    dependents: {},
+    deps: {},
+    at: {},
+  };
   const lines: string[] = [];
   let offset = 0;
   for (const inst of plan.instances) {
@@ -108,11 +120,19 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 function isHeader(value: unknown): value is Header {
   if (!isObject(value) || typeof value.key !== 'string' || !isObject(value.pipeline) || !isObject(value.params)) return false;
-  return isObject(value.inputs) && isObject(value.outputs) && Array.isArray(value.globs) && isObject(value.dependents) && isObject(value.deps) && isObject(value.at);
+  return (
+    isObject(value.inputs) &&
+    isObject(value.outputs) &&
+    Array.isArray(value.globs) &&
+    isObject(value.dependents) &&
+    isObject(value.deps) &&
+    isObject(value.at)
+  );
 }
 
 function isInstanceLine(value: unknown, id: string): value is Omit<StageInstance, 'spec'> & { spec: Record<string, unknown> } {
-  if (!isObject(value) || value.id !== id || typeof value.stageId !== 'string' || !isObject(value.vars) || !isObject(value.outputs)) return false;
+  if (!isObject(value) || value.id !== id || typeof value.stageId !== 'string' || !isObject(value.vars) || !isObject(value.outputs))
+    return false;
   return Array.isArray(value.inputs) && Array.isArray(value.needs) && isObject(value.spec) && typeof value.spec.id === 'string';
 }
 
@@ -121,7 +141,13 @@ function isInstanceLine(value: unknown, id: string): value is Omit<StageInstance
  * undefined (check everything) when there is no record for this key, it is damaged, or a
  * changed file is not a plain input or output of any stage.
  */
-export function readPartialPlan(root: string, pipelineFile: string, key: string, changed: readonly string[], locate: Locate): PartialPlan | undefined {
+export function readPartialPlan(
+  root: string,
+  pipelineFile: string,
+  key: string,
+  changed: readonly string[],
+  locate: Locate,
+): PartialPlan | undefined {
   let text: string;
   try {
     text = readFileSync(planRecordFile(root, pipelineFile), 'utf8');

@@ -23,7 +23,13 @@ export function readPipelineText(file: string, shown: string = file): { text: st
     text = undefined;
   }
   if (text === undefined || text.includes('\0')) {
-    return { diagnostic: { severity: 'error', code: 'not-text', message: `${shown}: not a text file (binary or not UTF-8); a pipeline file is YAML text` } };
+    return {
+      diagnostic: {
+        severity: 'error',
+        code: 'not-text',
+        message: `${shown}: not a text file (binary or not UTF-8); a pipeline file is YAML text`,
+      },
+    };
   }
   return { text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text };
 }

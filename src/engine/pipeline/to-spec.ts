@@ -71,16 +71,20 @@ function outputs(raw: RawStage['outputs'], path: Path, locator: Locator): Record
 function stageSpec(id: string, raw: RawStage, path: Path, locator: Locator): StageOrLoop | undefined {
   const kinds = (['task', 'run', 'loop'] as const).filter((k) => raw[k] !== undefined);
   if (!STAGE_ID.test(id)) {
-    locator.error('invalid-stage-name', path, `stage name '${id}' must start with a letter or _ and use only letters, digits, _ and -`, { which: 'key' });
+    locator.error('invalid-stage-name', path, `stage name '${id}' must start with a letter or _ and use only letters, digits, _ and -`, {
+      which: 'key',
+    });
   }
   if (kinds.length !== 1) {
-    const message = kinds.length === 0 ? `stage '${id}' needs one of task:, run: or loop:` : `stage '${id}' has ${kinds.join(' and ')}; give only one`;
+    const message =
+      kinds.length === 0 ? `stage '${id}' needs one of task:, run: or loop:` : `stage '${id}' has ${kinds.join(' and ')}; give only one`;
     locator.error('stage-kind', path, message, { which: 'key' });
     return undefined;
   }
   const needs = list(raw.needs);
   if (raw.loop) return loopSpec(id, raw, path, locator);
-  if (raw.with !== undefined && raw.task === undefined) locator.error('misplaced-key', [...path, 'with'], '`with:` passes params to a task; a run: stage has none', { which: 'key' });
+  if (raw.with !== undefined && raw.task === undefined)
+    locator.error('misplaced-key', [...path, 'with'], '`with:` passes params to a task; a run: stage has none', { which: 'key' });
   const base = {
     id,
     ...(raw.description ? { description: raw.description } : {}),
@@ -98,7 +102,10 @@ function stageSpec(id: string, raw: RawStage, path: Path, locator: Locator): Sta
   };
   const locate = (): SourceSpan => locator.span(path, 'key');
   if (raw.task !== undefined) {
-    return setLazySpan<StageSpec>({ ...base, kind: 'task', task: raw.task, with: withValues(raw.with ?? {}, [...path, 'with'], locator) as Record<string, unknown> }, locate);
+    return setLazySpan<StageSpec>(
+      { ...base, kind: 'task', task: raw.task, with: withValues(raw.with ?? {}, [...path, 'with'], locator) as Record<string, unknown> },
+      locate,
+    );
   }
   const run = raw.run as string | string[];
   const runSpec = Array.isArray(run)
@@ -110,7 +117,10 @@ function stageSpec(id: string, raw: RawStage, path: Path, locator: Locator): Sta
 function loopSpec(id: string, raw: RawStage, path: Path, locator: Locator): LoopSpec {
   const loop = raw.loop as NonNullable<RawStage['loop']>;
   for (const key of ['inputs', 'outputs', 'foreach', 'with', 'when', 'stale_if'] as const) {
-    if (raw[key] !== undefined) locator.error('misplaced-key', [...path, key], `a loop stage takes no '${key}'; put it on the stages inside the loop`, { which: 'key' });
+    if (raw[key] !== undefined)
+      locator.error('misplaced-key', [...path, key], `a loop stage takes no '${key}'; put it on the stages inside the loop`, {
+        which: 'key',
+      });
   }
   const stages: StageSpec[] = [];
   for (const [innerId, inner] of Object.entries(loop.stages)) {
@@ -122,15 +132,18 @@ function loopSpec(id: string, raw: RawStage, path: Path, locator: Locator): Loop
     const spec = stageSpec(innerId, inner, innerPath, locator);
     if (spec && spec.kind !== 'loop') stages.push(spec);
   }
-  return setLazySpan<LoopSpec>({
-    kind: 'loop',
-    id,
-    ...(raw.description ? { description: raw.description } : {}),
-    needs: list(raw.needs),
-    max: typeof loop.max === 'number' ? loop.max : template(loop.max, [...path, 'loop', 'max'], locator),
-    ...(loop.until !== undefined ? { until: condition(loop.until, [...path, 'loop', 'until'], locator) } : {}),
-    stages,
-  }, () => locator.span(path, 'key'));
+  return setLazySpan<LoopSpec>(
+    {
+      kind: 'loop',
+      id,
+      ...(raw.description ? { description: raw.description } : {}),
+      needs: list(raw.needs),
+      max: typeof loop.max === 'number' ? loop.max : template(loop.max, [...path, 'loop', 'max'], locator),
+      ...(loop.until !== undefined ? { until: condition(loop.until, [...path, 'loop', 'until'], locator) } : {}),
+      stages,
+    },
+    () => locator.span(path, 'key'),
+  );
 }
 
 function paramSpecs(raw: RawPipeline['params']): Record<string, ParamSpec> {

@@ -46,7 +46,12 @@ interface ConvertContext {
 /** An alias is not expanded: it would otherwise become null here, and expanding it invites billion-laughs files. */
 function reportAlias(node: Alias, ctx: ConvertContext): null {
   const span = spanOf(ctx.file, ctx.lines, ctx.text, node.range);
-  ctx.diagnostics.push({ severity: 'error', code: 'yaml-alias', message: `YAML: alias *${node.source}: anchors/aliases are not supported in pipeline files; repeat the value`, ...(span ? { span } : {}) });
+  ctx.diagnostics.push({
+    severity: 'error',
+    code: 'yaml-alias',
+    message: `YAML: alias *${node.source}: anchors/aliases are not supported in pipeline files; repeat the value`,
+    ...(span ? { span } : {}),
+  });
   return null;
 }
 
@@ -66,7 +71,12 @@ function convert(node: YamlNode | null | undefined, at: string, ctx: ConvertCont
       if (keyNode?.range) ctx.ranges.set(`${child}#key`, keyNode.range);
       if (seen.has(key)) {
         const keySpan = spanOf(ctx.file, ctx.lines, ctx.text, keyNode?.range);
-        ctx.diagnostics.push({ severity: 'error', code: 'duplicate-key', message: `YAML: Map keys must be unique; '${key}' appears more than once`, ...(keySpan ? { span: keySpan } : {}) });
+        ctx.diagnostics.push({
+          severity: 'error',
+          code: 'duplicate-key',
+          message: `YAML: Map keys must be unique; '${key}' appears more than once`,
+          ...(keySpan ? { span: keySpan } : {}),
+        });
       }
       seen.add(key);
       Object.defineProperty(out, key, {

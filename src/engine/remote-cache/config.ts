@@ -120,11 +120,15 @@ function parseUrl(raw: string, source: string, allowCredentials: boolean): { bas
     // The text may hold credentials: it is not echoed.
     return { error: `${source}: not a URL; expected http(s)://host[:port][/prefix]` };
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { error: `${source}: ${url.protocol} is not supported; the cache speaks HTTP (http:// or https://)` };
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return { error: `${source}: ${url.protocol} is not supported; the cache speaks HTTP (http:// or https://)` };
   if (url.search || url.hash) return { error: `${source}: a cache URL has no query or fragment` };
   let authorization: string | undefined;
   if (url.username || url.password) {
-    if (!allowCredentials) return { error: `${source}: credentials never go in the config file; put them in REFINERY_REMOTE_CACHE or in a header named by remote_cache.headers_from_env` };
+    if (!allowCredentials)
+      return {
+        error: `${source}: credentials never go in the config file; put them in REFINERY_REMOTE_CACHE or in a header named by remote_cache.headers_from_env`,
+      };
     const user = decodeURIComponent(url.username);
     const password = decodeURIComponent(url.password);
     const token = Buffer.from(`${user}:${password}`).toString('base64');
@@ -136,7 +140,8 @@ function parseUrl(raw: string, source: string, allowCredentials: boolean): { bas
   }
   const baseUrl = url.toString().replace(/\/+$/, '');
   // bazel-remote cleans paths: `//`, `./` and `../` in a prefix would be rewritten under us.
-  if (/\/\/|\/\.\.?(\/|$)/.test(url.pathname)) return { error: `${source}: the path ${url.pathname} has '//', './' or '../'; give a plain prefix` };
+  if (/\/\/|\/\.\.?(\/|$)/.test(url.pathname))
+    return { error: `${source}: the path ${url.pathname} has '//', './' or '../'; give a plain prefix` };
   return { baseUrl, ...(authorization ? { authorization } : {}) };
 }
 
@@ -144,7 +149,8 @@ function readKey(root: string, file: string, kind: 'public' | 'private', pem?: s
   try {
     const text = pem ?? readFileSync(path.resolve(root, file), 'utf8');
     const key = kind === 'public' ? createPublicKey(text) : createPrivateKey(text);
-    if (key.asymmetricKeyType !== 'ed25519') return `${file}: an ${key.asymmetricKeyType} key; the remote cache signs with Ed25519 (openssl genpkey -algorithm ed25519)`;
+    if (key.asymmetricKeyType !== 'ed25519')
+      return `${file}: an ${key.asymmetricKeyType} key; the remote cache signs with Ed25519 (openssl genpkey -algorithm ed25519)`;
     return key;
   } catch (error) {
     return `${file}: not a PEM ${kind} key (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`;
@@ -185,7 +191,8 @@ export function resolveRemoteCache(request: RemoteCacheRequest): RemoteCacheReso
       warnings.push(`remote cache: ${variable} (remote_cache.headers_from_env.${name}) is not set; requests go without the ${name} header`);
       continue;
     }
-    if (/[\r\n\0]/.test(value)) return { error: `${variable} (remote_cache.headers_from_env.${name}) holds a line break; a header value is one line` };
+    if (/[\r\n\0]/.test(value))
+      return { error: `${variable} (remote_cache.headers_from_env.${name}) holds a line break; a header value is one line` };
     rememberSecret(value);
     // "Bearer <token>": the token alone is a secret too, wherever it shows up.
     for (const word of value.split(/\s+/)) rememberSecret(word);
@@ -210,14 +217,26 @@ export function resolveRemoteCache(request: RemoteCacheRequest): RemoteCacheReso
   let readOnly = request.flagReadOnly === true || truthy(request.env.REFINERY_REMOTE_CACHE_READ_ONLY) || config.read_only;
   if (!readOnly && verifyKey && !signingKey) {
     // Entries without a signature would be refused by every reader: reading is all this run can do.
-    warnings.push(`remote cache: entries must be signed (remote_cache.verify_key) and ${config.signing_key_env ?? 'remote_cache.signing_key_env'} holds no key; this run only reads`);
+    warnings.push(
+      `remote cache: entries must be signed (remote_cache.verify_key) and ${config.signing_key_env ?? 'remote_cache.signing_key_env'} holds no key; this run only reads`,
+    );
     readOnly = true;
   }
-  if (verifyKey && signingKey && !createPublicKey(signingKey).export({ format: 'der', type: 'spki' }).equals(verifyKey.export({ format: 'der', type: 'spki' }))) {
-    return { error: `remote_cache: the key in ${config.signing_key_env} does not match remote_cache.verify_key (${config.verify_key}); readers would refuse every entry` };
+  if (
+    verifyKey &&
+    signingKey &&
+    !createPublicKey(signingKey)
+      .export({ format: 'der', type: 'spki' })
+      .equals(verifyKey.export({ format: 'der', type: 'spki' }))
+  ) {
+    return {
+      error: `remote_cache: the key in ${config.signing_key_env} does not match remote_cache.verify_key (${config.verify_key}); readers would refuse every entry`,
+    };
   }
   if (!url.baseUrl.startsWith('https:') && !isLoopback(url.baseUrl)) {
-    warnings.push(`remote cache: ${url.baseUrl} is plain HTTP; artifacts, prompts and answers cross the network unencrypted (use https://)`);
+    warnings.push(
+      `remote cache: ${url.baseUrl} is plain HTTP; artifacts, prompts and answers cross the network unencrypted (use https://)`,
+    );
   }
   return {
     settings: {

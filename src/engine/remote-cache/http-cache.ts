@@ -48,7 +48,11 @@ const PUT_OK = new Set([200, 201, 202, 204]);
 const MAX_AC_BYTES = 4 * 1024 * 1024;
 
 export type GetResult = { kind: 'hit'; body: Buffer } | { kind: 'miss' } | { kind: 'failed'; message: string };
-export type FileGetResult = { kind: 'hit' } | { kind: 'miss' } | { kind: 'mismatch'; message: string } | { kind: 'failed'; message: string };
+export type FileGetResult =
+  | { kind: 'hit' }
+  | { kind: 'miss' }
+  | { kind: 'mismatch'; message: string }
+  | { kind: 'failed'; message: string };
 export type PutResult = { kind: 'stored' } | { kind: 'refused'; status: number; message: string } | { kind: 'failed'; message: string };
 
 export type PutBody = { data: Buffer } | { file: string; size: number; sha256: string };
@@ -85,7 +89,9 @@ export class HttpCache {
   constructor(options: HttpCacheOptions) {
     this.options = { ...DEFAULTS, ...options };
     const secure = this.options.baseUrl.startsWith('https:');
-    this.agent = secure ? new https.Agent({ keepAlive: true, maxSockets: this.options.concurrency }) : new http.Agent({ keepAlive: true, maxSockets: this.options.concurrency });
+    this.agent = secure
+      ? new https.Agent({ keepAlive: true, maxSockets: this.options.concurrency })
+      : new http.Agent({ keepAlive: true, maxSockets: this.options.concurrency });
     this.semaphore = new WorkQueue(this.options.concurrency);
   }
 
@@ -100,7 +106,14 @@ export class HttpCache {
 
   /** An action-cache entry or a small blob, in memory. */
   async get(kind: CacheKind, key: string, maxBytes = MAX_AC_BYTES): Promise<GetResult> {
-    const outcome = await this.send('GET', kind, key, undefined, { kind: 'buffer', maxBytes }, kind === 'ac' ? this.options.acTimeoutMs : undefined);
+    const outcome = await this.send(
+      'GET',
+      kind,
+      key,
+      undefined,
+      { kind: 'buffer', maxBytes },
+      kind === 'ac' ? this.options.acTimeoutMs : undefined,
+    );
     if ('failed' in outcome) return { kind: 'failed', message: outcome.failed };
     const { status, body, tooLarge } = outcome.response;
     if (tooLarge !== undefined) return { kind: 'failed', message: `GET ${kind}/${key} is larger than ${tooLarge} bytes` };
@@ -117,7 +130,10 @@ export class HttpCache {
     if (status === 404 || status === 204) return { kind: 'miss' };
     if (status !== 200 || !written) return { kind: 'failed', message: `GET cas/${key} answered HTTP ${status}` };
     if (written.size !== expected.size || written.sha256 !== expected.sha256) {
-      return { kind: 'mismatch', message: `blob cas/${key} holds ${written.size} bytes with sha256 ${written.sha256}, not the ${expected.size} bytes it is named by` };
+      return {
+        kind: 'mismatch',
+        message: `blob cas/${key} holds ${written.size} bytes with sha256 ${written.sha256}, not the ${expected.size} bytes it is named by`,
+      };
     }
     return { kind: 'hit' };
   }
@@ -143,7 +159,14 @@ export class HttpCache {
   }
 
   /** One request with retries; `failed` carries a one-line reason (never a header value). */
-  private async send(method: 'GET' | 'PUT' | 'HEAD', kind: CacheKind, key: string, body: PutBody | undefined, mode: ResponseMode, deadlineMs?: number): Promise<{ response: RawResponse } | { failed: string }> {
+  private async send(
+    method: 'GET' | 'PUT' | 'HEAD',
+    kind: CacheKind,
+    key: string,
+    body: PutBody | undefined,
+    mode: ResponseMode,
+    deadlineMs?: number,
+  ): Promise<{ response: RawResponse } | { failed: string }> {
     const what = `${method} ${kind}/${key.slice(0, 12)}…`;
     let last = '';
     for (let attempt = 1; attempt <= this.options.attempts; attempt++) {
@@ -205,7 +228,13 @@ export class HttpCache {
       });
       req.on('error', (error: NodeJS.ErrnoException) => fail(error.code ?? error.message));
       req.on('response', (res) => {
-        this.readResponse(res, mode, method, (response) => succeed({ ...response, ...(sent ? { sent: { sha256: sent.digest('hex') } } : {}) }), fail);
+        this.readResponse(
+          res,
+          mode,
+          method,
+          (response) => succeed({ ...response, ...(sent ? { sent: { sha256: sent.digest('hex') } } : {}) }),
+          fail,
+        );
       });
       let sent: ReturnType<typeof createHash> | undefined;
       if (body === undefined) req.end();
@@ -226,7 +255,13 @@ export class HttpCache {
    * purpose (larger than allowed) is settled before its socket is destroyed, so the error that
    * destroying raises is not taken for a transport failure.
    */
-  private readResponse(res: IncomingMessage, mode: ResponseMode, method: string, done: (r: RawResponse) => void, fail: (message: string) => void): void {
+  private readResponse(
+    res: IncomingMessage,
+    mode: ResponseMode,
+    method: string,
+    done: (r: RawResponse) => void,
+    fail: (message: string) => void,
+  ): void {
     const status = res.statusCode ?? 0;
     const onError = (error: Error): void => fail(error.message);
     const onAborted = (): void => fail('connection closed mid-answer');

@@ -79,8 +79,22 @@ export function remoteResponses(remote: RemoteCache): RemoteResponses {
     put(entry, warn = ignore) {
       if (!remote.writable || entry.result.text.trim() === '') return;
       const data = Buffer.from(`${JSON.stringify(entry, null, 2)}\n`);
-      const file = { name: 'response', path: RESPONSE_PATH, sha256: sha256Hex(data), size: data.length, isExecutable: false, body: { data } };
-      remote.track(remote.write(llmCacheKey(entry.key), { kind: 'llm', durationMs: entry.latencyMs, costUsd: entry.costUsd, llmCalls: 1 }, [file], warn));
+      const file = {
+        name: 'response',
+        path: RESPONSE_PATH,
+        sha256: sha256Hex(data),
+        size: data.length,
+        isExecutable: false,
+        body: { data },
+      };
+      remote.track(
+        remote.write(
+          llmCacheKey(entry.key),
+          { kind: 'llm', durationMs: entry.latencyMs, costUsd: entry.costUsd, llmCalls: 1 },
+          [file],
+          warn,
+        ),
+      );
     },
   };
 }
@@ -88,7 +102,10 @@ export function remoteResponses(remote: RemoteCache): RemoteResponses {
 // Kept on globalThis: the CLI may run from dist/ while the built-in tasks import the TypeScript
 // sources, two instances of this module in one process that must share the run's store.
 const REGISTRY = Symbol.for('refinery.remote-responses');
-const byRun: Map<string, RemoteResponses> = ((globalThis as Record<symbol, unknown>)[REGISTRY] ??= new Map()) as Map<string, RemoteResponses>;
+const byRun: Map<string, RemoteResponses> = ((globalThis as Record<symbol, unknown>)[REGISTRY] ??= new Map()) as Map<
+  string,
+  RemoteResponses
+>;
 
 /** Makes the store reachable by the tasks of a run (they run in this process). */
 export function registerRemoteResponses(runId: string, store: RemoteResponses): () => void {

@@ -64,7 +64,10 @@ export class MessageWriter {
 
 export class WireFormatError extends Error {}
 
-export type WireField = { field: number; wire: 0; value: bigint } | { field: number; wire: 2; value: Buffer } | { field: number; wire: 1 | 5; value: Buffer };
+export type WireField =
+  | { field: number; wire: 0; value: bigint }
+  | { field: number; wire: 2; value: Buffer }
+  | { field: number; wire: 1 | 5; value: Buffer };
 
 function readVarint(buf: Buffer, at: number): { value: bigint; next: number } {
   let value = 0n;

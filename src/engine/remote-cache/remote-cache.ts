@@ -9,7 +9,15 @@ import type { RemoteCacheSummary } from '../types/events.ts';
 import type { RemoteCacheSettings } from './config.ts';
 import { HttpCache, type FileGetResult, type HttpCacheOptions, type PutBody, type PutResult } from './http-cache.ts';
 import { EMPTY_SHA256, isSha256Hex, sha256Hex } from './keys.ts';
-import { encodeManifest, MANIFEST_PATH, parseManifest, signatureProblem, signManifest, type Manifest, type ManifestFile } from './manifest.ts';
+import {
+  encodeManifest,
+  MANIFEST_PATH,
+  parseManifest,
+  signatureProblem,
+  signManifest,
+  type Manifest,
+  type ManifestFile,
+} from './manifest.ts';
 
 export type { RemoteCacheSummary };
 
@@ -35,7 +43,11 @@ export interface EntryMeta {
   llmCalls: number;
 }
 
-export type ReadEntry = { kind: 'hit'; manifest: Manifest; files: OutputFile[] } | { kind: 'miss' } | { kind: 'refused'; reason: string } | { kind: 'failed'; message: string };
+export type ReadEntry =
+  | { kind: 'hit'; manifest: Manifest; files: OutputFile[] }
+  | { kind: 'miss' }
+  | { kind: 'refused'; reason: string }
+  | { kind: 'failed'; message: string };
 
 /** Paths an entry may name: relative, '/'-separated, no '.' or '..' segment, no backslash, no NUL. */
 export function entryPathProblem(p: string): string | undefined {
@@ -65,8 +77,24 @@ export class RemoteCache {
     readonly version: string,
     http: Partial<HttpCacheOptions> = {},
   ) {
-    this.http = new HttpCache({ baseUrl: settings.baseUrl, headers: settings.headers, concurrency: settings.concurrency, idleTimeoutMs: settings.idleTimeoutMs, ...http });
-    this.stats = { url: settings.baseUrl, readOnly: settings.readOnly, stages: 0, calls: 0, savedMs: 0, savedUsd: 0, uploaded: 0, refused: 0, problems: 0 };
+    this.http = new HttpCache({
+      baseUrl: settings.baseUrl,
+      headers: settings.headers,
+      concurrency: settings.concurrency,
+      idleTimeoutMs: settings.idleTimeoutMs,
+      ...http,
+    });
+    this.stats = {
+      url: settings.baseUrl,
+      readOnly: settings.readOnly,
+      stages: 0,
+      calls: 0,
+      savedMs: 0,
+      savedUsd: 0,
+      uploaded: 0,
+      refused: 0,
+      problems: 0,
+    };
   }
 
   get writable(): boolean {
@@ -93,7 +121,9 @@ export class RemoteCache {
   refuse(warn: Warn, what: string, reason: string): void {
     this.stats.refused += 1;
     this.stats.problems += 1;
-    warn(`remote cache: refused the entry for ${what}: ${reason}; ${what.startsWith('a model') ? 'the call is made here' : 'it runs here'}`);
+    warn(
+      `remote cache: refused the entry for ${what}: ${reason}; ${what.startsWith('a model') ? 'the call is made here' : 'it runs here'}`,
+    );
   }
 
   /** A failed request: one warning, and once the cache turns itself off, one more saying so and then silence. */
@@ -146,7 +176,8 @@ export class RemoteCache {
       if (seen.has(f.path)) return { kind: 'refused', reason: `it names ${f.path} twice` };
       seen.add(f.path);
       if (!isSha256Hex(f.digest.hash)) return { kind: 'refused', reason: `${f.path} has no sha256 digest` };
-      if (f.digest.sizeBytes > this.settings.maxBlobBytes) return { kind: 'refused', reason: `${f.path} is ${f.digest.sizeBytes} bytes, over remote_cache.max_blob_mb` };
+      if (f.digest.sizeBytes > this.settings.maxBlobBytes)
+        return { kind: 'refused', reason: `${f.path} is ${f.digest.sizeBytes} bytes, over remote_cache.max_blob_mb` };
     }
     const manifestFile = result.outputFiles.find((f) => f.path === MANIFEST_PATH);
     if (!manifestFile) return { kind: 'refused', reason: `it has no ${MANIFEST_PATH}` };
@@ -183,11 +214,16 @@ export class RemoteCache {
   }
 
   /** A small blob in memory, its digest checked. */
-  async downloadBuffer(file: ManifestFile): Promise<{ kind: 'hit'; body: Buffer } | { kind: 'miss' } | { kind: 'mismatch'; message: string } | { kind: 'failed'; message: string }> {
+  async downloadBuffer(
+    file: ManifestFile,
+  ): Promise<
+    { kind: 'hit'; body: Buffer } | { kind: 'miss' } | { kind: 'mismatch'; message: string } | { kind: 'failed'; message: string }
+  > {
     if (file.size > MAX_MANIFEST_BYTES * 16) return { kind: 'failed', message: `${file.path} is too large` };
     const got = await this.http.get('cas', file.sha256, MAX_MANIFEST_BYTES * 16);
     if (got.kind !== 'hit') return got;
-    if (sha256Hex(got.body) !== file.sha256 || got.body.length !== file.size) return { kind: 'mismatch', message: `blob cas/${file.sha256} does not match its digest` };
+    if (sha256Hex(got.body) !== file.sha256 || got.body.length !== file.size)
+      return { kind: 'mismatch', message: `blob cas/${file.sha256} does not match its digest` };
     return got;
   }
 
@@ -208,14 +244,20 @@ export class RemoteCache {
         return false;
       }
     }
-    const results = await Promise.all(files.map((f) => this.putBlob(f.sha256, f.size, 'file' in f.body ? { file: f.body.file, size: f.size, sha256: f.sha256 } : { data: f.body.data })));
+    const results = await Promise.all(
+      files.map((f) =>
+        this.putBlob(f.sha256, f.size, 'file' in f.body ? { file: f.body.file, size: f.size, sha256: f.sha256 } : { data: f.body.data }),
+      ),
+    );
     let manifest: Manifest = {
       refinery: this.version,
       kind: meta.kind,
       key,
       ...(meta.fingerprint !== undefined ? { fingerprint: meta.fingerprint } : {}),
       ...(meta.stage !== undefined ? { stage: meta.stage } : {}),
-      outputs: Object.fromEntries(files.map((f) => [f.name, { path: f.path, sha256: f.sha256, size: f.size, ...(f.schema ? { schema: f.schema } : {}) }])),
+      outputs: Object.fromEntries(
+        files.map((f) => [f.name, { path: f.path, sha256: f.sha256, size: f.size, ...(f.schema ? { schema: f.schema } : {}) }]),
+      ),
       duration_ms: Math.round(meta.durationMs),
       cost_usd: meta.costUsd,
       llm_calls: meta.llmCalls,
@@ -231,7 +273,10 @@ export class RemoteCache {
       return false;
     }
     const entry = encodeActionResult({
-      outputFiles: [...files.map((f) => ({ path: f.path, digest: { hash: f.sha256, sizeBytes: f.size }, isExecutable: f.isExecutable })), { path: MANIFEST_PATH, digest: { hash: manifestHash, sizeBytes: manifestBlob.length }, isExecutable: false }].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
+      outputFiles: [
+        ...files.map((f) => ({ path: f.path, digest: { hash: f.sha256, sizeBytes: f.size }, isExecutable: f.isExecutable })),
+        { path: MANIFEST_PATH, digest: { hash: manifestHash, sizeBytes: manifestBlob.length }, isExecutable: false },
+      ].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
       exitCode: 0,
       worker: `refinery/${this.version}`,
     });
@@ -267,7 +312,10 @@ export class RemoteCache {
 
   private writeProblem(warn: Warn, result: PutResult, consequence: string): void {
     if (result.kind === 'refused' && [401, 403, 405, 507].includes(result.status)) {
-      const why = result.status === 507 ? 'the server is out of space (HTTP 507)' : `the server does not let this client write (HTTP ${result.status}); set remote_cache.read_only (or --remote-cache-read-only) where only reading is allowed`;
+      const why =
+        result.status === 507
+          ? 'the server is out of space (HTTP 507)'
+          : `the server does not let this client write (HTTP ${result.status}); set remote_cache.read_only (or --remote-cache-read-only) where only reading is allowed`;
       if (this.writesOffBecause === undefined) {
         this.writesOffBecause = why;
         this.problem(warn, `${why}; nothing more is uploaded in this run`);

@@ -130,9 +130,24 @@ class RemoteStageCache implements StageCache {
       } catch {
         return;
       }
-      files.push({ name, path: o.path, sha256: base64urlToHex(stamp[3]), size: stamp[0], isExecutable: (mode & 0o100) !== 0, ...(o.schema ? { schema: o.schema } : {}), body: { file } });
+      files.push({
+        name,
+        path: o.path,
+        sha256: base64urlToHex(stamp[3]),
+        size: stamp[0],
+        isExecutable: (mode & 0o100) !== 0,
+        ...(o.schema ? { schema: o.schema } : {}),
+        body: { file },
+      });
     }
-    const meta = { kind: 'stage' as const, fingerprint: input.fingerprint, stage: inst.id, durationMs: record.durationMs, costUsd: cost.costUsd, llmCalls: cost.llmCalls };
+    const meta = {
+      kind: 'stage' as const,
+      fingerprint: input.fingerprint,
+      stage: inst.id,
+      durationMs: record.durationMs,
+      costUsd: cost.costUsd,
+      llmCalls: cost.llmCalls,
+    };
     this.remote.track(this.remote.write(key, meta, files, warn));
   }
 
@@ -158,7 +173,9 @@ class RemoteStageCache implements StageCache {
       return undefined;
     }
     const staged = stagingPaths(ctx.root, ctx.runId, inst);
-    const got = await Promise.all(staged.map((o) => this.remote.download(manifest.outputs[o.name] as Manifest['outputs'][string], o.staging)));
+    const got = await Promise.all(
+      staged.map((o) => this.remote.download(manifest.outputs[o.name] as Manifest['outputs'][string], o.staging)),
+    );
     const bad = got.find((g) => g.kind !== 'hit');
     if (bad) {
       discardStaged(staged);
@@ -172,7 +189,11 @@ class RemoteStageCache implements StageCache {
     if (issues.length > 0) {
       discardStaged(staged);
       const first = issues[0] as (typeof issues)[number];
-      this.remote.refuse(warn, what, `output '${first.output}' (${first.path}) ${first.pointer ? `at ${first.pointer} ` : ''}${first.message}`);
+      this.remote.refuse(
+        warn,
+        what,
+        `output '${first.output}' (${first.path}) ${first.pointer ? `at ${first.pointer} ` : ''}${first.message}`,
+      );
       return undefined;
     }
     const self = lazyRecord((name) => {
@@ -201,7 +222,15 @@ class RemoteStageCache implements StageCache {
     return undefined;
   }
 
-  private publish(input: RunStageInput, ctx: StageRunContext, staged: StagedOutput[], files: Map<string, StagedFile>, manifest: Manifest, started: number, warn: Warn): CachedOutcome | undefined {
+  private publish(
+    input: RunStageInput,
+    ctx: StageRunContext,
+    staged: StagedOutput[],
+    files: Map<string, StagedFile>,
+    manifest: Manifest,
+    started: number,
+    warn: Warn,
+  ): CachedOutcome | undefined {
     const { inst } = input;
     try {
       // As when a stage runs: its old record goes first, so a crash from here leaves it stale.
@@ -230,7 +259,15 @@ class RemoteStageCache implements StageCache {
         }
       }
       const durationMs = Date.now() - started;
-      ctx.state.commit({ stage: inst.id, fingerprint: input.fingerprint, parts: input.parts, outputs, runId: ctx.runId, finishedAt: new Date().toISOString(), durationMs });
+      ctx.state.commit({
+        stage: inst.id,
+        fingerprint: input.fingerprint,
+        parts: input.parts,
+        outputs,
+        runId: ctx.runId,
+        finishedAt: new Date().toISOString(),
+        durationMs,
+      });
     } catch (error) {
       // A full disk: the local path meets it again and reports it as a stage failure.
       if (!isFsError(error)) throw error;

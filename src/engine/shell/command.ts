@@ -88,7 +88,12 @@ class OutputCapture {
 export function runCommand(spec: CommandSpec): Promise<CommandOutcome> {
   return new Promise((resolve) => {
     const script = buildShellCommand(spec.pieces, spec.values);
-    const child = spawn(spec.shell ?? '/bin/sh', ['-c', script], { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(spec.shell ?? '/bin/sh', ['-c', script], {
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const out = new OutputCapture('stdout', spec.onLine);
     const err = new OutputCapture('stderr', spec.onLine);
     child.stdout.on('data', (d: Buffer) => out.push(d));

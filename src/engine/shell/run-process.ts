@@ -51,5 +51,12 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const { code, signal } = await proc.exited;
   clearTimeout(timer);
   spec.signal.removeEventListener('abort', onAbort);
-  return { exitCode: code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), timedOut, aborted };
+  return {
+    exitCode: code,
+    signal,
+    stdout: Buffer.concat(out).toString('utf8'),
+    stderr: Buffer.concat(err).toString('utf8'),
+    timedOut,
+    aborted,
+  };
 }

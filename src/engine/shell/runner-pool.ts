@@ -227,7 +227,12 @@ export class RunnerPool {
           if (file) rmSync(file, { force: true });
           // sh reports a command killed by signal N as exit status 128+N.
           const signal = code > 128 && code < 160 ? signalName(code - 128) : null;
-          resolve({ exitCode: code === -1 ? null : signal ? null : code, signal: code === -1 ? 'runner exited' : signal, tail: err || out, aborted });
+          resolve({
+            exitCode: code === -1 ? null : signal ? null : code,
+            signal: code === -1 ? 'runner exited' : signal,
+            tail: err || out,
+            aborted,
+          });
         },
       });
       spec.signal.addEventListener('abort', onAbort, { once: true });

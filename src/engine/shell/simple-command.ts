@@ -31,8 +31,16 @@ function isLiteral(code: number): boolean {
     (code >= 0x41 && code <= 0x5a) ||
     (code >= 0x61 && code <= 0x7a) ||
     (code >= 0x30 && code <= 0x39) ||
-    code === 0x5f || code === 0x2f || code === 0x2e || code === 0x2c || code === 0x3a ||
-    code === 0x40 || code === 0x25 || code === 0x2b || code === 0x3d || code === 0x2d
+    code === 0x5f ||
+    code === 0x2f ||
+    code === 0x2e ||
+    code === 0x2c ||
+    code === 0x3a ||
+    code === 0x40 ||
+    code === 0x25 ||
+    code === 0x2b ||
+    code === 0x3d ||
+    code === 0x2d
   );
 }
 
@@ -50,7 +58,16 @@ function readToken(s: string, start: number): { token: Token; end: number } | un
   if ((digit >= 0x30 && digit <= 0x32 && (s[i + 1] === '>' || s[i + 1] === '<')) || s[i] === '>' || s[i] === '<') {
     const explicit = s[i] !== '>' && s[i] !== '<';
     if (explicit) i += 1;
-    const op = s[i] === '<' ? (s[i + 1] === '<' || s[i + 1] === '>' || s[i + 1] === '&' ? undefined : 'r') : s[i + 1] === '>' ? 'a' : s[i + 1] === '&' || s[i + 1] === '|' ? undefined : 'w';
+    const op =
+      s[i] === '<'
+        ? s[i + 1] === '<' || s[i + 1] === '>' || s[i + 1] === '&'
+          ? undefined
+          : 'r'
+        : s[i + 1] === '>'
+          ? 'a'
+          : s[i + 1] === '&' || s[i + 1] === '|'
+            ? undefined
+            : 'w';
     if (op === undefined) return undefined;
     const fd = (explicit ? digit - 0x30 : op === 'r' ? 0 : 1) as Redirect['fd'];
     if ((op === 'r') !== (fd === 0)) return undefined;

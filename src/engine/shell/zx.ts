@@ -71,7 +71,8 @@ function lineSplitter(onLine: ShellOptions['onLine']): (entry: LogEntry) => void
   return (entry) => {
     if (entry.kind === 'stdout' || entry.kind === 'stderr') emit(`${entry.id}:${entry.kind}`, entry.kind, entry.data.toString(), false);
     else if (entry.kind === 'end') {
-      for (const stream of ['stdout', 'stderr'] as const) if (partial.get(`${entry.id}:${stream}`)) emit(`${entry.id}:${stream}`, stream, '', true);
+      for (const stream of ['stdout', 'stderr'] as const)
+        if (partial.get(`${entry.id}:${stream}`)) emit(`${entry.id}:${stream}`, stream, '', true);
     }
   };
 }

@@ -28,7 +28,6 @@ function isMissing(error: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
-
 /** The stamp of a file from its stat and its content's hash, taken together. */
 export function contentStamp(file: { size: number; mtimeMs: number; ino: number; hash: string }): FileStamp {
   return [file.size, file.mtimeMs, file.ino, file.hash];
@@ -179,5 +178,12 @@ export class FileHashes {
 }
 
 function isStamp(value: unknown): value is FileStamp {
-  return Array.isArray(value) && value.length === 4 && typeof value[0] === 'number' && typeof value[1] === 'number' && typeof value[2] === 'number' && typeof value[3] === 'string';
+  return (
+    Array.isArray(value) &&
+    value.length === 4 &&
+    typeof value[0] === 'number' &&
+    typeof value[1] === 'number' &&
+    typeof value[2] === 'number' &&
+    typeof value[3] === 'string'
+  );
 }

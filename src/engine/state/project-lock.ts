@@ -47,7 +47,14 @@ function readText(file: string): string | undefined {
 function parseRecord(text: string): LockRecord | undefined {
   try {
     const value = JSON.parse(text) as Partial<LockRecord> | null;
-    if (!value || typeof value !== 'object' || !Number.isInteger(value.pid) || typeof value.token !== 'string' || typeof value.host !== 'string') return undefined;
+    if (
+      !value ||
+      typeof value !== 'object' ||
+      !Number.isInteger(value.pid) ||
+      typeof value.token !== 'string' ||
+      typeof value.host !== 'string'
+    )
+      return undefined;
     if (value.start !== undefined && typeof value.start !== 'string') return undefined;
     if (value.boot !== undefined && typeof value.boot !== 'string') return undefined;
     return value as LockRecord;

@@ -30,9 +30,16 @@ export function manifestFile(root: string, pipelineFile: string): string {
   return path.join(root, '.refinery', 'state', `noop-${id}.json`);
 }
 
-export function manifestKey(parts: { version: string; pipelineFile: string; pipelineText: string; params: Readonly<Record<string, string>> }): string {
+export function manifestKey(parts: {
+  version: string;
+  pipelineFile: string;
+  pipelineText: string;
+  params: Readonly<Record<string, string>>;
+}): string {
   const params = Object.entries(parts.params).sort(([a], [b]) => (a < b ? -1 : 1));
-  return createHash('sha256').update(JSON.stringify([parts.version, parts.pipelineFile, parts.pipelineText, params])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([parts.version, parts.pipelineFile, parts.pipelineText, params]))
+    .digest('hex');
 }
 
 function fileStat(abs: string): [number, number, number] | null {
@@ -74,7 +81,15 @@ export function writeManifest(
   // The stats recorded when each thing was read, never fresh ones: see Observations.
   const files: Manifest['files'] = Object.fromEntries([...seen.files].sort(([a], [b]) => (a < b ? -1 : 1)));
   const dirs: Manifest['dirs'] = Object.fromEntries([...seen.dirs].sort(([a], [b]) => (a < b ? -1 : 1)));
-  const manifest: Manifest = { key, pipeline, stages: [...stages], skipped: Object.fromEntries(skipped), files, dirs, probes: Object.fromEntries([...seen.probes].sort()) };
+  const manifest: Manifest = {
+    key,
+    pipeline,
+    stages: [...stages],
+    skipped: Object.fromEntries(skipped),
+    files,
+    dirs,
+    probes: Object.fromEntries([...seen.probes].sort()),
+  };
   const file = manifestFile(root, pipelineFile);
   try {
     ensureStateDir(root, path.dirname(file), warn);
@@ -105,10 +120,12 @@ function readManifest(file: string): Manifest | string | undefined {
   } catch {
     return 'is not valid JSON';
   }
-  if (!isPlainObject(value) || typeof value.key !== 'string' || typeof value.pipeline !== 'string' || !Array.isArray(value.stages)) return 'is not a no-op record';
+  if (!isPlainObject(value) || typeof value.key !== 'string' || typeof value.pipeline !== 'string' || !Array.isArray(value.stages))
+    return 'is not a no-op record';
   if (!isPlainObject(value.files) || !isPlainObject(value.dirs) || !isPlainObject(value.probes)) return 'is not a no-op record';
   for (const stage of value.stages) if (typeof stage !== 'string') return 'is not a no-op record';
-  if (value.skipped !== undefined && (!isPlainObject(value.skipped) || Object.values(value.skipped).some((r) => typeof r !== 'string'))) return 'is not a no-op record';
+  if (value.skipped !== undefined && (!isPlainObject(value.skipped) || Object.values(value.skipped).some((r) => typeof r !== 'string')))
+    return 'is not a no-op record';
   return value as unknown as Manifest;
 }
 

@@ -146,7 +146,15 @@ export interface RunEndEvent extends EventBase {
   remote?: RemoteCacheSummary;
 }
 
-export type RunEvent = RunStartEvent | StageStartEvent | StageProgressEvent | StageLogEvent | StageReportEvent | StageEndEvent | LoopEvent | RunEndEvent;
+export type RunEvent =
+  | RunStartEvent
+  | StageStartEvent
+  | StageProgressEvent
+  | StageLogEvent
+  | StageReportEvent
+  | StageEndEvent
+  | LoopEvent
+  | RunEndEvent;
 
 /** An event without the fields the bus fills in. */
 export type RunEventInput = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'runId' | 'pipeline' | 'time'> : never) : never;

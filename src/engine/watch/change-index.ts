@@ -120,7 +120,9 @@ export class ChangeIndex {
   private changesExpansion(change: FileChange): boolean {
     if (change.kind === 'change') return false;
     const depth = change.path.split('/').length;
-    return this.foreach.some((f) => (f.prefix === '' || change.path === f.prefix || change.path.startsWith(`${f.prefix}/`)) && (f.deep || depth <= f.depth + 1));
+    return this.foreach.some(
+      (f) => (f.prefix === '' || change.path === f.prefix || change.path.startsWith(`${f.prefix}/`)) && (f.deep || depth <= f.depth + 1),
+    );
   }
 
   /**
@@ -128,7 +130,10 @@ export class ChangeIndex {
    * its writer recorded (our own write: it retriggers nothing), an edit by someone else (its
    * writer reruns, as `refinery run` would), or not decidable while the writer runs.
    */
-  classify(changes: readonly FileChange[], ownWrite: (producer: { node: string; record: string; output: string; path: string }) => OwnWrite): Classification {
+  classify(
+    changes: readonly FileChange[],
+    ownWrite: (producer: { node: string; record: string; output: string; path: string }) => OwnWrite,
+  ): Classification {
     const out: Classification = { affected: new Set(), reexpand: false, reload: false, deferred: [], tasks: [], schemas: false };
     for (const change of changes) {
       const p = change.path;

@@ -34,7 +34,8 @@ export interface FsWatcher {
  */
 export function startFsWatcher(options: FsWatcherOptions): FsWatcher {
   const root = path.resolve(options.root);
-  const clean = (list: Iterable<string>): Set<string> => new Set([...list].filter((t) => t !== '..' && !t.startsWith('../') && !path.isAbsolute(t)));
+  const clean = (list: Iterable<string>): Set<string> =>
+    new Set([...list].filter((t) => t !== '..' && !t.startsWith('../') && !path.isAbsolute(t)));
   let targets = clean(options.targets);
   let onTheWay = new Set([...targets].flatMap((t) => ancestorDirs(t)));
   const relevant = (rel: string): boolean => {
@@ -58,10 +59,12 @@ export function startFsWatcher(options: FsWatcherOptions): FsWatcher {
       return rel === undefined || !relevant(rel);
     },
   });
-  const emit = (kind: ChangeKind) => (abs: string): void => {
-    const rel = relOf(abs);
-    if (rel !== undefined && rel !== '' && relevant(rel)) options.onChange({ kind, path: rel });
-  };
+  const emit =
+    (kind: ChangeKind) =>
+    (abs: string): void => {
+      const rel = relOf(abs);
+      if (rel !== undefined && rel !== '' && relevant(rel)) options.onChange({ kind, path: rel });
+    };
   for (const kind of ['add', 'change', 'unlink', 'addDir', 'unlinkDir'] as const) watcher.on(kind, emit(kind));
   if (options.onActivity) watcher.on('raw', options.onActivity);
   watcher.on('error', (error) => options.onError(error instanceof Error ? error : new Error(String(error))));

@@ -31,25 +31,49 @@ export function overridesFor(spec: PipelineSpec, overrides: Readonly<Record<stri
 }
 
 /** Loads, checks and expands a pipeline file, as `refinery run` does; never prints. */
-export async function loadPipeline(root: string, file: string, overrides: Readonly<Record<string, string>>, warn?: StateWarn): Promise<LoadOutcome> {
+export async function loadPipeline(
+  root: string,
+  file: string,
+  overrides: Readonly<Record<string, string>>,
+  warn?: StateWarn,
+): Promise<LoadOutcome> {
   const resolver = projectResolver(root);
   const loaded = await loadPipelineCached(root, file, resolver, warn);
   if (!loaded.spec) return { ok: false, file, diagnostics: loaded.diagnostics, source: loaded.text };
-  const { params, diagnostics } = resolveParams(loaded.spec, overridesFor(loaded.spec, overrides), { exists: (rel) => existsSync(path.resolve(root, rel)) });
+  const { params, diagnostics } = resolveParams(loaded.spec, overridesFor(loaded.spec, overrides), {
+    exists: (rel) => existsSync(path.resolve(root, rel)),
+  });
   if (diagnostics.length > 0) return { ok: false, file, diagnostics, source: loaded.text };
   const expanded = expand(root, loaded.spec, params);
   if (!expanded.ok) return { ok: false, file, diagnostics: expanded.diagnostics, source: loaded.text };
-  return { ok: true, pipeline: { file: path.resolve(root, file), spec: loaded.spec, resolver, params, expansion: expanded.expansion, foreachGlobs: foreachGlobs(loaded.spec, params) } };
+  return {
+    ok: true,
+    pipeline: {
+      file: path.resolve(root, file),
+      spec: loaded.spec,
+      resolver,
+      params,
+      expansion: expanded.expansion,
+      foreachGlobs: foreachGlobs(loaded.spec, params),
+    },
+  };
 }
 
 /** Expands the pipeline again (a foreach glob's directory changed); the spec and params stay. */
-export function reexpand(root: string, pipeline: LoadedPipeline): { ok: true; pipeline: LoadedPipeline } | { ok: false; diagnostics: Diagnostic[] } {
+export function reexpand(
+  root: string,
+  pipeline: LoadedPipeline,
+): { ok: true; pipeline: LoadedPipeline } | { ok: false; diagnostics: Diagnostic[] } {
   const expanded = expand(root, pipeline.spec, pipeline.params);
   if (!expanded.ok) return expanded;
   return { ok: true, pipeline: { ...pipeline, expansion: expanded.expansion } };
 }
 
-function expand(root: string, spec: PipelineSpec, params: Record<string, unknown>): { ok: true; expansion: Expansion } | { ok: false; diagnostics: Diagnostic[] } {
+function expand(
+  root: string,
+  spec: PipelineSpec,
+  params: Record<string, unknown>,
+): { ok: true; expansion: Expansion } | { ok: false; diagnostics: Diagnostic[] } {
   const expansion = expandPipeline(spec, { root, params, artifacts: NO_ARTIFACTS });
   if (expansion.diagnostics.length > 0) return { ok: false, diagnostics: expansion.diagnostics };
   return { ok: true, expansion };

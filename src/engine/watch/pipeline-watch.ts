@@ -153,7 +153,12 @@ export class PipelineWatch {
     this.recheckTimer = undefined;
     if (this.shared.recheckMs <= 0 || this.stopped) return;
     const { plan } = this.pipeline.expansion;
-    const ids = stagesAskingToBeRedone({ root: this.shared.root, pipeline: this.name, params: plan.params, instances: plan.instances.filter((i) => this.state.get(i.id)) });
+    const ids = stagesAskingToBeRedone({
+      root: this.shared.root,
+      pipeline: this.name,
+      params: plan.params,
+      instances: plan.instances.filter((i) => this.state.get(i.id)),
+    });
     if (ids.length === 0) return;
     this.recheckTimer = setTimeout(() => {
       this.recheckTimer = undefined;
@@ -237,7 +242,13 @@ export class PipelineWatch {
   private async reload(): Promise<boolean> {
     const outcome = await loadPipeline(this.shared.root, this.pipeline.file, this.shared.overrides, this.shared.warn);
     if (!outcome.ok) {
-      this.shared.notify({ kind: 'reload-failed', pipeline: this.name, file: outcome.file, diagnostics: outcome.diagnostics, source: outcome.source });
+      this.shared.notify({
+        kind: 'reload-failed',
+        pipeline: this.name,
+        file: outcome.file,
+        diagnostics: outcome.diagnostics,
+        source: outcome.source,
+      });
       return false;
     }
     this.adopt(outcome.pipeline);
@@ -250,7 +261,13 @@ export class PipelineWatch {
     const before = this.instanceIds;
     const outcome = reexpand(this.shared.root, this.pipeline);
     if (!outcome.ok) {
-      this.shared.notify({ kind: 'reload-failed', pipeline: this.name, file: this.pipeline.file, diagnostics: outcome.diagnostics, source: '' });
+      this.shared.notify({
+        kind: 'reload-failed',
+        pipeline: this.name,
+        file: this.pipeline.file,
+        diagnostics: outcome.diagnostics,
+        source: '',
+      });
       return undefined;
     }
     const after = new Set(outcome.pipeline.expansion.plan.instances.map((i) => i.id));
@@ -266,7 +283,10 @@ export class PipelineWatch {
   private maybeRestart(changes: readonly FileChange[], running: Running): void {
     if (this.shared.onBusy !== 'restart' || running.restart || running.controller.signal.aborted) return;
     const found = this.classify(changes);
-    const hits = found.reload || found.reexpand ? [...(running.selection ?? this.instanceIds)] : [...found.affected].filter((id) => running.selection === undefined || running.selection.has(id));
+    const hits =
+      found.reload || found.reexpand
+        ? [...(running.selection ?? this.instanceIds)]
+        : [...found.affected].filter((id) => running.selection === undefined || running.selection.has(id));
     if (hits.length === 0) return;
     running.restart = true;
     this.shared.notify({ kind: 'restarting', pipeline: this.name, stages: hits.sort() });

@@ -3,7 +3,12 @@ import { buildGraph, downstreamOf, type Graph, type GraphNode } from '../graph/g
 
 /** The executor's graph of a plan: stage instances and loop gates. */
 export function planGraph(plan: Plan): Graph {
-  const nodes: GraphNode[] = plan.instances.map((i) => ({ id: i.id, needs: i.needs, inputs: i.inputs, outputs: Object.values(i.outputs).map((o) => o.path) }));
+  const nodes: GraphNode[] = plan.instances.map((i) => ({
+    id: i.id,
+    needs: i.needs,
+    inputs: i.inputs,
+    outputs: Object.values(i.outputs).map((o) => o.path),
+  }));
   for (const l of plan.loops) nodes.push({ id: l.id, needs: l.needs, inputs: [], outputs: [] });
   return buildGraph(nodes);
 }
@@ -15,7 +20,10 @@ export function planGraph(plan: Plan): Graph {
  * full `refinery run` would.
  */
 export function selectionFor(affected: Iterable<string>, graph: Graph, settled: (id: string) => boolean): Set<string> {
-  const selected = downstreamOf([...affected].filter((id) => graph.deps.has(id)), graph.dependents);
+  const selected = downstreamOf(
+    [...affected].filter((id) => graph.deps.has(id)),
+    graph.dependents,
+  );
   const queue = [...selected];
   while (queue.length > 0) {
     const id = queue.pop() as string;

@@ -64,7 +64,11 @@ export class PlanAssessor {
   private run(target: { file: string; params: string[] }): Promise<AssessOutcome> {
     return new Promise((resolve) => {
       const args = [CLI, '-C', this.root, 'plan', target.file, '--json', ...target.params.flatMap((p) => ['-p', p])];
-      const child = spawn(process.execPath, args, { cwd: this.root, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, args, {
+        cwd: this.root,
+        env: { ...process.env, NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       const out: Buffer[] = [];
       let err = '';
       child.stdout.on('data', (d: Buffer) => out.push(d));

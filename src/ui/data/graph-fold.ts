@@ -108,7 +108,10 @@ export function depths(ids: readonly string[], edges: ReadonlyArray<readonly [st
 }
 
 function foldLayers(nodes: GraphNode[], edges: Array<[string, string]>, maxNodes: number): FoldedGraph {
-  const depth = depths(nodes.map((n) => n.id), edges);
+  const depth = depths(
+    nodes.map((n) => n.id),
+    edges,
+  );
   const maxDepth = Math.max(0, ...depth.values());
   // Consecutive layers share a box when there are more layers than boxes.
   const perBox = Math.max(1, Math.ceil((maxDepth + 1) / maxNodes));
@@ -120,11 +123,21 @@ function foldLayers(nodes: GraphNode[], edges: Array<[string, string]>, maxNodes
     const key = `layer:${first}`;
     let box = boxes.get(key);
     if (!box) {
-      box = { id: key, label: '', kind: 'layer', size: 0, counts: {}, state: 'never-run', from: first, to: Math.min(first + perBox - 1, maxDepth) };
+      box = {
+        id: key,
+        label: '',
+        kind: 'layer',
+        size: 0,
+        counts: {},
+        state: 'never-run',
+        from: first,
+        to: Math.min(first + perBox - 1, maxDepth),
+      };
       boxes.set(key, box);
     }
     box.size += node.size;
-    for (const [state, n] of Object.entries(node.counts)) box.counts[state as UiStageState] = (box.counts[state as UiStageState] ?? 0) + (n ?? 0);
+    for (const [state, n] of Object.entries(node.counts))
+      box.counts[state as UiStageState] = (box.counts[state as UiStageState] ?? 0) + (n ?? 0);
     boxOf.set(node.id, key);
   }
   const out: GraphNode[] = [];

@@ -45,7 +45,13 @@ export class JobStore {
         const safe = redactRecord(record);
         const ended = record.status === 'completed' || record.status === 'error' || record.status === 'cancelled';
         const elapsedMs = (ended ? Date.parse(record.updated_at) : Date.now()) - Date.parse(record.created_at);
-        jobs.push({ registry: name, ...safe, job_type: extras.job_type, agent_kind: extras.agent_kind, elapsedMs: Number.isFinite(elapsedMs) ? elapsedMs : null });
+        jobs.push({
+          registry: name,
+          ...safe,
+          job_type: extras.job_type,
+          agent_kind: extras.agent_kind,
+          elapsedMs: Number.isFinite(elapsedMs) ? elapsedMs : null,
+        });
       }
     }
     jobs.sort((a, b) => String(b.created_at).localeCompare(String(a.created_at)));
@@ -91,7 +97,10 @@ export function watchJobs(store: JobStore, changed: () => void): () => void {
   const watched = new Set<string>();
   const attach = (): void => {
     for (const { paths } of store.registries()) {
-      for (const [dir, recursive] of [[paths.registryDir, false], [paths.logsRoot, true]] as const) {
+      for (const [dir, recursive] of [
+        [paths.registryDir, false],
+        [paths.logsRoot, true],
+      ] as const) {
         if (watched.has(dir) || !existsSync(dir)) continue;
         try {
           const w = watch(dir, { recursive }, notify);

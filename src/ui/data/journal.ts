@@ -49,7 +49,11 @@ export class JournalReader {
       if (!isObject(entry) || typeof entry.s !== 'string') continue;
       if (entry.f === null) records.delete(entry.s);
       else if (isObject(entry.r) && typeof entry.r.runId === 'string' && typeof entry.r.finishedAt === 'string') {
-        records.set(entry.s, { runId: entry.r.runId, finishedAt: entry.r.finishedAt, durationMs: typeof entry.r.durationMs === 'number' ? entry.r.durationMs : 0 });
+        records.set(entry.s, {
+          runId: entry.r.runId,
+          finishedAt: entry.r.finishedAt,
+          durationMs: typeof entry.r.durationMs === 'number' ? entry.r.durationMs : 0,
+        });
       }
     }
     this.cache.set(pipeline, { size: info.size, mtimeMs: info.mtimeMs, records });

@@ -121,7 +121,19 @@ export function turnNumbers(analysis: Record<string, unknown>): Omit<TurnRow, 't
   };
 }
 
-const EMPTY_NUMBERS = { state: null, question: null, winner: null, winnerModel: null, costUsd: null, wallClockSeconds: null, enforcementRetries: null, agents: null, answers: null, votes: null, apiErrors: null };
+const EMPTY_NUMBERS = {
+  state: null,
+  question: null,
+  winner: null,
+  winnerModel: null,
+  costUsd: null,
+  wallClockSeconds: null,
+  enforcementRetries: null,
+  agents: null,
+  answers: null,
+  votes: null,
+  apiErrors: null,
+};
 
 export class MassGenStore {
   private readonly sessionsCache = new Map<string, CachedSession>();
@@ -173,7 +185,12 @@ export class MassGenStore {
     const turns: TurnRow[] = units.map((unit) => {
       const reportDir = reportDirOf(unit);
       const numbers = this.analysisNumbers(path.join(reportDir, 'analysis.json'));
-      return { turn: unit.turn, dir: relativeInProject(this.root, reportDir) ?? '', analyzed: numbers !== null, ...(numbers ?? EMPTY_NUMBERS) };
+      return {
+        turn: unit.turn,
+        dir: relativeInProject(this.root, reportDir) ?? '',
+        analyzed: numbers !== null,
+        ...(numbers ?? EMPTY_NUMBERS),
+      };
     });
     const name = path.basename(dir);
     const row: SessionRow = {
@@ -278,7 +295,8 @@ export class MassGenStore {
     let analysis: unknown = null;
     let analysisProblem: string | null = null;
     if (analysisText.ok) {
-      if (analysisText.truncated) analysisProblem = `analysis.json is ${analysisText.bytes} bytes, over the dashboard's ${ANALYSIS_CAP} byte limit`;
+      if (analysisText.truncated)
+        analysisProblem = `analysis.json is ${analysisText.bytes} bytes, over the dashboard's ${ANALYSIS_CAP} byte limit`;
       else {
         try {
           analysis = JSON.parse(analysisText.text);
@@ -303,8 +321,28 @@ export class MassGenStore {
   }
 
   /** Every answer snapshot named by the attempts' snapshot_mappings.json, with its text (capped). */
-  private async answerTexts(unit: TurnUnit): Promise<Array<{ label: string; agentId: string; attempt: number; text: string | null; truncated: boolean; bytes: number | null; path: string | null }>> {
-    const out: Array<{ label: string; agentId: string; attempt: number; text: string | null; truncated: boolean; bytes: number | null; path: string | null }> = [];
+  private async answerTexts(
+    unit: TurnUnit,
+  ): Promise<
+    Array<{
+      label: string;
+      agentId: string;
+      attempt: number;
+      text: string | null;
+      truncated: boolean;
+      bytes: number | null;
+      path: string | null;
+    }>
+  > {
+    const out: Array<{
+      label: string;
+      agentId: string;
+      attempt: number;
+      text: string | null;
+      truncated: boolean;
+      bytes: number | null;
+      path: string | null;
+    }> = [];
     for (const attempt of unit.attempts) {
       const mappings = await readCapped(path.join(attempt.dir, 'snapshot_mappings.json'), 8 * 1024 * 1024);
       if (!mappings.ok) continue;
@@ -335,9 +373,37 @@ export class MassGenStore {
   }
 
   /** One point per analyzed turn, oldest first: the cross-run charts. */
-  async chartPoints(): Promise<Array<{ session: string; turn: number; dir: string; time: string; costUsd: number | null; wallClockSeconds: number | null; enforcementRetries: number | null; winner: string | null; winnerModel: string | null; state: string | null }>> {
+  async chartPoints(): Promise<
+    Array<{
+      session: string;
+      turn: number;
+      dir: string;
+      time: string;
+      costUsd: number | null;
+      wallClockSeconds: number | null;
+      enforcementRetries: number | null;
+      winner: string | null;
+      winnerModel: string | null;
+      state: string | null;
+    }>
+  > {
     const rows = await this.allRows();
-    const points = rows.flatMap((r) => r.turns.filter((t) => t.analyzed).map((t) => ({ session: r.session, turn: t.turn, dir: t.dir, time: r.timestamp, costUsd: t.costUsd, wallClockSeconds: t.wallClockSeconds, enforcementRetries: t.enforcementRetries, winner: t.winner, winnerModel: t.winnerModel, state: t.state })));
+    const points = rows.flatMap((r) =>
+      r.turns
+        .filter((t) => t.analyzed)
+        .map((t) => ({
+          session: r.session,
+          turn: t.turn,
+          dir: t.dir,
+          time: r.timestamp,
+          costUsd: t.costUsd,
+          wallClockSeconds: t.wallClockSeconds,
+          enforcementRetries: t.enforcementRetries,
+          winner: t.winner,
+          winnerModel: t.winnerModel,
+          state: t.state,
+        })),
+    );
     return points.sort((a, b) => a.session.localeCompare(b.session) || a.turn - b.turn);
   }
 }

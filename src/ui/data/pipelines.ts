@@ -17,7 +17,9 @@ import type { PlanAssessor, AssessEntry } from './assess.ts';
 import type { RunTracker } from './run-tracker.ts';
 import { relativeInProject } from '../safe-path.ts';
 
-type Loaded = { ok: true; pipeline: LoadedPipeline; stamp: string; used: Record<string, string> } | { ok: false; error: string; stamp: string };
+type Loaded =
+  | { ok: true; pipeline: LoadedPipeline; stamp: string; used: Record<string, string> }
+  | { ok: false; error: string; stamp: string };
 
 export interface PipelineSummary {
   name: string;
@@ -49,7 +51,12 @@ export function isPipelineName(name: string): boolean {
 }
 
 /** The state of one stage instance from what is known of it, most telling first. */
-export function stageState(run: RunStageStatus | undefined, runLive: boolean, record: JournalEntry | undefined, verdict: AssessEntry | undefined): UiStageState {
+export function stageState(
+  run: RunStageStatus | undefined,
+  runLive: boolean,
+  record: JournalEntry | undefined,
+  verdict: AssessEntry | undefined,
+): UiStageState {
   if (run === 'running' && runLive) return 'running';
   if (run === 'failed') return 'failed';
   if (run === 'blocked') return 'blocked';
@@ -95,8 +102,12 @@ export class PipelineStore {
     const names = new Set<string>(this.options.watched);
     const dir = path.join(this.root, 'pipelines');
     if (existsSync(dir)) for (const f of safeReaddir(dir)) if (/\.ya?ml$/.test(f)) names.add(f.replace(/\.ya?ml$/, ''));
-    for (const f of safeReaddir(path.join(this.root, '.refinery', 'state'))) if (f.endsWith('.jsonl')) names.add(f.slice(0, -'.jsonl'.length));
-    return [...names].filter(isPipelineName).filter((n) => this.fileOf(n) !== undefined).sort();
+    for (const f of safeReaddir(path.join(this.root, '.refinery', 'state')))
+      if (f.endsWith('.jsonl')) names.add(f.slice(0, -'.jsonl'.length));
+    return [...names]
+      .filter(isPipelineName)
+      .filter((n) => this.fileOf(n) !== undefined)
+      .sort();
   }
 
   fileOf(name: string): string | undefined {
@@ -124,7 +135,9 @@ export class PipelineStore {
     const loaded = this.loaded.get(name);
     const used = loaded?.ok ? loaded.used : this.overridesFor(name);
     const declared = loaded?.ok ? loaded.pipeline.spec.params : undefined;
-    return Object.entries(used).filter(([k]) => !declared || k in declared).map(([k, v]) => `${k}=${v}`);
+    return Object.entries(used)
+      .filter(([k]) => !declared || k in declared)
+      .map(([k, v]) => `${k}=${v}`);
   }
 
   async load(name: string): Promise<Loaded | undefined> {
@@ -149,8 +162,21 @@ export class PipelineStore {
       outcome = await loadPipeline(this.root, file, applied);
     }
     const result: Loaded = outcome.ok
-      ? { ok: true, pipeline: outcome.pipeline, stamp, used: Object.fromEntries(Object.entries(applied).filter(([k]) => k in outcome.pipeline.spec.params)) }
-      : { ok: false, error: formatDiagnostics(outcome.diagnostics, { sources: new Map([[outcome.file, outcome.source]]), color: false, cwd: this.root }), stamp };
+      ? {
+          ok: true,
+          pipeline: outcome.pipeline,
+          stamp,
+          used: Object.fromEntries(Object.entries(applied).filter(([k]) => k in outcome.pipeline.spec.params)),
+        }
+      : {
+          ok: false,
+          error: formatDiagnostics(outcome.diagnostics, {
+            sources: new Map([[outcome.file, outcome.source]]),
+            color: false,
+            cwd: this.root,
+          }),
+          stamp,
+        };
     this.loaded.set(name, result);
     return result;
   }
@@ -182,7 +208,18 @@ export class PipelineStore {
   }
 
   /** Every instance of the plan (and the newest run's loop iterations) with its state. */
-  async states(name: string): Promise<{ pipeline: LoadedPipeline; items: Array<FoldInput & { inst?: StageInstance }>; records: Map<string, JournalEntry>; assessed: boolean } | { error: string } | undefined> {
+  async states(
+    name: string,
+  ): Promise<
+    | {
+        pipeline: LoadedPipeline;
+        items: Array<FoldInput & { inst?: StageInstance }>;
+        records: Map<string, JournalEntry>;
+        assessed: boolean;
+      }
+    | { error: string }
+    | undefined
+  > {
     const loaded = await this.load(name);
     if (!loaded) return undefined;
     if (!loaded.ok) return { error: loaded.error };
@@ -197,10 +234,18 @@ export class PipelineStore {
       const current = verdict && (!o || o.at < (assessment?.at ?? 0)) ? verdict : undefined;
       return stageState(o?.status, o?.live ?? false, records.get(id), current);
     };
-    const items: Array<FoldInput & { inst?: StageInstance }> = plan.instances.map((inst) => ({ id: inst.id, needs: inst.needs, kind: 'stage', state: stateOf(inst.id, verdicts?.get(inst.id)), inst }));
-    for (const loop of plan.loops) items.push({ id: loop.id, needs: loop.needs, kind: 'loop', state: 'never-run', members: loop.spec.stages.map((s) => s.id) });
+    const items: Array<FoldInput & { inst?: StageInstance }> = plan.instances.map((inst) => ({
+      id: inst.id,
+      needs: inst.needs,
+      kind: 'stage',
+      state: stateOf(inst.id, verdicts?.get(inst.id)),
+      inst,
+    }));
+    for (const loop of plan.loops)
+      items.push({ id: loop.id, needs: loop.needs, kind: 'loop', state: 'never-run', members: loop.spec.stages.map((s) => s.id) });
     // Loop iterations are expanded as a run reaches them: the runs name them (`loop#2.stage`).
-    for (const id of this.tracker.stageIds(name)) if (id.includes('#')) items.push({ id, needs: [], kind: 'stage', state: stateOf(id, undefined) });
+    for (const id of this.tracker.stageIds(name))
+      if (id.includes('#')) items.push({ id, needs: [], kind: 'stage', state: stateOf(id, undefined) });
     return { pipeline: loaded.pipeline, items, records, assessed: verdicts !== undefined };
   }
 
@@ -217,10 +262,23 @@ export class PipelineStore {
     const counts: Partial<Record<UiStageState, number>> = {};
     for (const item of states.items) if (item.kind === 'stage') counts[item.state] = (counts[item.state] ?? 0) + 1;
     const { plan } = states.pipeline.expansion;
-    return { name, file: rel, description: states.pipeline.spec.description ?? null, stages: plan.instances.length, loops: plan.loops.length, counts, error: null };
+    return {
+      name,
+      file: rel,
+      description: states.pipeline.spec.description ?? null,
+      stages: plan.instances.length,
+      loops: plan.loops.length,
+      counts,
+      error: null,
+    };
   }
 
-  async graph(name: string, maxNodes: number): Promise<{ summary: PipelineSummary; graph: FoldedGraph; params: Record<string, unknown>; assessed: boolean } | { error: string } | undefined> {
+  async graph(
+    name: string,
+    maxNodes: number,
+  ): Promise<
+    { summary: PipelineSummary; graph: FoldedGraph; params: Record<string, unknown>; assessed: boolean } | { error: string } | undefined
+  > {
     const states = await this.states(name);
     const summary = states ? this.summarize(name, states) : undefined;
     if (!summary || !states) return undefined;
@@ -228,7 +286,12 @@ export class PipelineStore {
     return { summary, graph: foldGraph(states.items, maxNodes), params: states.pipeline.params, assessed: states.assessed };
   }
 
-  async stageRows(name: string, query: string, offset: number, limit: number): Promise<{ total: number; rows: StageRow[]; error?: string } | undefined> {
+  async stageRows(
+    name: string,
+    query: string,
+    offset: number,
+    limit: number,
+  ): Promise<{ total: number; rows: StageRow[]; error?: string } | undefined> {
     const states = await this.states(name);
     if (!states) return undefined;
     if ('error' in states) return { total: 0, rows: [], error: states.error };
@@ -238,7 +301,9 @@ export class PipelineStore {
       const nodes = states.items.map((i) => ({ id: i.id, needs: [...i.needs], inputs: [], outputs: [] }));
       const graph = buildGraph(nodes);
       const stateOf = new Map(stageItems.map((i) => [i.id, i.state]));
-      const result = selectStages(query, { ids: stageItems.map((i) => i.id), deps: graph.deps, dependents: graph.dependents }, (id) => stateOf.get(id));
+      const result = selectStages(query, { ids: stageItems.map((i) => i.id), deps: graph.deps, dependents: graph.dependents }, (id) =>
+        stateOf.get(id),
+      );
       if (!result.ok) return { total: 0, rows: [], error: result.error };
       selected = stageItems.filter((i) => result.ids.has(i.id));
     }
@@ -296,7 +361,8 @@ export class PipelineStore {
     }
     const base = { path: rel, schema: schema ?? null, exists: size !== null, bytes: size };
     if (size === null || !schema) return { ...base, validation: null };
-    if (size > 8 * 1024 * 1024) return { ...base, validation: { ok: null, message: `not checked here: ${size} bytes is over the dashboard's 8 MB limit` } };
+    if (size > 8 * 1024 * 1024)
+      return { ...base, validation: { ok: null, message: `not checked here: ${size} bytes is over the dashboard's 8 MB limit` } };
     try {
       this.schemas ??= new SchemaRegistry(this.root);
       const data = JSON.parse(readFileSync(abs, 'utf8')) as unknown;

@@ -26,7 +26,10 @@ async function readText(file: string): Promise<string | null> {
 
 function names(dir: string, pattern: RegExp): string[] {
   try {
-    return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && pattern.test(e.name)).map((e) => e.name).sort();
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && pattern.test(e.name))
+      .map((e) => e.name)
+      .sort();
   } catch {
     return [];
   }

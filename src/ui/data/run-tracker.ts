@@ -70,7 +70,8 @@ export class RunTracker {
       case 'run-end':
         p.live.delete(event.runId);
         // A stage the run never ended was cut short with it.
-        for (const [id, o] of p.stages) if (o.runId === event.runId && o.status === 'running') p.stages.set(id, { status: 'aborted', runId: o.runId, at: Date.now() });
+        for (const [id, o] of p.stages)
+          if (o.runId === event.runId && o.status === 'running') p.stages.set(id, { status: 'aborted', runId: o.runId, at: Date.now() });
         break;
     }
   }

@@ -86,9 +86,24 @@ export class RunStore {
     if (isObject(summary) && typeof summary.pipeline === 'string') {
       const finishedAt = typeof summary.finishedAt === 'string' ? summary.finishedAt : null;
       const durationMs = typeof summary.durationMs === 'number' ? summary.durationMs : null;
-      const status = summary.status === 'succeeded' || summary.status === 'failed' || summary.status === 'aborted' ? summary.status : 'failed';
-      const startedAt = typeof started?.time === 'string' ? started.time : finishedAt && durationMs !== null ? new Date(Date.parse(finishedAt) - durationMs).toISOString() : null;
-      const row: RunRow = { runId, pipeline: summary.pipeline, status, startedAt, finishedAt, durationMs, counts: isObject(summary.counts) ? (summary.counts as RunRow['counts']) : null, stages: typeof started?.stages === 'number' ? started.stages : null };
+      const status =
+        summary.status === 'succeeded' || summary.status === 'failed' || summary.status === 'aborted' ? summary.status : 'failed';
+      const startedAt =
+        typeof started?.time === 'string'
+          ? started.time
+          : finishedAt && durationMs !== null
+            ? new Date(Date.parse(finishedAt) - durationMs).toISOString()
+            : null;
+      const row: RunRow = {
+        runId,
+        pipeline: summary.pipeline,
+        status,
+        startedAt,
+        finishedAt,
+        durationMs,
+        counts: isObject(summary.counts) ? (summary.counts as RunRow['counts']) : null,
+        stages: typeof started?.stages === 'number' ? started.stages : null,
+      };
       this.rows.set(runId, row);
       return row;
     }
@@ -108,7 +123,9 @@ export class RunStore {
   }
 
   list(filter: { pipeline?: string; status?: string; offset: number; limit: number }): { total: number; rows: RunRow[] } {
-    const rows = this.ids().map((id) => this.row(id)).filter((r): r is RunRow => r !== undefined);
+    const rows = this.ids()
+      .map((id) => this.row(id))
+      .filter((r): r is RunRow => r !== undefined);
     const kept = rows.filter((r) => (!filter.pipeline || r.pipeline === filter.pipeline) && (!filter.status || r.status === filter.status));
     return { total: kept.length, rows: kept.slice(filter.offset, filter.offset + filter.limit) };
   }
@@ -169,7 +186,8 @@ export class RunStore {
           s.durationMs = e.durationMs;
           s.attempts = Math.max(s.attempts, e.attempts);
           s.startedAt ??= new Date(Date.parse(e.time) - e.durationMs).toISOString();
-          for (const key of ['reason', 'summary', 'outputs', 'issues', 'rejectedDir'] as const) if (e[key] !== undefined) (s as unknown as Record<string, unknown>)[key] = e[key];
+          for (const key of ['reason', 'summary', 'outputs', 'issues', 'rejectedDir'] as const)
+            if (e[key] !== undefined) (s as unknown as Record<string, unknown>)[key] = e[key];
           break;
         }
         case 'loop-iteration':
@@ -180,7 +198,12 @@ export class RunStore {
     const finished = row.status !== 'running';
     // A run that ended without a stage's end (killed): the stage did not finish.
     if (finished) for (const s of stages.values()) if (s.status === 'running') s.status = 'aborted';
-    const sorted = [...stages.values()].sort((a, b) => FAILURE_ORDER[a.status] - FAILURE_ORDER[b.status] || (a.startedAt ?? '').localeCompare(b.startedAt ?? '') || a.id.localeCompare(b.id));
+    const sorted = [...stages.values()].sort(
+      (a, b) =>
+        FAILURE_ORDER[a.status] - FAILURE_ORDER[b.status] ||
+        (a.startedAt ?? '').localeCompare(b.startedAt ?? '') ||
+        a.id.localeCompare(b.id),
+    );
     const detail: RunDetail = { row, params, stages: sorted, loops };
     if (row.status !== 'running' && row.status !== 'interrupted') {
       this.details.set(runId, detail);
@@ -191,7 +214,11 @@ export class RunStore {
   }
 
   /** A stage's log lines in one run (the last `tail` of them). */
-  async logs(runId: string, stageId: string, tail: number): Promise<{ lines: Array<{ time: string; stream: string; message: string }>; total: number }> {
+  async logs(
+    runId: string,
+    stageId: string,
+    tail: number,
+  ): Promise<{ lines: Array<{ time: string; stream: string; message: string }>; total: number }> {
     const lines: Array<{ time: string; stream: string; message: string }> = [];
     let total = 0;
     await forEachJsonLine(path.join(runsDir(this.root), runId, 'events.jsonl'), (value) => {

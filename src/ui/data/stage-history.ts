@@ -8,7 +8,12 @@ export interface StageHistory {
   log: { runId: string; lines: Array<{ time: string; stream: string; message: string }>; total: number } | null;
 }
 
-export async function stageHistory(runs: RunStore, pipeline: string, stageId: string, options: { maxRuns?: number; logTail?: number } = {}): Promise<StageHistory> {
+export async function stageHistory(
+  runs: RunStore,
+  pipeline: string,
+  stageId: string,
+  options: { maxRuns?: number; logTail?: number } = {},
+): Promise<StageHistory> {
   const maxRuns = options.maxRuns ?? 12;
   const out: StageHistory = { runs: [], rejected: [], log: null };
   let scanned = 0;

@@ -69,7 +69,11 @@ export class CommandBackend implements Backend {
   ) {
     this.resolved = resolve(name, config);
     this.model = config.model ?? config.preset ?? path.basename(this.resolved.executable);
-    this.cacheIdentity = { executable: path.basename(this.resolved.executable), args: this.resolved.template, output: this.resolved.output };
+    this.cacheIdentity = {
+      executable: path.basename(this.resolved.executable),
+      args: this.resolved.template,
+      output: this.resolved.output,
+    };
   }
 
   private childEnv(): NodeJS.ProcessEnv {
@@ -86,22 +90,39 @@ export class CommandBackend implements Backend {
 
   /** The schema goes through the CLI's own option (a preset's, or a `{schema_file}` argument), else into the prompt. */
   private invocation(request: LlmRequest): Invocation {
-    if (!request.jsonSchema) return { template: this.resolved.template, prompt: this.fullPrompt(request, request.prompt), schemaFile: false };
+    if (!request.jsonSchema)
+      return { template: this.resolved.template, prompt: this.fullPrompt(request, request.prompt), schemaFile: false };
     const preset = this.config.preset ? PRESETS[this.config.preset] : undefined;
     if (preset?.schemaArgs) {
       const extra = preset.schemaArgs({ json: JSON.stringify(request.jsonSchema.schema), file: '{schema_file}' });
       const template = [...preset.args(this.config.model, extra), ...this.config.extra_args];
-      return { template, prompt: this.fullPrompt(request, request.prompt), schemaVia: 'cli_option', schemaFile: extra.some((a) => a.includes('{schema_file}')) };
+      return {
+        template,
+        prompt: this.fullPrompt(request, request.prompt),
+        schemaVia: 'cli_option',
+        schemaFile: extra.some((a) => a.includes('{schema_file}')),
+      };
     }
     if (this.resolved.template.some((arg) => arg.includes('{schema_file}')))
-      return { template: this.resolved.template, prompt: this.fullPrompt(request, request.prompt), schemaVia: 'cli_option', schemaFile: true };
-    return { template: this.resolved.template, prompt: this.fullPrompt(request, promptWithSchema(request)), schemaVia: 'prompt', schemaFile: false };
+      return {
+        template: this.resolved.template,
+        prompt: this.fullPrompt(request, request.prompt),
+        schemaVia: 'cli_option',
+        schemaFile: true,
+      };
+    return {
+      template: this.resolved.template,
+      prompt: this.fullPrompt(request, promptWithSchema(request)),
+      schemaVia: 'prompt',
+      schemaFile: false,
+    };
   }
 
   async complete(request: LlmRequest, options: CallOptions): Promise<LlmResult> {
     const call = this.invocation(request);
     const prompt = call.prompt;
-    const fileDir = this.resolved.promptVia === 'file' || call.schemaFile ? mkdtempSync(path.join(tmpdir(), 'refinery-prompt-')) : undefined;
+    const fileDir =
+      this.resolved.promptVia === 'file' || call.schemaFile ? mkdtempSync(path.join(tmpdir(), 'refinery-prompt-')) : undefined;
     const promptFile = fileDir && this.resolved.promptVia === 'file' ? path.join(fileDir, 'prompt.md') : undefined;
     const schemaFile = fileDir && call.schemaFile ? path.join(fileDir, 'schema.json') : undefined;
     try {
@@ -129,7 +150,11 @@ export class CommandBackend implements Backend {
           if (error instanceof BackendError && error.kind !== 'bad_response') throw error;
         }
         const tail = redactSecrets(`${result.stderr}\n${result.stdout}`).trim().slice(-400);
-        throw new BackendError(this.name, kindFromText(tail) === 'other' ? 'process' : kindFromText(tail), `exit ${result.exitCode ?? result.signal}: ${tail}`);
+        throw new BackendError(
+          this.name,
+          kindFromText(tail) === 'other' ? 'process' : kindFromText(tail),
+          `exit ${result.exitCode ?? result.signal}: ${tail}`,
+        );
       }
       const parsed = parseCliOutput(this.resolved.output, this.name, this.model, result.stdout);
       return call.schemaVia ? { ...parsed, schemaVia: call.schemaVia } : parsed;

@@ -53,6 +53,8 @@ export function parseBackendsConfig(text: string, file = '<inline>'): BackendsCo
 export function loadBackendsConfig(root: string, file = 'refinery.config.yaml'): BackendsConfig {
   const absolute = path.resolve(root, file);
   if (!existsSync(absolute))
-    throw new BackendConfigError(`${file}: not found under ${root}; create it with a 'backends:' map (see refinery.config.yaml in the refinery repository)`);
+    throw new BackendConfigError(
+      `${file}: not found under ${root}; create it with a 'backends:' map (see refinery.config.yaml in the refinery repository)`,
+    );
   return parseBackendsConfig(readFileSync(absolute, 'utf8'), path.relative(root, absolute) || file);
 }

@@ -74,7 +74,9 @@ export class LlmClient {
 
   constructor(private readonly options: LlmClientOptions) {
     this.budget = options.budget ?? new Budget();
-    this.cache = options.cacheDir ? new ResponseCache(options.cacheDir, { root: options.root, ...(options.warn ? { warn: options.warn } : {}) }) : undefined;
+    this.cache = options.cacheDir
+      ? new ResponseCache(options.cacheDir, { root: options.root, ...(options.warn ? { warn: options.warn } : {}) })
+      : undefined;
     // Known before any call, so an error from any backend is cleaned of every configured key.
     rememberSecretsOf(options.env ?? process.env, apiKeyEnvNames(options.config));
   }
@@ -92,7 +94,9 @@ export class LlmClient {
   private entry(name: string): BackendConfig {
     const config = this.options.config.backends[name];
     if (!config)
-      throw new BackendConfigError(`${this.options.config.file}: no backend named '${name}'; configured: ${this.names.join(', ') || '(none)'}`);
+      throw new BackendConfigError(
+        `${this.options.config.file}: no backend named '${name}'; configured: ${this.names.join(', ') || '(none)'}`,
+      );
     return config;
   }
 
@@ -129,7 +133,8 @@ export class LlmClient {
       hit = await this.options.remote.get(key, this.options.warn);
       if (hit) this.cache?.put(hit);
     }
-    if (hit) return this.finish(request, { ...hit.result, backend: name, costUsd: 0, latencyMs: 0, cached: true, attempts: 0 }, hit.costUsd);
+    if (hit)
+      return this.finish(request, { ...hit.result, backend: name, costUsd: 0, latencyMs: 0, cached: true, attempts: 0 }, hit.costUsd);
     const pool = poolFor(name, config.concurrency ?? DEFAULT_CONCURRENCY[config.kind]);
     return pool.run(async () => {
       this.budget.assertAvailable();

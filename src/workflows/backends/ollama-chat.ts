@@ -23,20 +23,32 @@ export function ollamaChatBody(
   format: Record<string, unknown> | undefined,
 ): Record<string, unknown> {
   const options = Object.fromEntries(
-    Object.entries({ temperature: request.temperature ?? config.temperature, num_predict: request.maxTokens ?? config.max_tokens }).filter(([, v]) => v !== undefined),
+    Object.entries({ temperature: request.temperature ?? config.temperature, num_predict: request.maxTokens ?? config.max_tokens }).filter(
+      ([, v]) => v !== undefined,
+    ),
   );
-  return { model: config.model, messages, stream: false, ...(format ? { format } : {}), ...(Object.keys(options).length > 0 ? { options } : {}) };
+  return {
+    model: config.model,
+    messages,
+    stream: false,
+    ...(format ? { format } : {}),
+    ...(Object.keys(options).length > 0 ? { options } : {}),
+  };
 }
 
 /** The answer of /api/chat: its text, model and token counts, or a BackendError saying what was wrong. */
-export function readOllamaChat(backend: string, raw: string): { content: string; model?: string; promptTokens?: number; completionTokens?: number } {
+export function readOllamaChat(
+  backend: string,
+  raw: string,
+): { content: string; model?: string; promptTokens?: number; completionTokens?: number } {
   let data: { model?: string; message?: { content?: unknown }; prompt_eval_count?: number; eval_count?: number; error?: unknown };
   try {
     data = JSON.parse(raw) as typeof data;
   } catch {
     throw new BackendError(backend, 'bad_response', `response is not JSON: ${redactSecrets(raw).slice(0, 120)}`);
   }
-  if (data.error !== undefined) throw new BackendError(backend, 'other', `ollama reported ${redactSecrets(JSON.stringify(data.error)).slice(0, 300)}`);
+  if (data.error !== undefined)
+    throw new BackendError(backend, 'other', `ollama reported ${redactSecrets(JSON.stringify(data.error)).slice(0, 300)}`);
   const content = data.message?.content;
   if (typeof content !== 'string') throw new BackendError(backend, 'bad_response', 'response has no message.content');
   return { content, model: data.model, promptTokens: data.prompt_eval_count, completionTokens: data.eval_count };

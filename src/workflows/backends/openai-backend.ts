@@ -77,7 +77,12 @@ export class OpenAiBackend implements Backend {
       stream: this.config.stream,
       ...(this.config.stream ? { stream_options: { include_usage: true } } : {}),
       ...(schema
-        ? { response_format: { type: 'json_schema', json_schema: { name: schema.name, schema: schema.schema, strict: strictSchemaProblems(schema.schema).length === 0 } } }
+        ? {
+            response_format: {
+              type: 'json_schema',
+              json_schema: { name: schema.name, schema: schema.schema, strict: strictSchemaProblems(schema.schema).length === 0 },
+            },
+          }
         : {}),
     };
   }
@@ -87,7 +92,10 @@ export class OpenAiBackend implements Backend {
     if (!this.config.json_schema) return { ...(await this.attempt(request, options, 'prompt')), schemaVia: 'prompt' };
     if (this.schemaRefused) return { ...(await this.attempt(request, options, 'prompt')), schemaVia: 'refused' };
     try {
-      return { ...(await this.attempt(request, options, 'native')), schemaVia: this.api === 'ollama' ? 'ollama_format' : 'response_format' };
+      return {
+        ...(await this.attempt(request, options, 'native')),
+        schemaVia: this.api === 'ollama' ? 'ollama_format' : 'response_format',
+      };
     } catch (error) {
       if (!refusesSchema(error)) throw error;
       const result = await this.attempt(request, options, 'prompt');
@@ -115,7 +123,10 @@ export class OpenAiBackend implements Backend {
       if (!response.ok) throw await this.httpError(response);
       if (ollama) {
         const answer = readOllamaChat(this.name, await response.text());
-        return this.result(answer.content, answer.model, { prompt_tokens: answer.promptTokens, completion_tokens: answer.completionTokens });
+        return this.result(answer.content, answer.model, {
+          prompt_tokens: answer.promptTokens,
+          completion_tokens: answer.completionTokens,
+        });
       }
       return this.config.stream ? await this.readStream(response) : await this.readJson(response);
     } catch (error) {

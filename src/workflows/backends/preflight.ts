@@ -8,7 +8,12 @@ import { PRESETS } from './presets.ts';
 
 /** Whether `program` (a path, or a name looked up on PATH) can be started. */
 function findsProgram(program: string, root: string, env: NodeJS.ProcessEnv): boolean {
-  const candidates = program.includes('/') ? [path.resolve(root, program)] : (env.PATH ?? '').split(path.delimiter).filter(Boolean).map((d) => path.join(d, program));
+  const candidates = program.includes('/')
+    ? [path.resolve(root, program)]
+    : (env.PATH ?? '')
+        .split(path.delimiter)
+        .filter(Boolean)
+        .map((d) => path.join(d, program));
   return candidates.some((file) => {
     try {
       accessSync(file, constants.X_OK);
@@ -30,10 +35,14 @@ function backendProblems(name: string, config: BackendConfig, root: string, env:
       if (!executable) return [`backend '${name}' in ${file} needs 'preset' or 'command' (an argument array)`];
       return findsProgram(executable, root, env)
         ? []
-        : [`backend '${name}' runs '${executable}', which is not found${executable.includes('/') ? '' : ' on PATH'}; install it or set 'executable:' in ${file}`];
+        : [
+            `backend '${name}' runs '${executable}', which is not found${executable.includes('/') ? '' : ' on PATH'}; install it or set 'executable:' in ${file}`,
+          ];
     }
     case 'replay':
-      return existsSync(path.resolve(root, config.dir)) ? [] : [`backend '${name}' replays recordings from ${config.dir}, which does not exist`];
+      return existsSync(path.resolve(root, config.dir))
+        ? []
+        : [`backend '${name}' replays recordings from ${config.dir}, which does not exist`];
   }
 }
 
@@ -57,7 +66,9 @@ export function checkBackends(root: string, names: readonly string[], env: NodeJ
     const entry = config.backends[name];
     if (!entry) {
       const hint = didYouMean(name, Object.keys(config.backends));
-      problems.push(`no backend named '${name}' in ${config.file}${hint ? `; did you mean '${hint}'?` : `; known: ${Object.keys(config.backends).join(', ') || 'none'}`}`);
+      problems.push(
+        `no backend named '${name}' in ${config.file}${hint ? `; did you mean '${hint}'?` : `; known: ${Object.keys(config.backends).join(', ') || 'none'}`}`,
+      );
       continue;
     }
     problems.push(...backendProblems(name, entry, root, env, config.file));

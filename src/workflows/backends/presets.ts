@@ -35,8 +35,14 @@ export const PRESETS: Readonly<Record<'claude' | 'codex' | 'gemini', CommandPres
 };
 
 /** Substitutes `{model}`, `{prompt_file}` and `{schema_file}` inside each argument; arguments are never joined into a shell string. */
-export function expandTemplate(template: readonly string[], values: { model?: string; promptFile?: string; schemaFile?: string }): string[] {
+export function expandTemplate(
+  template: readonly string[],
+  values: { model?: string; promptFile?: string; schemaFile?: string },
+): string[] {
   return template.map((arg) =>
-    arg.replaceAll('{model}', values.model ?? '').replaceAll('{prompt_file}', values.promptFile ?? '').replaceAll('{schema_file}', values.schemaFile ?? ''),
+    arg
+      .replaceAll('{model}', values.model ?? '')
+      .replaceAll('{prompt_file}', values.promptFile ?? '')
+      .replaceAll('{schema_file}', values.schemaFile ?? ''),
   );
 }

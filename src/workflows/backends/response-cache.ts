@@ -17,7 +17,14 @@ export interface CachedEntry {
 function isEntry(value: unknown, key: string): value is CachedEntry {
   if (typeof value !== 'object' || value === null) return false;
   const entry = value as Partial<CachedEntry>;
-  return entry.key === key && typeof entry.backend === 'string' && typeof entry.result === 'object' && entry.result !== null && typeof entry.result.text === 'string' && typeof entry.costUsd === 'number';
+  return (
+    entry.key === key &&
+    typeof entry.backend === 'string' &&
+    typeof entry.result === 'object' &&
+    entry.result !== null &&
+    typeof entry.result.text === 'string' &&
+    typeof entry.costUsd === 'number'
+  );
 }
 
 /**
@@ -63,7 +70,9 @@ export class ResponseCache {
       mkdirSync(path.dirname(file), { recursive: true });
       writeFileAtomicSync(file, `${JSON.stringify(entry, null, 2)}\n`);
     } catch (error) {
-      this.report.warn?.(`${describeWriteProblem(writeProblem(file, error), this.report.root ?? this.dir)}; the response is used but not cached`);
+      this.report.warn?.(
+        `${describeWriteProblem(writeProblem(file, error), this.report.root ?? this.dir)}; the response is used but not cached`,
+      );
     }
   }
 }

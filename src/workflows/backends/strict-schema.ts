@@ -47,12 +47,14 @@ class Checker {
   node(node: unknown, at: string, depth: number): void {
     if (!isObject(node)) return this.problem(at, 'a schema must be an object');
     if (node.$ref !== undefined) {
-      if (typeof node.$ref !== 'string' || !(node.$ref === '#' || node.$ref.startsWith('#/$defs/'))) this.problem(at, '$ref must point into #/$defs');
+      if (typeof node.$ref !== 'string' || !(node.$ref === '#' || node.$ref.startsWith('#/$defs/')))
+        this.problem(at, '$ref must point into #/$defs');
       return;
     }
     const types = this.types(node, at);
     const allowed = new Set([...COMMON, ...types.flatMap((t) => [...(BY_TYPE[t] ?? [])])]);
-    for (const key of Object.keys(node)) if (!allowed.has(key)) this.problem(at, `keyword '${key}' is not supported${types.length ? ` for type ${types.join('|')}` : ''}`);
+    for (const key of Object.keys(node))
+      if (!allowed.has(key)) this.problem(at, `keyword '${key}' is not supported${types.length ? ` for type ${types.join('|')}` : ''}`);
     if (types.length === 0 && node.anyOf === undefined && node.enum === undefined && node.const === undefined)
       this.problem(at, 'needs a type, an enum, a const or anyOf');
     if (Array.isArray(node.enum)) this.enumValues += node.enum.length;
@@ -86,8 +88,10 @@ class Checker {
     if (this.root.anyOf !== undefined) this.problem('', 'the root must not be anyOf');
     if (!types.includes('object') || types.length !== 1) this.problem('', 'the root must be of type object');
     this.node(this.root, '', 0);
-    if (this.properties > STRICT_LIMITS.properties) this.problem('', `${this.properties} properties in all; at most ${STRICT_LIMITS.properties}`);
-    if (this.enumValues > STRICT_LIMITS.enumValues) this.problem('', `${this.enumValues} enum values in all; at most ${STRICT_LIMITS.enumValues}`);
+    if (this.properties > STRICT_LIMITS.properties)
+      this.problem('', `${this.properties} properties in all; at most ${STRICT_LIMITS.properties}`);
+    if (this.enumValues > STRICT_LIMITS.enumValues)
+      this.problem('', `${this.enumValues} enum values in all; at most ${STRICT_LIMITS.enumValues}`);
     return this.problems;
   }
 }

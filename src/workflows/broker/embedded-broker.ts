@@ -72,7 +72,12 @@ function guardedHandlers(guards: TopicGuards) {
   const logins = new WeakMap<Client, TopicLogin>();
   const loginOf = (client: Client | null): TopicLogin | undefined => (client ? logins.get(client) : undefined);
   return {
-    authenticate(client: Client, username: string | undefined, password: Buffer | undefined, done: (error: null, success: boolean) => void) {
+    authenticate(
+      client: Client,
+      username: string | undefined,
+      password: Buffer | undefined,
+      done: (error: null, success: boolean) => void,
+    ) {
       if (username !== undefined) logins.set(client, { username, password: password?.toString('utf8') ?? '' });
       done(null, true);
     },
@@ -81,7 +86,11 @@ function guardedHandlers(guards: TopicGuards) {
       // MQTT 3.1.1 has no negative PUBACK: aedes drops the client, the message goes nowhere.
       done(guards.allows(loginOf(client), packet.topic) ? null : new Error(`not authorized to publish on ${packet.topic}`));
     },
-    authorizeSubscribe<S extends { topic: string }>(client: Client, subscription: S, done: (error: Error | null, subscription?: S | null) => void) {
+    authorizeSubscribe<S extends { topic: string }>(
+      client: Client,
+      subscription: S,
+      done: (error: Error | null, subscription?: S | null) => void,
+    ) {
       // null: a SUBACK that refuses this one filter (0x80); the client stays connected.
       done(null, guards.allowsFilter(loginOf(client), subscription.topic) ? subscription : null);
     },

@@ -76,7 +76,10 @@ export class AuditLog {
   async jobIds(): Promise<string[]> {
     try {
       const entries = await readdir(this.paths.logsRoot, { withFileTypes: true });
-      return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+      return entries
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name)
+        .sort();
     } catch {
       return [];
     }

@@ -1,10 +1,4 @@
-import {
-  brokerFromEnv,
-  brokerFromRecordBlock,
-  brokerFromUrl,
-  withEnvCredentials,
-  type BrokerConfig,
-} from '../mqtt/broker-config.ts';
+import { brokerFromEnv, brokerFromRecordBlock, brokerFromUrl, withEnvCredentials, type BrokerConfig } from '../mqtt/broker-config.ts';
 import type { GuardTopics } from '../broker/topic-guard.ts';
 import type { JobExtras, JobRecord } from './types.ts';
 

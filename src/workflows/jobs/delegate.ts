@@ -112,7 +112,13 @@ export async function delegateJob(options: DelegateOptions): Promise<DelegateRes
   }
 }
 
-async function runJob(options: DelegateOptions, registry: JobRegistry, audit: AuditLog, record: JobRecord, extras: JobExtras): Promise<DelegateResult> {
+async function runJob(
+  options: DelegateOptions,
+  registry: JobRegistry,
+  audit: AuditLog,
+  record: JobRecord,
+  extras: JobExtras,
+): Promise<DelegateResult> {
   await audit.writeMeta(record, extras);
   await audit.writeStatus({ job_id: record.job_id, status: 'pending', updated_at: record.created_at });
   await audit.local(record.job_id, 'registered', `${options.type} job for ${options.worker.agent.describe()}`);
@@ -152,7 +158,8 @@ class DelegateRun {
       const work = await this.phase('worker', iteration, prompt, options.worker);
       if (work.kind !== 'completed') return { watch: work, iterations: iteration, kind: work.kind, reason: `worker: ${work.reason}` };
       const review = await this.phase('reviewer', iteration, reviewerPrompt(options.type, this.jobId, options.prompt), reviewer);
-      if (review.kind !== 'completed') return { watch: review, iterations: iteration, kind: review.kind, reason: `reviewer: ${review.reason}` };
+      if (review.kind !== 'completed')
+        return { watch: review, iterations: iteration, kind: review.kind, reason: `reviewer: ${review.reason}` };
       const feedback = verdictOf(review);
       await this.registry.update(this.jobId, (_r, extras) => ({ extras: { ...extras, feedback } }));
       await this.audit.local(this.jobId, 'feedback', feedback);
@@ -162,7 +169,13 @@ class DelegateRun {
       }
       if (iteration >= options.maxIterations) {
         await this.registry.setStatus(this.jobId, 'error');
-        return { watch: review, iterations: iteration, feedback, kind: 'error', reason: `no approval after ${iteration} iterations (--max-iterations)` };
+        return {
+          watch: review,
+          iterations: iteration,
+          feedback,
+          kind: 'error',
+          reason: `no approval after ${iteration} iterations (--max-iterations)`,
+        };
       }
       prompt = reworkPrompt(this.jobId, feedback, options.prompt);
     }

@@ -24,7 +24,15 @@ export interface SignedFields {
  * hmac.new(secret.encode(), json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(), "sha256").hexdigest()
  */
 export function signEvent(fields: SignedFields, secret: string): string {
-  const body = { schema_version: 1, job_id: fields.job_id, seq: fields.seq, event: fields.event, timestamp: fields.timestamp, detail: fields.detail, data: fields.data };
+  const body = {
+    schema_version: 1,
+    job_id: fields.job_id,
+    seq: fields.seq,
+    event: fields.event,
+    timestamp: fields.timestamp,
+    detail: fields.detail,
+    data: fields.data,
+  };
   return createHmac('sha256', secret).update(canonicalJson(body), 'utf8').digest('hex');
 }
 

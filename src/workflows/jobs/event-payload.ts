@@ -104,9 +104,21 @@ export function decodePayload(raw: Buffer | string, jobId: string, expectedToken
     ...(dataObject ? { data: dataObject } : {}),
   };
   if (expectedToken !== null) {
-    const fields = { job_id: jobId, seq: payload.seq, event: payload.event, timestamp: payload.timestamp, detail, data: unsignedData(dataObject) };
+    const fields = {
+      job_id: jobId,
+      seq: payload.seq,
+      event: payload.event,
+      timestamp: payload.timestamp,
+      detail,
+      data: unsignedData(dataObject),
+    };
     if (!signatureMatches(fields, dataObject?.[SIGNATURE_FIELD], expectedToken)) {
-      return { ok: false, reason: 'bad_token', message: `data.${SIGNATURE_FIELD} is missing or not signed with this job's token`, ...where };
+      return {
+        ok: false,
+        reason: 'bad_token',
+        message: `data.${SIGNATURE_FIELD} is missing or not signed with this job's token`,
+        ...where,
+      };
     }
   }
   return { ok: true, payload };

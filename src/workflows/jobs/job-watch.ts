@@ -114,9 +114,13 @@ export class JobWatch {
       options.timeoutMs,
     );
     this.armIdle();
-    options.signal?.addEventListener('abort', () => this.finish({ kind: 'timeout', via: 'timer', reason: 'interrupted', events: this.events }), {
-      once: true,
-    });
+    options.signal?.addEventListener(
+      'abort',
+      () => this.finish({ kind: 'timeout', via: 'timer', reason: 'interrupted', events: this.events }),
+      {
+        once: true,
+      },
+    );
     this.tornDown = this.result.then(() => this.teardown(topic));
     await this.checkRegistry();
   }
@@ -149,7 +153,13 @@ export class JobWatch {
     }
     const payload = decoded.payload;
     if (payload.seq <= (this.options.afterSeq ?? 0)) {
-      this.drop({ kind: 'dropped', reason: 'stale', message: `seq ${payload.seq} belongs to an earlier phase`, seq: payload.seq, event: payload.event });
+      this.drop({
+        kind: 'dropped',
+        reason: 'stale',
+        message: `seq ${payload.seq} belongs to an earlier phase`,
+        seq: payload.seq,
+        event: payload.event,
+      });
       return;
     }
     if (this.seen.has(payload.seq)) {
@@ -170,7 +180,12 @@ export class JobWatch {
 
   private drop(diagnostic: WatchDiagnostic): void {
     this.options.onDiagnostic?.(diagnostic);
-    const detail = diagnostic.kind === 'duplicate' ? `duplicate seq ${diagnostic.seq}` : 'message' in diagnostic ? `${diagnostic.reason}: ${diagnostic.message}` : diagnostic.kind;
+    const detail =
+      diagnostic.kind === 'duplicate'
+        ? `duplicate seq ${diagnostic.seq}`
+        : 'message' in diagnostic
+          ? `${diagnostic.reason}: ${diagnostic.message}`
+          : diagnostic.kind;
     this.audit({
       job_id: this.options.jobId,
       event: 'dropped',

@@ -27,13 +27,21 @@ export function recordProblems(value: unknown): string[] {
   need('schema_version', record.schema_version === 1, '1');
   need('job_id', typeof record.job_id === 'string' && isValidJobId(record.job_id), 'a job id');
   need('status', (JOB_STATUSES as readonly unknown[]).includes(record.status), JOB_STATUSES.join('|'));
-  need('topic_prefix', typeof record.topic_prefix === 'string' && record.topic_prefix.length > 0 && !/[+#]/.test(record.topic_prefix), 'a topic without + or #');
+  need(
+    'topic_prefix',
+    typeof record.topic_prefix === 'string' && record.topic_prefix.length > 0 && !/[+#]/.test(record.topic_prefix),
+    'a topic without + or #',
+  );
   need('last_seq', Number.isInteger(record.last_seq) && (record.last_seq as number) >= 0, 'an integer >= 0');
   need('timeout_sec', typeof record.timeout_sec === 'number' && record.timeout_sec > 0, 'a number > 0');
   need('idle_timeout_sec', typeof record.idle_timeout_sec === 'number' && record.idle_timeout_sec > 0, 'a number > 0');
   need('auth_token', record.auth_token === null || typeof record.auth_token === 'string', 'a string or null');
   const broker = record.broker as Record<string, unknown> | undefined;
-  need('broker', typeof broker === 'object' && broker !== null && typeof broker.host === 'string' && Number.isInteger(broker.port), 'an object with host and port');
+  need(
+    'broker',
+    typeof broker === 'object' && broker !== null && typeof broker.host === 'string' && Number.isInteger(broker.port),
+    'an object with host and port',
+  );
   return problems;
 }
 

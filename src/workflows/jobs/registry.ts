@@ -153,7 +153,11 @@ export class JobRegistry {
   }
 
   private locked<T>(fn: () => Promise<T>): Promise<T> {
-    return withFileLock(lockFile(this.paths), fn, this.options.lockTimeoutSec !== undefined ? { timeoutSec: this.options.lockTimeoutSec } : {});
+    return withFileLock(
+      lockFile(this.paths),
+      fn,
+      this.options.lockTimeoutSec !== undefined ? { timeoutSec: this.options.lockTimeoutSec } : {},
+    );
   }
 
   private async exists(id: string): Promise<boolean> {

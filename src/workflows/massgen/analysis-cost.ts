@@ -37,7 +37,13 @@ export function costSummary(runs: RunData[]): CostSummary {
     }
     if (run.metrics?.subagentCost != null) subagent = (subagent ?? 0) + run.metrics.subagentCost;
   }
-  const agentUsd = agents.length > 0 ? round(sum((t) => t.estimatedCost), 6) : null;
+  const agentUsd =
+    agents.length > 0
+      ? round(
+          sum((t) => t.estimatedCost),
+          6,
+        )
+      : null;
   if (total === null && agentUsd !== null) {
     total = agentUsd;
     sources.add('sum of agent token_usage.estimated_cost');

@@ -10,8 +10,14 @@ function enforcementRows(runs: RunData[]): EnforcementRow[] {
   return runs.flatMap((run) =>
     (run.status?.agents ?? []).flatMap((a) =>
       a.enforcement.map((e) => ({
-        agentId: a.id, attempt: run.attempt, round: e.round, retry: e.attempt, reason: e.reason,
-        toolCalls: e.toolCalls, bufferChars: e.bufferChars, message: e.errorMessage ? e.errorMessage.slice(0, 300) : null,
+        agentId: a.id,
+        attempt: run.attempt,
+        round: e.round,
+        retry: e.attempt,
+        reason: e.reason,
+        toolCalls: e.toolCalls,
+        bufferChars: e.bufferChars,
+        message: e.errorMessage ? e.errorMessage.slice(0, 300) : null,
       })),
     ),
   );
@@ -42,18 +48,33 @@ function maxPerRound(rows: EnforcementRow[]): number {
 function apiErrors(runs: RunData[]): ErrorSummary['apiErrors'] {
   const out: ErrorSummary['apiErrors'] = [];
   for (const run of runs) {
-    const fromStatus = (run.status?.agents ?? []).flatMap((a) => a.enforcement.filter((e) => API_REASONS.has(e.reason)).map((e) => ({ agentId: a.id, time: isoOfEpoch(e.timestamp), message: `${e.reason}: ${e.errorMessage ?? ''}`.slice(0, 300), source: 'status.json reliability' })));
+    const fromStatus = (run.status?.agents ?? []).flatMap((a) =>
+      a.enforcement
+        .filter((e) => API_REASONS.has(e.reason))
+        .map((e) => ({
+          agentId: a.id,
+          time: isoOfEpoch(e.timestamp),
+          message: `${e.reason}: ${e.errorMessage ?? ''}`.slice(0, 300),
+          source: 'status.json reliability',
+        })),
+    );
     if (fromStatus.length > 0) {
       out.push(...fromStatus);
       continue;
     }
-    const fromEvents = (run.events?.errors ?? []).map((e) => ({ agentId: e.agentId, time: e.timestamp, message: e.message.slice(0, 300), source: `events.jsonl ${e.source}` }));
+    const fromEvents = (run.events?.errors ?? []).map((e) => ({
+      agentId: e.agentId,
+      time: e.timestamp,
+      message: e.message.slice(0, 300),
+      source: `events.jsonl ${e.source}`,
+    }));
     if (fromEvents.length > 0) {
       out.push(...fromEvents);
       continue;
     }
     for (const e of run.massgenLog?.errors ?? []) {
-      if (/stream|api|error code|connection|rate limit/i.test(e.message)) out.push({ agentId: null, time: e.time, message: e.message.slice(0, 300), source: `massgen.log line ${e.line}` });
+      if (/stream|api|error code|connection|rate limit/i.test(e.message))
+        out.push({ agentId: null, time: e.time, message: e.message.slice(0, 300), source: `massgen.log line ${e.line}` });
     }
   }
   return out;
@@ -62,9 +83,11 @@ function apiErrors(runs: RunData[]): ErrorSummary['apiErrors'] {
 function agentErrors(runs: RunData[]): ErrorSummary['agentErrors'] {
   const out: ErrorSummary['agentErrors'] = [];
   for (const run of runs) {
-    for (const a of run.status?.agents ?? []) if (a.error) out.push({ agentId: a.id, type: a.error.type, message: a.error.message.slice(0, 300), source: 'status.json' });
+    for (const a of run.status?.agents ?? [])
+      if (a.error) out.push({ agentId: a.id, type: a.error.type, message: a.error.message.slice(0, 300), source: 'status.json' });
     for (const e of run.coordination?.events ?? []) {
-      if (e.type === 'agent_error' && e.agentId) out.push({ agentId: e.agentId, type: 'error', message: e.details.slice(0, 300), source: 'coordination_events.json' });
+      if (e.type === 'agent_error' && e.agentId)
+        out.push({ agentId: e.agentId, type: 'error', message: e.details.slice(0, 300), source: 'coordination_events.json' });
     }
   }
   return out;
@@ -73,11 +96,17 @@ function agentErrors(runs: RunData[]): ErrorSummary['agentErrors'] {
 function timeouts(runs: RunData[]): ErrorSummary['timeouts'] {
   const out: ErrorSummary['timeouts'] = [];
   for (const run of runs) {
-    if (run.status?.finishReason === 'timeout') out.push({ agentId: null, message: run.status.finishReasonDetails ?? 'orchestrator timeout', source: 'status.json finish_reason' });
-    for (const a of run.status?.agents ?? []) if (a.status === 'timeout' || a.error?.type === 'timeout') out.push({ agentId: a.id, message: a.error?.message ?? 'agent timed out', source: 'status.json' });
-    for (const e of run.coordination?.events ?? []) if (e.type === 'agent_timeout') out.push({ agentId: e.agentId, message: e.details.slice(0, 300), source: 'coordination_events.json' });
+    if (run.status?.finishReason === 'timeout')
+      out.push({ agentId: null, message: run.status.finishReasonDetails ?? 'orchestrator timeout', source: 'status.json finish_reason' });
+    for (const a of run.status?.agents ?? [])
+      if (a.status === 'timeout' || a.error?.type === 'timeout')
+        out.push({ agentId: a.id, message: a.error?.message ?? 'agent timed out', source: 'status.json' });
+    for (const e of run.coordination?.events ?? [])
+      if (e.type === 'agent_timeout')
+        out.push({ agentId: e.agentId, message: e.details.slice(0, 300), source: 'coordination_events.json' });
     for (const t of run.events?.timeouts ?? []) out.push({ agentId: null, message: t.reason, source: 'events.jsonl orchestrator_timeout' });
-    for (const t of run.massgenLog?.timeouts ?? []) out.push({ agentId: null, message: t.message.slice(0, 300), source: `massgen.log line ${t.line}` });
+    for (const t of run.massgenLog?.timeouts ?? [])
+      out.push({ agentId: null, message: t.message.slice(0, 300), source: `massgen.log line ${t.line}` });
   }
   return out;
 }
@@ -86,9 +115,25 @@ function failedTools(runs: RunData[]): ErrorSummary['failedToolCalls'] {
   const out: ErrorSummary['failedToolCalls'] = [];
   for (const run of runs) {
     const metrics = (run.metricsEvents?.toolExecutions ?? []).filter((t) => !t.success);
-    if (run.metricsEvents) out.push(...metrics.map((t) => ({ tool: t.toolName, agentId: t.agentId, message: (t.errorMessage ?? '').slice(0, 300), source: 'metrics_events.json' })));
-    else if (run.events) out.push(...run.events.tools.filter((t) => t.isError).map((t) => ({ tool: t.name, agentId: t.agentId, message: '', source: 'events.jsonl' })));
-    else for (const s of run.snapshots) for (const c of s.trace?.toolCalls ?? []) if (c.isError) out.push({ tool: c.tool, agentId: s.agentId, message: '', source: `${s.relDir}/execution_trace.md` });
+    if (run.metricsEvents)
+      out.push(
+        ...metrics.map((t) => ({
+          tool: t.toolName,
+          agentId: t.agentId,
+          message: (t.errorMessage ?? '').slice(0, 300),
+          source: 'metrics_events.json',
+        })),
+      );
+    else if (run.events)
+      out.push(
+        ...run.events.tools
+          .filter((t) => t.isError)
+          .map((t) => ({ tool: t.name, agentId: t.agentId, message: '', source: 'events.jsonl' })),
+      );
+    else
+      for (const s of run.snapshots)
+        for (const c of s.trace?.toolCalls ?? [])
+          if (c.isError) out.push({ tool: c.tool, agentId: s.agentId, message: '', source: `${s.relDir}/execution_trace.md` });
   }
   return out.slice(0, 100);
 }
@@ -106,7 +151,11 @@ export function errorSummary(runs: RunData[]): ErrorSummary {
     apiErrors: apiErrors(runs),
     agentErrors: agentErrors(runs),
     timeouts: timeouts(runs),
-    exceptions: runs.flatMap((r) => (r.massgenLog?.exceptions ?? []).map((e) => ({ source: 'massgen.log', line: e.line, message: e.message.slice(0, 300) }))).slice(0, 100),
+    exceptions: runs
+      .flatMap((r) =>
+        (r.massgenLog?.exceptions ?? []).map((e) => ({ source: 'massgen.log', line: e.line, message: e.message.slice(0, 300) })),
+      )
+      .slice(0, 100),
     failedToolCalls: failedTools(runs),
     logErrorLines: level('ERROR') + level('CRITICAL'),
     logWarningLines: level('WARNING'),

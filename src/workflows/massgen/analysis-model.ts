@@ -263,7 +263,13 @@ export interface TurnAnalysis {
   ignoredVotes: IgnoredVote[];
   coordinationFlow: FlowEvent[];
   checklist: ChecklistItem[];
-  timing: { phases: PhaseRow[]; rounds: RoundRow[]; checklist: ChecklistPhases; api: ApiSummary | null; bottlenecks: { what: string; seconds: number }[] };
+  timing: {
+    phases: PhaseRow[];
+    rounds: RoundRow[];
+    checklist: ChecklistPhases;
+    api: ApiSummary | null;
+    bottlenecks: { what: string; seconds: number }[];
+  };
   tools: ToolRow[];
   commands: CommandStats;
   duplication: Duplication;

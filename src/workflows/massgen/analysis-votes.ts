@@ -31,14 +31,27 @@ export function answersOf(run: RunData, clock: Clock, agentIds: string[]): Answe
   if (run.coordination && (coordination.length > 0 || !run.mappings)) {
     return coordination.map((e) => {
       const label = typeof e.context.label === 'string' ? e.context.label : e.details.replace(/^Provided answer\s*/, '');
-      return { label, agentId: e.agentId ?? '?', attempt: run.attempt, ...when(clock, e.timestamp), chars: detail(label)?.chars ?? null, preview: detail(label)?.preview ?? null, source: 'coordination_events.json' };
+      return {
+        label,
+        agentId: e.agentId ?? '?',
+        attempt: run.attempt,
+        ...when(clock, e.timestamp),
+        chars: detail(label)?.chars ?? null,
+        preview: detail(label)?.preview ?? null,
+        source: 'coordination_events.json',
+      };
     });
   }
   const mapped = (run.mappings ?? []).filter((m) => m.type === 'answer');
   if (mapped.length > 0) {
     return mapped.map((m) => ({
-      label: m.label, agentId: m.agentId, attempt: run.attempt, ...when(clock, epochOfNaive(clock, m.timestamp), m.timestamp),
-      chars: detail(m.label)?.chars ?? null, preview: detail(m.label)?.preview ?? null, source: 'snapshot_mappings.json',
+      label: m.label,
+      agentId: m.agentId,
+      attempt: run.attempt,
+      ...when(clock, epochOfNaive(clock, m.timestamp), m.timestamp),
+      chars: detail(m.label)?.chars ?? null,
+      preview: detail(m.label)?.preview ?? null,
+      source: 'snapshot_mappings.json',
     }));
   }
   if (answerSnaps.length > 0) {
@@ -47,14 +60,24 @@ export function answersOf(run: RunData, clock: Clock, agentIds: string[]): Answe
       const k = (counts.get(s.agentId) ?? 0) + 1;
       counts.set(s.agentId, k);
       return {
-        label: `${labelPrefix(agentIds, s.agentId)}.${k}`, agentId: s.agentId, attempt: run.attempt,
-        ...when(clock, epochOfNaive(clock, s.timestamp), s.timestamp), chars: s.answer?.chars ?? null, preview: s.answer?.preview ?? null, source: 'snapshot dirs',
+        label: `${labelPrefix(agentIds, s.agentId)}.${k}`,
+        agentId: s.agentId,
+        attempt: run.attempt,
+        ...when(clock, epochOfNaive(clock, s.timestamp), s.timestamp),
+        chars: s.answer?.chars ?? null,
+        preview: s.answer?.preview ?? null,
+        source: 'snapshot dirs',
       };
     });
   }
   return (run.events?.answers ?? []).map((a) => ({
-    label: a.label ?? '?', agentId: a.agentId ?? '?', attempt: run.attempt, ...when(clock, epochOfNaive(clock, a.timestamp), a.timestamp),
-    chars: a.content.length, preview: a.content.slice(0, 160), source: 'events.jsonl',
+    label: a.label ?? '?',
+    agentId: a.agentId ?? '?',
+    attempt: run.attempt,
+    ...when(clock, epochOfNaive(clock, a.timestamp), a.timestamp),
+    chars: a.content.length,
+    preview: a.content.slice(0, 160),
+    source: 'events.jsonl',
   }));
 }
 
@@ -65,8 +88,13 @@ export function votesOf(run: RunData, clock: Clock): RawVote[] {
   const cast = run.coordination?.events.filter((e) => e.type === 'vote_cast' && e.agentId) ?? [];
   if (run.coordination && (cast.length > 0 || !run.mappings)) {
     return cast.map((e) => ({
-      voterId: e.agentId ?? '?', votedFor: str(e.context.voted_for) ?? '?', votedForLabel: str(e.context.voted_for_label),
-      reason: str(e.context.reason) ?? '', attempt: run.attempt, ...when(clock, e.timestamp), source: 'coordination_events.json',
+      voterId: e.agentId ?? '?',
+      votedFor: str(e.context.voted_for) ?? '?',
+      votedForLabel: str(e.context.voted_for_label),
+      reason: str(e.context.reason) ?? '',
+      attempt: run.attempt,
+      ...when(clock, e.timestamp),
+      source: 'coordination_events.json',
     }));
   }
   const mapped = (run.mappings ?? []).filter((m) => m.type === 'vote');
@@ -74,8 +102,12 @@ export function votesOf(run: RunData, clock: Clock): RawVote[] {
     return mapped.map((m) => {
       const vote = m.timestamp ? snaps.get(`${m.agentId}/${m.timestamp}`)?.vote : null;
       return {
-        voterId: m.agentId, votedFor: m.votedFor ?? vote?.votedFor ?? '?', votedForLabel: m.votedForLabel ?? vote?.votedForLabel ?? null,
-        reason: vote?.reason ?? '', attempt: run.attempt, ...when(clock, vote?.unixTimestamp ?? epochOfNaive(clock, m.timestamp), m.timestamp),
+        voterId: m.agentId,
+        votedFor: m.votedFor ?? vote?.votedFor ?? '?',
+        votedForLabel: m.votedForLabel ?? vote?.votedForLabel ?? null,
+        reason: vote?.reason ?? '',
+        attempt: run.attempt,
+        ...when(clock, vote?.unixTimestamp ?? epochOfNaive(clock, m.timestamp), m.timestamp),
         source: 'snapshot_mappings.json',
       };
     });
@@ -83,15 +115,24 @@ export function votesOf(run: RunData, clock: Clock): RawVote[] {
   const voteSnaps = run.snapshots.filter((s) => s.vote !== null);
   if (voteSnaps.length > 0) {
     return voteSnaps.map((s) => ({
-      voterId: s.vote?.voterId ?? s.agentId, votedFor: s.vote?.votedFor ?? '?', votedForLabel: s.vote?.votedForLabel ?? null,
-      reason: s.vote?.reason ?? '', attempt: run.attempt, ...when(clock, s.vote?.unixTimestamp ?? epochOfNaive(clock, s.timestamp), s.timestamp),
+      voterId: s.vote?.voterId ?? s.agentId,
+      votedFor: s.vote?.votedFor ?? '?',
+      votedForLabel: s.vote?.votedForLabel ?? null,
+      reason: s.vote?.reason ?? '',
+      attempt: run.attempt,
+      ...when(clock, s.vote?.unixTimestamp ?? epochOfNaive(clock, s.timestamp), s.timestamp),
       source: 'vote.json',
     }));
   }
   if (run.events && run.events.votes.length > 0) {
     return run.events.votes.map((v) => ({
-      voterId: v.agentId ?? '?', votedFor: v.targetId ?? '?', votedForLabel: null, reason: v.reason, attempt: run.attempt,
-      ...when(clock, epochOfNaive(clock, v.timestamp), v.timestamp), source: 'events.jsonl',
+      voterId: v.agentId ?? '?',
+      votedFor: v.targetId ?? '?',
+      votedForLabel: null,
+      reason: v.reason,
+      attempt: run.attempt,
+      ...when(clock, epochOfNaive(clock, v.timestamp), v.timestamp),
+      source: 'events.jsonl',
     }));
   }
   return [];
@@ -111,10 +152,18 @@ export function finishVotes(raw: RawVote[], answers: AnswerRecord[]): VoteRecord
 export function ignoredVotesOf(run: RunData, clock: Clock): IgnoredVote[] {
   const fromCoordination = run.coordination?.events.filter((e) => e.type === 'vote_ignored') ?? [];
   if (run.coordination) {
-    return fromCoordination.map((e) => ({ agentId: e.agentId, attempt: run.attempt, ...when(clock, e.timestamp), details: e.details.slice(0, 300) }));
+    return fromCoordination.map((e) => ({
+      agentId: e.agentId,
+      attempt: run.attempt,
+      ...when(clock, e.timestamp),
+      details: e.details.slice(0, 300),
+    }));
   }
   return (run.events?.ignoredVotes ?? []).map((v) => ({
-    agentId: v.agentId, attempt: run.attempt, ...when(clock, epochOfNaive(clock, v.timestamp), v.timestamp), details: 'vote ignored: restarting due to new answers',
+    agentId: v.agentId,
+    attempt: run.attempt,
+    ...when(clock, epochOfNaive(clock, v.timestamp), v.timestamp),
+    details: 'vote ignored: restarting due to new answers',
   }));
 }
 

@@ -47,7 +47,12 @@ export async function readTurnUnit(unit: TurnUnit, options: AnalyzeOptions = {})
   for (const run of runs) {
     const rel = path.relative(baseDir, run.dir) || '.';
     if (run.files.length === 0) warn(rel, 'empty-run', 'the run directory holds no files yet');
-    if (!run.status && !run.coordination && !run.metrics) warn(rel, 'missing', 'no status.json, coordination_events.json or metrics_summary.json: figures come from snapshots, events and logs only');
+    if (!run.status && !run.coordination && !run.metrics)
+      warn(
+        rel,
+        'missing',
+        'no status.json, coordination_events.json or metrics_summary.json: figures come from snapshots, events and logs only',
+      );
   }
   return { runs, warnings };
 }

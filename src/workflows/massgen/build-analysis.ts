@@ -22,7 +22,19 @@ export interface TurnInput {
   staleAfterSeconds: number;
 }
 
-const FLOW_TYPES = new Set(['session_start', 'new_answer', 'vote_cast', 'vote_ignored', 'restart_triggered', 'final_agent_selected', 'final_answer', 'agent_error', 'agent_timeout', 'agent_cancelled', 'session_end']);
+const FLOW_TYPES = new Set([
+  'session_start',
+  'new_answer',
+  'vote_cast',
+  'vote_ignored',
+  'restart_triggered',
+  'final_agent_selected',
+  'final_answer',
+  'agent_error',
+  'agent_timeout',
+  'agent_cancelled',
+  'session_end',
+]);
 const FLOW_CAP = 300;
 
 function agentIdsOf(runs: RunData[], answers: AnswerRecord[], votes: VoteRecord[]): string[] {
@@ -53,8 +65,16 @@ function winnerOf(runs: RunData[]): { agentId: string | null; source: string; fi
     const hit = candidates.find(([id]) => typeof id === 'string' && id.length > 0);
     if (hit) {
       const id = hit[0] as string;
-      const presented = run.finalAgents.includes(id) || fromMapping === id || (run.coordination?.events.some((e) => e.type === 'final_answer') ?? false) || run.events?.finalAnswerAt != null;
-      return { agentId: id, source: run.attempt > 1 || runs.length > 1 ? `${hit[1]} (attempt ${run.attempt})` : hit[1], finalPresented: presented };
+      const presented =
+        run.finalAgents.includes(id) ||
+        fromMapping === id ||
+        (run.coordination?.events.some((e) => e.type === 'final_answer') ?? false) ||
+        run.events?.finalAnswerAt != null;
+      return {
+        agentId: id,
+        source: run.attempt > 1 || runs.length > 1 ? `${hit[1]} (attempt ${run.attempt})` : hit[1],
+        finalPresented: presented,
+      };
     }
   }
   return { agentId: null, source: 'none', finalPresented: false };
@@ -68,14 +88,48 @@ function flowOf(runs: RunData[], clock: Clock, answers: AnswerRecord[], votes: V
       for (const e of run.coordination.events) {
         if (!FLOW_TYPES.has(e.type) || (e.type === 'session_start' && seenStart)) continue;
         if (e.type === 'session_start') seenStart = true;
-        out.push({ time: isoOfEpoch(e.timestamp), at: relative(clock, e.timestamp), attempt: run.attempt, type: e.type, agentId: e.agentId, text: preview(e.details, 200) });
+        out.push({
+          time: isoOfEpoch(e.timestamp),
+          at: relative(clock, e.timestamp),
+          attempt: run.attempt,
+          type: e.type,
+          agentId: e.agentId,
+          text: preview(e.details, 200),
+        });
       }
       continue;
     }
     const mine = <T extends { attempt: number }>(list: T[]) => list.filter((x) => x.attempt === run.attempt);
-    out.push(...mine(answers).map((a) => ({ time: a.time, at: a.at, attempt: a.attempt, type: 'new_answer', agentId: a.agentId, text: `Provided answer ${a.label}` })));
-    out.push(...mine(votes).map((v) => ({ time: v.time, at: v.at, attempt: v.attempt, type: 'vote_cast', agentId: v.voterId, text: `Voted for ${v.votedForLabel ?? v.votedFor}` })));
-    out.push(...mine(ignored).map((v) => ({ time: v.time, at: v.at, attempt: v.attempt, type: 'vote_ignored', agentId: v.agentId, text: v.details })));
+    out.push(
+      ...mine(answers).map((a) => ({
+        time: a.time,
+        at: a.at,
+        attempt: a.attempt,
+        type: 'new_answer',
+        agentId: a.agentId,
+        text: `Provided answer ${a.label}`,
+      })),
+    );
+    out.push(
+      ...mine(votes).map((v) => ({
+        time: v.time,
+        at: v.at,
+        attempt: v.attempt,
+        type: 'vote_cast',
+        agentId: v.voterId,
+        text: `Voted for ${v.votedForLabel ?? v.votedFor}`,
+      })),
+    );
+    out.push(
+      ...mine(ignored).map((v) => ({
+        time: v.time,
+        at: v.at,
+        attempt: v.attempt,
+        type: 'vote_ignored',
+        agentId: v.agentId,
+        text: v.details,
+      })),
+    );
   }
   return out.sort((a, b) => a.attempt - b.attempt || (a.at ?? 0) - (b.at ?? 0)).slice(0, FLOW_CAP);
 }
@@ -87,14 +141,41 @@ function checklist(a: Omit<TurnAnalysis, 'recommendations' | 'checklist'>): Chec
   const missingVote = a.agents.filter((g) => !voters.has(g.id)).map((g) => g.id);
   return [
     { item: 'Coordination completed', ok: a.state.value === 'completed', evidence: `state: ${a.state.value}` },
-    { item: 'All agents submitted an answer', ok: a.agents.length > 0 && missingAnswer.length === 0, evidence: missingAnswer.length ? `no answer from ${missingAnswer.join(', ')}` : `${answered.size} of ${a.agents.length} agents answered` },
-    { item: 'Voting happened and every agent voted', ok: a.votes.length > 0 && missingVote.length === 0, evidence: missingVote.length ? `${a.votes.length} vote(s); no vote from ${missingVote.join(', ')}` : `${a.votes.length} vote(s) from ${voters.size} agent(s)` },
-    { item: 'A winner was selected', ok: a.winner.agentId !== null, evidence: a.winner.agentId ? `${a.winner.agentId} (${a.winner.source})` : 'no winner recorded' },
-    { item: 'The winner presented a final answer', ok: a.winner.agentId !== null && a.winner.finalPresented, evidence: a.winner.finalPresented ? 'final answer recorded' : 'no final presentation found' },
+    {
+      item: 'All agents submitted an answer',
+      ok: a.agents.length > 0 && missingAnswer.length === 0,
+      evidence: missingAnswer.length
+        ? `no answer from ${missingAnswer.join(', ')}`
+        : `${answered.size} of ${a.agents.length} agents answered`,
+    },
+    {
+      item: 'Voting happened and every agent voted',
+      ok: a.votes.length > 0 && missingVote.length === 0,
+      evidence: missingVote.length
+        ? `${a.votes.length} vote(s); no vote from ${missingVote.join(', ')}`
+        : `${a.votes.length} vote(s) from ${voters.size} agent(s)`,
+    },
+    {
+      item: 'A winner was selected',
+      ok: a.winner.agentId !== null,
+      evidence: a.winner.agentId ? `${a.winner.agentId} (${a.winner.source})` : 'no winner recorded',
+    },
+    {
+      item: 'The winner presented a final answer',
+      ok: a.winner.agentId !== null && a.winner.finalPresented,
+      evidence: a.winner.finalPresented ? 'final answer recorded' : 'no final presentation found',
+    },
   ];
 }
 
-function agentRows(ids: string[], runs: RunData[], answers: AnswerRecord[], votes: VoteRecord[], rounds: { agentId: string }[], restarts: Map<string, number>): AgentAnalysis[] {
+function agentRows(
+  ids: string[],
+  runs: RunData[],
+  answers: AnswerRecord[],
+  votes: VoteRecord[],
+  rounds: { agentId: string }[],
+  restarts: Map<string, number>,
+): AgentAnalysis[] {
   const tokens = tokensByAgent(runs);
   const configured = new Map(runs.flatMap((r) => r.metadata?.agents ?? []).map((a) => [a.id, a]));
   const last = runs[runs.length - 1];
@@ -102,7 +183,10 @@ function agentRows(ids: string[], runs: RunData[], answers: AnswerRecord[], vote
     const statuses = runs.flatMap((r) => r.status?.agents.filter((a) => a.id === id) ?? []);
     const t = tokens.get(id);
     return {
-      id, label: labelPrefix(ids, id), backend: configured.get(id)?.backend ?? null, model: configured.get(id)?.model ?? null,
+      id,
+      label: labelPrefix(ids, id),
+      backend: configured.get(id)?.backend ?? null,
+      model: configured.get(id)?.model ?? null,
       status: last?.status?.agents.find((a) => a.id === id)?.status ?? null,
       answers: answers.filter((a) => a.agentId === id).length,
       votesCast: votes.filter((v) => v.voterId === id).length,
@@ -111,8 +195,11 @@ function agentRows(ids: string[], runs: RunData[], answers: AnswerRecord[], vote
       rounds: rounds.filter((r) => r.agentId === id).length,
       enforcementRetries: statuses.reduce((s, a) => s + a.enforcement.length, 0),
       bufferCharsLost: statuses.reduce((s, a) => s + a.bufferCharsLost, 0),
-      inputTokens: t?.inputTokens ?? 0, outputTokens: t?.outputTokens ?? 0, reasoningTokens: t?.reasoningTokens ?? 0,
-      cachedInputTokens: t?.cachedInputTokens ?? 0, costUsd: t ? round(t.estimatedCost, 6) : null,
+      inputTokens: t?.inputTokens ?? 0,
+      outputTokens: t?.outputTokens ?? 0,
+      reasoningTokens: t?.reasoningTokens ?? 0,
+      cachedInputTokens: t?.cachedInputTokens ?? 0,
+      costUsd: t ? round(t.estimatedCost, 6) : null,
     };
   });
 }
@@ -120,9 +207,14 @@ function agentRows(ids: string[], runs: RunData[], answers: AnswerRecord[], vote
 export function buildTurnAnalysis(input: TurnInput): TurnAnalysis {
   const { unit, runs } = input;
   const clock = buildClock(runs);
-  const preIds = [...new Set(runs.flatMap((r) => [...(r.coordination?.agentIds ?? []), ...r.agentDirs, ...(r.status?.agents.map((a) => a.id) ?? [])]))].sort();
+  const preIds = [
+    ...new Set(runs.flatMap((r) => [...(r.coordination?.agentIds ?? []), ...r.agentDirs, ...(r.status?.agents.map((a) => a.id) ?? [])])),
+  ].sort();
   const answers = runs.flatMap((r) => answersOf(r, clock, preIds));
-  const votes = finishVotes(runs.flatMap((r) => votesOf(r, clock)), answers);
+  const votes = finishVotes(
+    runs.flatMap((r) => votesOf(r, clock)),
+    answers,
+  );
   const ignoredVotes = runs.flatMap((r) => ignoredVotesOf(r, clock));
   const ids = agentIdsOf(runs, answers, votes);
   const restartCounts = new Map<string, number>();
@@ -152,12 +244,17 @@ export function buildTurnAnalysis(input: TurnInput): TurnAnalysis {
       massgenVersion: runs.map((r) => r.metadata?.massgenVersion).find((v) => v) ?? null,
       massgenSession: strongestMarker(runs.flatMap((r) => sessionMarkersOf(r, path.relative(reportDir, r.dir)))),
       attempts: runs.map((r) => ({
-        attempt: r.attempt, dir: path.relative(reportDir, r.dir) || '.', finishReason: r.status?.finishReason ?? null,
-        files: r.files.length, bytes: r.files.reduce((s, f) => s + f.bytes, 0), endOfRunFiles: hasEndOfRunFiles(r),
+        attempt: r.attempt,
+        dir: path.relative(reportDir, r.dir) || '.',
+        finishReason: r.status?.finishReason ?? null,
+        files: r.files.length,
+        bytes: r.files.reduce((s, f) => s + f.bytes, 0),
+        endOfRunFiles: hasEndOfRunFiles(r),
       })),
     },
     state: decideState(runs, input.nowMs, input.staleAfterSeconds),
-    question: runs.map((r) => r.status?.question ?? r.metrics?.question ?? r.coordination?.userPrompt ?? r.metadata?.query).find((q) => q) ?? null,
+    question:
+      runs.map((r) => r.status?.question ?? r.metrics?.question ?? r.coordination?.userPrompt ?? r.metadata?.query).find((q) => q) ?? null,
     winner,
     overview: {
       wallClockSeconds: wall.seconds,
@@ -178,7 +275,13 @@ export function buildTurnAnalysis(input: TurnInput): TurnAnalysis {
     votes,
     ignoredVotes,
     coordinationFlow: flowOf(runs, clock, answers, votes, ignoredVotes),
-    timing: { phases: phaseRows(rounds), rounds, checklist: checklistPhases(runs), api: apiSummary(runs), bottlenecks: bottlenecks(rounds) },
+    timing: {
+      phases: phaseRows(rounds),
+      rounds,
+      checklist: checklistPhases(runs),
+      api: apiSummary(runs),
+      bottlenecks: bottlenecks(rounds),
+    },
     tools: toolRows(runs),
     commands: commandStats(runs),
     duplication: duplication(runs),
@@ -186,14 +289,23 @@ export function buildTurnAnalysis(input: TurnInput): TurnAnalysis {
     errors: errorSummary(runs),
     subagents: runs.flatMap((r) => r.subagents),
     config: {
-      configPath: metadata?.configPath ?? null, massgenVersion: metadata?.massgenVersion ?? null, pythonVersion: metadata?.pythonVersion ?? null,
-      gitBranch: metadata?.gitBranch ?? null, gitCommit: metadata?.gitCommit ?? null, agents: metadata?.agents ?? [], orchestrator: metadata?.orchestrator ?? {},
+      configPath: metadata?.configPath ?? null,
+      massgenVersion: metadata?.massgenVersion ?? null,
+      pythonVersion: metadata?.pythonVersion ?? null,
+      gitBranch: metadata?.gitBranch ?? null,
+      gitCommit: metadata?.gitCommit ?? null,
+      agents: metadata?.agents ?? [],
+      orchestrator: metadata?.orchestrator ?? {},
     },
     files: files.slice(0, 1000),
     warnings: [...input.warnings],
   };
   if (!clock.tzKnown && runs.some((r) => r.events !== null)) {
-    draft.warnings.push({ file: '.', code: 'clock', message: 'local-time offset unknown (no vote.json or metadata/status pair); events.jsonl times were read as UTC' });
+    draft.warnings.push({
+      file: '.',
+      code: 'clock',
+      message: 'local-time offset unknown (no vote.json or metadata/status pair); events.jsonl times were read as UTC',
+    });
   }
   const withChecklist = { ...draft, checklist: checklist(draft) };
   return { ...withChecklist, recommendations: recommend(withChecklist) };
@@ -211,9 +323,14 @@ function sessionMarkersOf(run: RunData, relDir: string): SessionMarker[] {
   return out;
 }
 
-function bottlenecks(rounds: { agentId: string; round: number; type: string; seconds: number; attempt: number }[]): { what: string; seconds: number }[] {
+function bottlenecks(
+  rounds: { agentId: string; round: number; type: string; seconds: number; attempt: number }[],
+): { what: string; seconds: number }[] {
   return [...rounds]
     .sort((a, b) => b.seconds - a.seconds)
     .slice(0, 5)
-    .map((r) => ({ what: `${r.agentId} round ${r.round} (${r.type}${r.attempt > 1 ? `, attempt ${r.attempt}` : ''})`, seconds: r.seconds }));
+    .map((r) => ({
+      what: `${r.agentId} round ${r.round} (${r.type}${r.attempt > 1 ? `, attempt ${r.attempt}` : ''})`,
+      seconds: r.seconds,
+    }));
 }

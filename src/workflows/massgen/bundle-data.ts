@@ -88,7 +88,14 @@ async function answersOf(runs: RunData[], unit: TurnUnit, analysis: TurnAnalysis
       const text = await read(path.join(dir, 'answer.txt'));
       if (!text) continue;
       const inRun = path.relative(run.dir, dir).split(path.sep).join('/');
-      out.push({ label: labelOf(run, inRun, s.agentId, analysis.answers, n), agentId: s.agentId, attempt: run.attempt, snapshot: s.timestamp, final: false, ...text });
+      out.push({
+        label: labelOf(run, inRun, s.agentId, analysis.answers, n),
+        agentId: s.agentId,
+        attempt: run.attempt,
+        snapshot: s.timestamp,
+        final: false,
+        ...text,
+      });
     }
     for (const agent of run.finalAgents) {
       const file = path.join(run.dir, 'final', agent, 'answer.txt');
@@ -114,7 +121,12 @@ async function configOf(runs: RunData[]): Promise<{ tree: unknown; path: string 
     const root = parsed.ok ? obj(parsed.value) : null;
     const wd = str(root?.working_directory);
     if (wd) workingDirs.push(wd);
-    if (!found && root?.config !== undefined) found = { tree: root.config, path: str(root.config_path), version: str(root.massgen_version) ?? (typeof root.massgen_version === 'number' ? String(root.massgen_version) : null) };
+    if (!found && root?.config !== undefined)
+      found = {
+        tree: root.config,
+        path: str(root.config_path),
+        version: str(root.massgen_version) ?? (typeof root.massgen_version === 'number' ? String(root.massgen_version) : null),
+      };
   }
   return { ...(found ?? { tree: null, path: null, version: null }), workingDirs };
 }
@@ -122,7 +134,13 @@ async function configOf(runs: RunData[]): Promise<{ tree: unknown; path: string 
 /** Reads, analyzes and redacts one turn for a bundle. */
 export async function collectBundle(unit: TurnUnit, options: BundleOptions): Promise<BundleData> {
   const { runs, warnings } = await readTurnUnit(unit, { lines: options.signal ? { signal: options.signal } : {} });
-  const analysis = buildTurnAnalysis({ unit, runs, warnings, nowMs: options.nowMs ?? Date.now(), staleAfterSeconds: options.staleAfterSeconds ?? DEFAULT_STALE_AFTER_SECONDS });
+  const analysis = buildTurnAnalysis({
+    unit,
+    runs,
+    warnings,
+    nowMs: options.nowMs ?? Date.now(),
+    staleAfterSeconds: options.staleAfterSeconds ?? DEFAULT_STALE_AFTER_SECONDS,
+  });
   const notes: string[] = [];
   const answers = await answersOf(runs, unit, analysis, notes);
   const config = await configOf(runs);
@@ -146,7 +164,11 @@ export async function collectBundle(unit: TurnUnit, options: BundleOptions): Pro
     votes: safeAnalysis.votes,
     ignoredVotes: safeAnalysis.ignoredVotes,
     timeline: safeAnalysis.coordinationFlow,
-    config: { path: config.path === null ? null : clean(config.path), massgenVersion: config.version, text: masked.value === null || masked.value === undefined ? null : clean(JSON.stringify(masked.value, null, 2)) },
+    config: {
+      path: config.path === null ? null : clean(config.path),
+      massgenVersion: config.version,
+      text: masked.value === null || masked.value === undefined ? null : clean(JSON.stringify(masked.value, null, 2)),
+    },
     warnings: clean([...notes, ...safeAnalysis.warnings.map((w) => `${w.file}: ${w.message}`)]),
   };
   if (r) data.redaction = { enabled: true, counts: Object.fromEntries(Object.entries(r.counts).filter(([, n]) => n > 0)), total: r.total };

@@ -32,7 +32,10 @@ export function htmlText(value: string): string {
 
 /** JSON that cannot end the <script> element it sits in: every `<` is written as \u003c. */
 export function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 /** A library as an inline script; one that holds `<script` or `</script` goes in as a data: URL instead. */

@@ -29,9 +29,23 @@ export class BundleRedactor {
   private readonly folders: RegExp[];
 
   constructor(private readonly options: BundleRedactorOptions) {
-    this.counts = { secret_value: 0, sk_key: 0, bearer_token: 0, google_api_key: 0, github_token: 0, slack_token: 0, email: 0, home_path: 0, run_path: 0, pattern: 0 };
+    this.counts = {
+      secret_value: 0,
+      sk_key: 0,
+      bearer_token: 0,
+      google_api_key: 0,
+      github_token: 0,
+      slack_token: 0,
+      email: 0,
+      home_path: 0,
+      run_path: 0,
+      pattern: 0,
+    };
     // /any/absolute/path/.../log_X[/...] -> log_X[/...]
-    this.throughSession = new RegExp(`(?<![\\w.~\\\\/-])(?:[A-Za-z]:)?(?:[\\\\/][^\\\\/\\s"'\`<>|]+)*?[\\\\/](?=${escape(options.session)}${PATH_END})`, 'g');
+    this.throughSession = new RegExp(
+      `(?<![\\w.~\\\\/-])(?:[A-Za-z]:)?(?:[\\\\/][^\\\\/\\s"'\`<>|]+)*?[\\\\/](?=${escape(options.session)}${PATH_END})`,
+      'g',
+    );
     this.folders = [...new Set(options.runFolders)]
       .map((f) => f.replace(/[\\/]+$/, ''))
       .filter((f) => f.length > 1)

@@ -9,8 +9,11 @@ function minus(a: TokenUsage | null, b: TokenUsage | null): TokenUsage | null {
   if (!a || !b) return a;
   const d = (x: number, y: number): number => Math.max(0, Math.round((x - y) * 1e6) / 1e6);
   return {
-    inputTokens: d(a.inputTokens, b.inputTokens), outputTokens: d(a.outputTokens, b.outputTokens), reasoningTokens: d(a.reasoningTokens, b.reasoningTokens),
-    cachedInputTokens: d(a.cachedInputTokens, b.cachedInputTokens), estimatedCost: d(a.estimatedCost, b.estimatedCost),
+    inputTokens: d(a.inputTokens, b.inputTokens),
+    outputTokens: d(a.outputTokens, b.outputTokens),
+    reasoningTokens: d(a.reasoningTokens, b.reasoningTokens),
+    cachedInputTokens: d(a.cachedInputTokens, b.cachedInputTokens),
+    estimatedCost: d(a.estimatedCost, b.estimatedCost),
   };
 }
 
@@ -23,7 +26,9 @@ function previousRounds(prev: RunData): Set<string> {
 export function isCumulative(run: RunData, prev: RunData): boolean {
   const before = previousRounds(prev);
   if (before.size === 0) return false;
-  const now = new Set([...(run.metrics?.agents.flatMap((a) => a.rounds) ?? []), ...(run.status?.agents.flatMap((a) => a.rounds) ?? [])].map(roundKey));
+  const now = new Set(
+    [...(run.metrics?.agents.flatMap((a) => a.rounds) ?? []), ...(run.status?.agents.flatMap((a) => a.rounds) ?? [])].map(roundKey),
+  );
   return [...before].every((k) => now.has(k));
 }
 
@@ -31,13 +36,21 @@ function fixStatus(status: StatusFile, prev: StatusFile | null, seen: Set<string
   const prevAgent = (id: string): AgentStatus | undefined => prev?.agents.find((a) => a.id === id);
   return {
     ...status,
-    totalCost: status.totalCost !== null && prev?.totalCost != null ? Math.max(0, Math.round((status.totalCost - prev.totalCost) * 1e6) / 1e6) : status.totalCost,
-    agents: status.agents.map((a) => ({ ...a, tokenUsage: minus(a.tokenUsage, prevAgent(a.id)?.tokenUsage ?? null), rounds: a.rounds.filter((r) => !seen.has(roundKey(r))) })),
+    totalCost:
+      status.totalCost !== null && prev?.totalCost != null
+        ? Math.max(0, Math.round((status.totalCost - prev.totalCost) * 1e6) / 1e6)
+        : status.totalCost,
+    agents: status.agents.map((a) => ({
+      ...a,
+      tokenUsage: minus(a.tokenUsage, prevAgent(a.id)?.tokenUsage ?? null),
+      rounds: a.rounds.filter((r) => !seen.has(roundKey(r))),
+    })),
   };
 }
 
 function fixMetrics(metrics: MetricsSummary, prev: MetricsSummary | null, seen: Set<string>): MetricsSummary {
-  const sub = (x: number | null, y: number | null | undefined): number | null => (x !== null && y != null ? Math.max(0, Math.round((x - y) * 1e6) / 1e6) : x);
+  const sub = (x: number | null, y: number | null | undefined): number | null =>
+    x !== null && y != null ? Math.max(0, Math.round((x - y) * 1e6) / 1e6) : x;
   const prevTiming = prev?.apiTiming;
   return {
     ...metrics,
@@ -45,14 +58,23 @@ function fixMetrics(metrics: MetricsSummary, prev: MetricsSummary | null, seen: 
     inputTokens: sub(metrics.inputTokens, prev?.inputTokens),
     outputTokens: sub(metrics.outputTokens, prev?.outputTokens),
     reasoningTokens: sub(metrics.reasoningTokens, prev?.reasoningTokens),
-    apiTiming: metrics.apiTiming && prevTiming
-      ? { ...metrics.apiTiming, totalCalls: Math.max(0, metrics.apiTiming.totalCalls - prevTiming.totalCalls), totalTimeMs: Math.max(0, metrics.apiTiming.totalTimeMs - prevTiming.totalTimeMs),
-          byBackend: metrics.apiTiming.byBackend.map((b) => {
-            const p = prevTiming.byBackend.find((x) => x.name === b.name);
-            return p ? { name: b.name, calls: Math.max(0, b.calls - p.calls), timeMs: Math.max(0, b.timeMs - p.timeMs) } : b;
-          }) }
-      : metrics.apiTiming,
-    agents: metrics.agents.map((a) => ({ ...a, tokenUsage: minus(a.tokenUsage, prev?.agents.find((p) => p.id === a.id)?.tokenUsage ?? null), rounds: a.rounds.filter((r) => !seen.has(roundKey(r))) })),
+    apiTiming:
+      metrics.apiTiming && prevTiming
+        ? {
+            ...metrics.apiTiming,
+            totalCalls: Math.max(0, metrics.apiTiming.totalCalls - prevTiming.totalCalls),
+            totalTimeMs: Math.max(0, metrics.apiTiming.totalTimeMs - prevTiming.totalTimeMs),
+            byBackend: metrics.apiTiming.byBackend.map((b) => {
+              const p = prevTiming.byBackend.find((x) => x.name === b.name);
+              return p ? { name: b.name, calls: Math.max(0, b.calls - p.calls), timeMs: Math.max(0, b.timeMs - p.timeMs) } : b;
+            }),
+          }
+        : metrics.apiTiming,
+    agents: metrics.agents.map((a) => ({
+      ...a,
+      tokenUsage: minus(a.tokenUsage, prev?.agents.find((p) => p.id === a.id)?.tokenUsage ?? null),
+      rounds: a.rounds.filter((r) => !seen.has(roundKey(r))),
+    })),
   };
 }
 
@@ -60,7 +82,11 @@ function fixMetrics(metrics: MetricsSummary, prev: MetricsSummary | null, seen: 
 export function subtractPreviousTurn(run: RunData, prev: RunData, warn: WarningSink, rel: string): RunData {
   if (!isCumulative(run, prev)) return run;
   const seen = previousRounds(prev);
-  warn(rel, 'cumulative-metrics', 'status.json/metrics_summary.json include the previous turn (interactive multi-turn quirk); its rounds, tokens and cost were subtracted');
+  warn(
+    rel,
+    'cumulative-metrics',
+    'status.json/metrics_summary.json include the previous turn (interactive multi-turn quirk); its rounds, tokens and cost were subtracted',
+  );
   return {
     ...run,
     status: run.status ? fixStatus(run.status, prev.status, seen) : null,

@@ -123,7 +123,10 @@ export async function resolveTurnUnit(target: string): Promise<ResolvedUnit> {
   if (flat) return { ok: true, unit: flat };
   if (units.length > 0) {
     const names = units.map((u) => `turn_${u.turn}`).join(', ');
-    return { ok: false, reason: `${dir} is a session root with turns (${names}); pass one turn dir, e.g. ${path.join(dir, `turn_${units[units.length - 1]?.turn ?? 1}`)}` };
+    return {
+      ok: false,
+      reason: `${dir} is a session root with turns (${names}); pass one turn dir, e.g. ${path.join(dir, `turn_${units[units.length - 1]?.turn ?? 1}`)}`,
+    };
   }
   return { ok: false, reason: `${dir} holds no MassGen run (no status.json, metrics, coordination events, metadata or agent snapshots)` };
 }

@@ -12,7 +12,11 @@ export const JSON_FILE_CAP = 16 * 1024 * 1024;
 export async function readJsonFile(file: string, rel: string, warn: WarningSink, maxBytes = JSON_FILE_CAP): Promise<unknown> {
   const info = await lstatSafe(file);
   if (info?.kind === 'file' && info.bytes > maxBytes) {
-    warn(rel, 'too-large', `file is ${info.bytes} bytes, over the ${maxBytes}-byte limit for a JSON file read whole; skipped to keep memory bounded (the analyze pipeline's max_json_mb param raises the limit)`);
+    warn(
+      rel,
+      'too-large',
+      `file is ${info.bytes} bytes, over the ${maxBytes}-byte limit for a JSON file read whole; skipped to keep memory bounded (the analyze pipeline's max_json_mb param raises the limit)`,
+    );
     return undefined;
   }
   const read = await readCapped(file, maxBytes);

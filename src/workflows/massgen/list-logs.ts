@@ -52,11 +52,13 @@ async function slowFigures(t: ScannedTurn): Promise<Pick<TurnFacts, 'wallClockSe
   const resolved = await resolveTurnUnit(t.turnDir ?? t.sessionDir);
   if (!resolved.ok) return { wallClockSeconds: null, costUsd: null, question: null };
   const runs = [];
-  for (const attempt of resolved.unit.attempts) runs.push(await readRun(attempt, () => {}, { baseDir: t.turnDir ?? t.sessionDir, skipStreams: true, subagents: false }));
+  for (const attempt of resolved.unit.attempts)
+    runs.push(await readRun(attempt, () => {}, { baseDir: t.turnDir ?? t.sessionDir, skipStreams: true, subagents: false }));
   return {
     wallClockSeconds: wallClock(runs).seconds,
     costUsd: costSummary(runs).totalUsd,
-    question: runs.map((r) => r.status?.question ?? r.metrics?.question ?? r.coordination?.userPrompt ?? r.metadata?.query).find((q) => q) ?? null,
+    question:
+      runs.map((r) => r.status?.question ?? r.metrics?.question ?? r.coordination?.userPrompt ?? r.metadata?.query).find((q) => q) ?? null,
   };
 }
 
@@ -70,7 +72,13 @@ async function turnFacts(t: ScannedTurn, location: ReportLocation, cache: Digest
     const read = cache.read(path.join(dir, ANALYSIS_FILE));
     if (read.ok) {
       const d = read.digest;
-      return { analyzed, wallClockSeconds: d.wallClockSeconds, costUsd: d.costMicros === null ? null : d.costMicros / 1e6, question: d.question, marker: d.massgenSession };
+      return {
+        analyzed,
+        wallClockSeconds: d.wallClockSeconds,
+        costUsd: d.costMicros === null ? null : d.costMicros / 1e6,
+        question: d.question,
+        marker: d.massgenSession,
+      };
     }
   }
   let wall: number | null = null;
@@ -98,12 +106,24 @@ export async function sessionRow(dir: string, location: ReportLocation, cache: D
   const turns = scanSession(dir, { besideReports: location.beside });
   const facts: TurnFacts[] = [];
   for (const [i, t] of turns.entries()) facts.push(await turnFacts(t, location, cache, i === 0 || facts.every((f) => f.marker === null)));
-  const sum = (pick: (f: TurnFacts) => number | null): number | null => facts.reduce<number | null>((s, f) => (pick(f) === null ? s : (s ?? 0) + (pick(f) as number)), null);
+  const sum = (pick: (f: TurnFacts) => number | null): number | null =>
+    facts.reduce<number | null>((s, f) => (pick(f) === null ? s : (s ?? 0) + (pick(f) as number)), null);
   const name = path.basename(dir);
   const marker = strongestMarker(facts.flatMap((f) => (f.marker ? [f.marker] : [])));
   const row: SessionRow = {
-    session: name, dir, timestamp: timestampOf(name), turns: turns.length, analyzedTurns: facts.filter((f) => f.analyzed).length,
-    wallClockSeconds: round(sum((f) => f.wallClockSeconds), 3), costUsd: round(sum((f) => f.costUsd), 6),
+    session: name,
+    dir,
+    timestamp: timestampOf(name),
+    turns: turns.length,
+    analyzedTurns: facts.filter((f) => f.analyzed).length,
+    wallClockSeconds: round(
+      sum((f) => f.wallClockSeconds),
+      3,
+    ),
+    costUsd: round(
+      sum((f) => f.costUsd),
+      6,
+    ),
     question: facts.map((f) => f.question).find((q) => q) ?? null,
     massgenSession: marker?.id ?? null,
     continues: null,
@@ -131,7 +151,8 @@ function linkContinuations(rows: SessionRow[], all: string[]): void {
   const creators = new Map<string, { folder: string; created: boolean }>();
   const consider = (id: string, folder: string, created: boolean): void => {
     const known = creators.get(id);
-    if (!known || (created && !known.created) || (created === known.created && folder < known.folder)) creators.set(id, { folder, created });
+    if (!known || (created && !known.created) || (created === known.created && folder < known.folder))
+      creators.set(id, { folder, created });
   };
   for (const r of rows) if (r.massgenSession) consider(r.massgenSession, r.session, roles.get(r) === 'created');
   const missing = new Set(continuing.map((r) => r.massgenSession as string).filter((id) => !creators.get(id)?.created));

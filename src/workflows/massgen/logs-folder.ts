@@ -17,7 +17,10 @@ export async function logsProblem(dir: string, given: string): Promise<string | 
   if (/^log_/.test(base) || /^(turn|attempt)_\d+$/.test(base)) {
     return `MassGen logs folder ${shown} is one run's folder, not the folder holding them; pass its parent folder${/^log_/.test(base) ? ` (${path.dirname(dir)})` : ''}`;
   }
-  const found = sessions.length === 0 ? 'no log_* folder' : `${sessions.length} log_* folder(s) but no MassGen run in them (no turn_N, status.json, metrics, coordination events or snapshots)`;
+  const found =
+    sessions.length === 0
+      ? 'no log_* folder'
+      : `${sessions.length} log_* folder(s) but no MassGen run in them (no turn_N, status.json, metrics, coordination events or snapshots)`;
   return `MassGen logs folder ${shown} holds ${found}; ${fix}`;
 }
 

@@ -12,7 +12,16 @@ const TS_PREFIX_COMPACT = Buffer.from('{"timestamp":"');
 const CONTENT_KEY = Buffer.from('"content":');
 const CROSS_MARK = Buffer.from('❌');
 const CYCLE_MARK = Buffer.from('🔄');
-const PARSED = new Set(['answer_submitted', 'vote', 'agent_restart', 'error', 'orchestrator_timeout', 'tool_start', 'tool_complete', 'round_start']);
+const PARSED = new Set([
+  'answer_submitted',
+  'vote',
+  'agent_restart',
+  'error',
+  'orchestrator_timeout',
+  'tool_start',
+  'tool_complete',
+  'round_start',
+]);
 /** Larger tool lines are read from their head and tail only (their result text is not needed). */
 const BIG_LINE = 256 * 1024;
 const MAX_RECORDS = 50_000;
@@ -61,13 +70,32 @@ function startsWith(buf: Buffer, at: number, end: number, prefix: Buffer): boole
 
 export function emptyEventsSummary(): EventsSummary {
   return {
-    lines: 0, malformedLines: 0, byType: {}, firstTimestamp: null, lastTimestamp: null,
-    answers: [], votes: [], restarts: [], ignoredVotes: [], errors: [], timeouts: [], commands: [], tools: [],
-    roundStarts: [], finalAnswerAt: null, postEvaluations: 0, droppedRecords: 0,
+    lines: 0,
+    malformedLines: 0,
+    byType: {},
+    firstTimestamp: null,
+    lastTimestamp: null,
+    answers: [],
+    votes: [],
+    restarts: [],
+    ignoredVotes: [],
+    errors: [],
+    timeouts: [],
+    commands: [],
+    tools: [],
+    roundStarts: [],
+    finalAnswerAt: null,
+    postEvaluations: 0,
+    droppedRecords: 0,
   };
 }
 
-export async function parseEventsFile(file: string, rel: string, warn: WarningSink, options: LineOptions = {}): Promise<EventsSummary | null> {
+export async function parseEventsFile(
+  file: string,
+  rel: string,
+  warn: WarningSink,
+  options: LineOptions = {},
+): Promise<EventsSummary | null> {
   const acc = new EventsAccumulator();
   const result = await forEachLine(file, (buf, start, end, lineNo, oversized) => acc.line(buf, start, end, lineNo, oversized), options);
   if (!result.ok) {
@@ -76,9 +104,16 @@ export async function parseEventsFile(file: string, rel: string, warn: WarningSi
   }
   const s = acc.summary;
   if (s.lines === 0) warn(rel, 'empty', 'file is empty (cut off before the first event?)');
-  if (result.stats.endedWithoutNewline) warn(rel, 'truncated', `the last line (${s.lines}) has no newline: the file was cut off mid-write or is still being written`);
-  if (s.malformedLines > 0) warn(rel, 'malformed-lines', `${s.malformedLines} of ${s.lines} line(s) are not JSON events (first at line ${acc.firstMalformed}); skipped`);
-  if (result.stats.oversizedLines > 0) warn(rel, 'oversized-lines', `${result.stats.oversizedLines} line(s) over the line cap were read from their head and tail only`);
+  if (result.stats.endedWithoutNewline)
+    warn(rel, 'truncated', `the last line (${s.lines}) has no newline: the file was cut off mid-write or is still being written`);
+  if (s.malformedLines > 0)
+    warn(
+      rel,
+      'malformed-lines',
+      `${s.malformedLines} of ${s.lines} line(s) are not JSON events (first at line ${acc.firstMalformed}); skipped`,
+    );
+  if (result.stats.oversizedLines > 0)
+    warn(rel, 'oversized-lines', `${result.stats.oversizedLines} line(s) over the line cap were read from their head and tail only`);
   if (s.droppedRecords > 0) warn(rel, 'capped', `${s.droppedRecords} record(s) beyond ${MAX_RECORDS} per kind were counted but not kept`);
   return s;
 }
@@ -117,7 +152,11 @@ export class EventsAccumulator {
   }
 
   private timestamp(buf: Buffer, first: number, end: number): string | null {
-    const prefix = startsWith(buf, first, end, TS_PREFIX) ? TS_PREFIX.length : startsWith(buf, first, end, TS_PREFIX_COMPACT) ? TS_PREFIX_COMPACT.length : 0;
+    const prefix = startsWith(buf, first, end, TS_PREFIX)
+      ? TS_PREFIX.length
+      : startsWith(buf, first, end, TS_PREFIX_COMPACT)
+        ? TS_PREFIX_COMPACT.length
+        : 0;
     if (prefix > 0) {
       const close = buf.indexOf(0x22, first + prefix);
       return close !== -1 && close < end && close - first < 64 ? buf.toString('latin1', first + prefix, close) : null;
@@ -158,7 +197,8 @@ export class EventsAccumulator {
     const text = str(obj(e?.data)?.content) ?? '';
     const agentId = str(e?.agent_id);
     const timestamp = str(e?.timestamp);
-    if (/^❌\s*Error/i.test(text)) this.push(this.summary.errors, { agentId, timestamp, message: text.replace(/^❌\s*/, '').slice(0, 500), source: 'text' as const });
+    if (/^❌\s*Error/i.test(text))
+      this.push(this.summary.errors, { agentId, timestamp, message: text.replace(/^❌\s*/, '').slice(0, 500), source: 'text' as const });
     if (/Vote for \[.*\] ignored/.test(text)) this.push(this.summary.ignoredVotes, { agentId, timestamp });
   }
 
@@ -180,7 +220,12 @@ export class EventsAccumulator {
         this.push(s.restarts, { agentId, timestamp, reason: str(data.restart_reason) });
         break;
       case 'error':
-        this.push(s.errors, { agentId, timestamp, message: (str(data.error) ?? JSON.stringify(data.error ?? '')).slice(0, 500), source: 'error-event' as const });
+        this.push(s.errors, {
+          agentId,
+          timestamp,
+          message: (str(data.error) ?? JSON.stringify(data.error ?? '')).slice(0, 500),
+          source: 'error-event' as const,
+        });
         break;
       case 'orchestrator_timeout':
         this.push(s.timeouts, { timestamp, reason: (str(data.timeout_reason) ?? 'orchestrator timeout').slice(0, 500) });
@@ -194,7 +239,14 @@ export class EventsAccumulator {
       case 'tool_complete': {
         const result = data.result;
         const chars = typeof result === 'string' ? result.length : JSON.stringify(result ?? '').length;
-        this.toolComplete(str(data.tool_id), str(data.tool_name) ?? 'unknown', agentId, num(data.elapsed_seconds), chars, data.is_error === true);
+        this.toolComplete(
+          str(data.tool_id),
+          str(data.tool_name) ?? 'unknown',
+          agentId,
+          num(data.elapsed_seconds),
+          chars,
+          data.is_error === true,
+        );
         break;
       }
     }
@@ -206,12 +258,27 @@ export class EventsAccumulator {
     if (toolId !== null && this.pendingTools.size < MAX_RECORDS) this.pendingTools.set(toolId, { name, agentId, command, argsKey });
   }
 
-  private toolComplete(toolId: string | null, name: string, agentId: string | null, seconds: number | null, outputChars: number, isError: boolean): void {
+  private toolComplete(
+    toolId: string | null,
+    name: string,
+    agentId: string | null,
+    seconds: number | null,
+    outputChars: number,
+    isError: boolean,
+  ): void {
     const start = toolId !== null ? this.pendingTools.get(toolId) : undefined;
     if (toolId !== null) this.pendingTools.delete(toolId);
     const who = agentId ?? start?.agentId ?? null;
     this.push(this.summary.tools, { name, agentId: who, seconds, outputChars, isError, argsKey: start?.argsKey ?? `${name}:?` });
-    if (start?.command) this.push(this.summary.commands, { agentId: who, command: start.command, source: 'events.jsonl' as const, seconds, outputChars, isError });
+    if (start?.command)
+      this.push(this.summary.commands, {
+        agentId: who,
+        command: start.command,
+        source: 'events.jsonl' as const,
+        seconds,
+        outputChars,
+        isError,
+      });
   }
 
   /** A tool line too big to parse: fields are read from its first and last 4 KB. */

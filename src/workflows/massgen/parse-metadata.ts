@@ -17,7 +17,8 @@ export function parseMetadata(text: string, rel: string, warn: WarningSink): Exe
     return null;
   }
   if (!text.endsWith('\n')) warn(rel, 'truncated', 'the file does not end with a newline: it was probably cut off mid-write');
-  if (root.massgen_version === undefined) warn(rel, 'missing-field', 'no massgen_version key (the writer always puts it near the end: cut off?)');
+  if (root.massgen_version === undefined)
+    warn(rel, 'missing-field', 'no massgen_version key (the writer always puts it near the end: cut off?)');
   const config = obj(root.config) ?? {};
   const git = obj(root.git) ?? {};
   const cli = obj(root.cli_args) ?? {};

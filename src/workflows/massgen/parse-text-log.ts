@@ -26,10 +26,12 @@ export async function parseTextLog(
     if (result.reason !== 'missing') warn(rel, 'unreadable', `cannot read: ${result.reason}`);
     return null;
   }
-  if (result.stats.endedWithoutNewline) warn(rel, 'truncated', 'the file does not end with a newline (cut off mid-write or still being written)');
+  if (result.stats.endedWithoutNewline)
+    warn(rel, 'truncated', 'the file does not end with a newline (cut off mid-write or still being written)');
   const levels = Object.values(acc.summary.byLevel).reduce((sum, n) => sum + n, 0);
   if (kind === 'massgen' && acc.summary.lines === 0) warn(rel, 'empty', 'file is empty');
-  else if (kind === 'massgen' && levels === 0) warn(rel, 'unrecognized', 'no line has the `HH:MM:SS | LEVEL | message` form; the file is not a MassGen log or is corrupted');
+  else if (kind === 'massgen' && levels === 0)
+    warn(rel, 'unrecognized', 'no line has the `HH:MM:SS | LEVEL | message` form; the file is not a MassGen log or is corrupted');
   return acc.summary;
 }
 
@@ -54,7 +56,10 @@ export class TextLogAccumulator {
         const marker = markerOfLogLine(line.toString('utf8', 0, Math.min(line.length, 400)));
         if (marker) s.sessionMarkers.push({ line: lineNo, ...marker });
       }
-      if ((level === 'WARNING' || level === 'ERROR') && /time(d)?[ _-]?out/i.test(head + line.toString('utf8', 48, Math.min(line.length, 400)))) {
+      if (
+        (level === 'WARNING' || level === 'ERROR') &&
+        /time(d)?[ _-]?out/i.test(head + line.toString('utf8', 48, Math.min(line.length, 400)))
+      ) {
         this.keep(s.timeouts, { line: lineNo, message: message(line) });
       }
     }
@@ -73,7 +78,14 @@ export class TextLogAccumulator {
     for (const m of text.matchAll(/\\?"command\\?"\s*:\s*\\?"((?:[^"\\]|\\.)*?)\\?"/g)) {
       const command = (m[1] ?? '').replace(/\\\\/g, '\\').replace(/\\"/g, '"').replace(/\\n/g, '\n');
       if (command && this.summary.commands.length < 50_000) {
-        const record: CommandRecord = { agentId: agentOf(text), command, source: 'streaming_debug.log', seconds: null, outputChars: null, isError: false };
+        const record: CommandRecord = {
+          agentId: agentOf(text),
+          command,
+          source: 'streaming_debug.log',
+          seconds: null,
+          outputChars: null,
+          isError: false,
+        };
         this.summary.commands.push(record);
       }
     }

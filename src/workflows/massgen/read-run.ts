@@ -78,10 +78,16 @@ export async function readRun(run: RunDir, warn: WarningSink, options: ReadRunOp
   if (meta) {
     const read = await readCapped(meta, METADATA_CAP);
     if (!read.ok) warn(rel(meta), 'unreadable', `cannot read: ${read.reason}`);
-    else if (read.truncated) warn(rel(meta), 'too-large', `file is ${read.bytes} bytes, over the ${METADATA_CAP}-byte limit for YAML; skipped to keep memory bounded`);
+    else if (read.truncated)
+      warn(
+        rel(meta),
+        'too-large',
+        `file is ${read.bytes} bytes, over the ${METADATA_CAP}-byte limit for YAML; skipped to keep memory bounded`,
+      );
     else data.metadata = parseMetadata(read.text, rel(meta), warn);
   }
-  if (byName.get('status.json.tmp')) warn(relOf('status.json.tmp'), 'stray-tmp', 'leftover status.json.tmp (a crash during a status write); ignored');
+  if (byName.get('status.json.tmp'))
+    warn(relOf('status.json.tmp'), 'stray-tmp', 'leftover status.json.tmp (a crash during a status write); ignored');
   checkExpectedFiles(data, entries, warn, rel(run.dir));
   if (options.subagents !== false) data.subagents = await readSubagents(run, warn, options);
   return data;

@@ -9,7 +9,16 @@ import { parseVote } from './parse-vote.ts';
 import { preview } from './coerce.ts';
 import { checkShape } from './shape-check.ts';
 
-const NOT_AGENT_DIRS = new Set(['final', 'agent_outputs', 'subagents', 'streaming_buffers', 'compression_debug', 'memory_debug', 'shadow_agents', 'planning_injection']);
+const NOT_AGENT_DIRS = new Set([
+  'final',
+  'agent_outputs',
+  'subagents',
+  'streaming_buffers',
+  'compression_debug',
+  'memory_debug',
+  'shadow_agents',
+  'planning_injection',
+]);
 const ANSWER_CAP = 4 * 1024 * 1024;
 const TRACE_CAP = 16 * 1024 * 1024;
 
@@ -63,9 +72,11 @@ async function readSnapshot(agentId: string, dir: Entry, rel: (p: string) => str
     snapshot.vote = value === undefined ? null : parseVote(value, rel(voteFile), warn, agentId);
     if (snapshot.kind === 'other') snapshot.kind = 'vote';
   }
-  if (snapshot.kind === 'other') warn(snapshot.relDir, 'missing', 'snapshot dir has neither answer.txt nor vote.json (cut off or cleaned up?)');
+  if (snapshot.kind === 'other')
+    warn(snapshot.relDir, 'missing', 'snapshot dir has neither answer.txt nor vote.json (cut off or cleaned up?)');
   if (snapshot.contextChars === null) warn(snapshot.relDir, 'missing', 'snapshot dir has no context.txt');
-  if (files.get('execution_trace.md')?.kind === 'file') snapshot.trace = await readTrace(path.join(dir.path, 'execution_trace.md'), rel, warn);
+  if (files.get('execution_trace.md')?.kind === 'file')
+    snapshot.trace = await readTrace(path.join(dir.path, 'execution_trace.md'), rel, warn);
   return snapshot;
 }
 

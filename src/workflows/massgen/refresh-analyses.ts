@@ -61,10 +61,16 @@ async function analyzeOne(t: ScannedTurn, dir: string, options: RefreshOptions):
   const [{ analyzeTurnUnit }, { resolveTurnUnit }] = await Promise.all([import('./analyze.ts'), import('./discover.ts')]);
   const resolved = await resolveTurnUnit(t.turnDir ?? t.sessionDir);
   if (!resolved.ok) return { problem: resolved.reason };
-  const { analysis, report } = await analyzeTurnUnit(resolved.unit, { staleAfterSeconds: options.staleAfterSeconds, lines: { signal: options.signal } });
+  const { analysis, report } = await analyzeTurnUnit(resolved.unit, {
+    staleAfterSeconds: options.staleAfterSeconds,
+    lines: { signal: options.signal },
+  });
   const invalid = options.validate(analysis);
   if (invalid) return { problem: `the analysis does not match schemas/turn-analysis.schema.json (${invalid}); nothing was written` };
-  await writeFilesAtomically(dir, [[ANALYSIS_FILE, `${JSON.stringify(analysis, null, 2)}\n`], [REPORT_FILE, report]]);
+  await writeFilesAtomically(dir, [
+    [ANALYSIS_FILE, `${JSON.stringify(analysis, null, 2)}\n`],
+    [REPORT_FILE, report],
+  ]);
   options.cache.forget(path.join(dir, ANALYSIS_FILE));
   return { state: analysis.state.value };
 }

@@ -12,7 +12,11 @@ function clockOf(seconds: number): string {
 export function timelineDiagram(a: TurnAnalysis): string | null {
   const items = [
     ...a.answers.map((x) => ({ agent: x.agentId, at: x.at, name: `answer ${x.label}` })),
-    ...a.votes.map((v) => ({ agent: v.voterId, at: v.at, name: `vote for ${v.votedForLabel ?? v.votedFor}${v.superseded ? ' (superseded)' : ''}` })),
+    ...a.votes.map((v) => ({
+      agent: v.voterId,
+      at: v.at,
+      name: `vote for ${v.votedForLabel ?? v.votedFor}${v.superseded ? ' (superseded)' : ''}`,
+    })),
   ].filter((x): x is { agent: string; at: number; name: string } => x.at !== null);
   if (items.length === 0) return null;
   const lines = ['gantt', '    title Answers and votes per agent (time since start)', '    dateFormat HH:mm:ss', '    axisFormat %H:%M:%S'];
@@ -38,7 +42,11 @@ export function voteGraph(a: TurnAnalysis): string | null {
   for (const id of ids) lines.push(`    ${node(id)}["${mermaidLabel(id)}${id === a.winner.agentId ? ' (winner)' : ''}"]`);
   for (const v of a.votes) {
     const label = mermaidLabel(v.votedForLabel ?? v.votedFor);
-    lines.push(v.superseded ? `    ${node(v.voterId)} -.->|"${label} superseded"| ${node(v.votedFor)}` : `    ${node(v.voterId)} -->|"${label}"| ${node(v.votedFor)}`);
+    lines.push(
+      v.superseded
+        ? `    ${node(v.voterId)} -.->|"${label} superseded"| ${node(v.votedFor)}`
+        : `    ${node(v.voterId)} -->|"${label}"| ${node(v.votedFor)}`,
+    );
   }
   return lines.join('\n');
 }

@@ -20,7 +20,9 @@ function cell(value: Cell): string {
 
 function table(head: string[], rows: Cell[][], empty: string): string {
   if (rows.length === 0) return `_${empty}_`;
-  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join(
+    '\n',
+  );
 }
 
 const usd = (v: number | null): string => (v === null ? 'unknown' : `$${v}`);
@@ -29,8 +31,10 @@ const mermaid = (body: string | null, empty: string): string => (body ? `\`\`\`m
 
 function stateBanner(a: TurnAnalysis): string | null {
   const s = a.state;
-  if (s.value === 'in_progress') return `> **In progress:** this turn is still running (heartbeat ${s.ageSeconds} s old, threshold ${s.staleAfterSeconds} s). Figures are a snapshot; analyze again when it finishes.`;
-  if (s.value === 'incomplete') return `> **Incomplete:** the run stopped without its end-of-run files (last heartbeat ${s.ageSeconds} s ago, threshold ${s.staleAfterSeconds} s; ${mdText(s.finishReasonDetails ?? 'phase unknown')}). It was killed or crashed.`;
+  if (s.value === 'in_progress')
+    return `> **In progress:** this turn is still running (heartbeat ${s.ageSeconds} s old, threshold ${s.staleAfterSeconds} s). Figures are a snapshot; analyze again when it finishes.`;
+  if (s.value === 'incomplete')
+    return `> **Incomplete:** the run stopped without its end-of-run files (last heartbeat ${s.ageSeconds} s ago, threshold ${s.staleAfterSeconds} s; ${mdText(s.finishReasonDetails ?? 'phase unknown')}). It was killed or crashed.`;
   if (s.value === 'error' || s.value === 'timeout') return `> **Finished with ${s.value}:** ${mdText(s.finishReasonDetails ?? '')}`;
   return null;
 }
@@ -40,7 +44,9 @@ function executiveSummary(a: TurnAnalysis): string {
   const parts = [
     `Turn ${a.source.turn} of ${mdCode(a.source.session)} is **${a.state.value}**.`,
     `${o.agents} agent(s) produced ${o.answers} answer(s) and ${o.votes} vote(s) (${o.ignoredVotes} ignored by restarts) in ${secs(o.wallClockSeconds)} of wall-clock time.`,
-    a.winner.agentId ? `Winner: **${mdText(a.winner.agentId)}**${a.winner.finalPresented ? ', who presented the final answer' : ''}.` : 'No winner was recorded.',
+    a.winner.agentId
+      ? `Winner: **${mdText(a.winner.agentId)}**${a.winner.finalPresented ? ', who presented the final answer' : ''}.`
+      : 'No winner was recorded.',
     `Total cost ${usd(o.totalCostUsd)}; ${a.errors.enforcement.length} enforcement retr(y/ies), ${a.errors.apiErrors.length} API error(s), ${a.recommendations.length} recommendation(s).`,
   ];
   if (a.question) parts.push(`\n\n**Question:** ${mdText(a.question.replace(/\s+/g, ' ').slice(0, 300))}`);
@@ -49,36 +55,59 @@ function executiveSummary(a: TurnAnalysis): string {
 
 function overview(a: TurnAnalysis): string {
   const o = a.overview;
-  return table(['Metric', 'Value'], [
-    ['Duration (wall clock)', `${secs(o.wallClockSeconds)} (${o.wallClockSource})`],
-    ['Summed round time (parallel agents, not wall clock)', secs(o.summedRoundSeconds)],
-    ['Agents', `${o.agents} (${a.agents.map((g) => `${g.id}=${g.label}`).join(', ')})`],
-    ['Winner', a.winner.agentId ? `${a.winner.agentId} (${a.winner.source})` : 'none'],
-    ['Total Cost', `${usd(o.totalCostUsd)} (${o.costSource})`],
-    ['Total Answers', o.answers],
-    ['Total Votes', `${o.votes} (${o.finalVotes} final, ${o.ignoredVotes} ignored)`],
-    ['Total Restarts', `${o.restarts} agent restart(s), ${o.orchestrationRestarts} orchestration restart(s)`],
-    ['Attempts', a.source.attempts.map((t) => `attempt ${t.attempt}: ${t.finishReason ?? 'no finish_reason'}`).join('; ')],
-    ['MassGen version', a.source.massgenVersion ?? 'unknown'],
-  ], 'no data');
+  return table(
+    ['Metric', 'Value'],
+    [
+      ['Duration (wall clock)', `${secs(o.wallClockSeconds)} (${o.wallClockSource})`],
+      ['Summed round time (parallel agents, not wall clock)', secs(o.summedRoundSeconds)],
+      ['Agents', `${o.agents} (${a.agents.map((g) => `${g.id}=${g.label}`).join(', ')})`],
+      ['Winner', a.winner.agentId ? `${a.winner.agentId} (${a.winner.source})` : 'none'],
+      ['Total Cost', `${usd(o.totalCostUsd)} (${o.costSource})`],
+      ['Total Answers', o.answers],
+      ['Total Votes', `${o.votes} (${o.finalVotes} final, ${o.ignoredVotes} ignored)`],
+      ['Total Restarts', `${o.restarts} agent restart(s), ${o.orchestrationRestarts} orchestration restart(s)`],
+      ['Attempts', a.source.attempts.map((t) => `attempt ${t.attempt}: ${t.finishReason ?? 'no finish_reason'}`).join('; ')],
+      ['MassGen version', a.source.massgenVersion ?? 'unknown'],
+    ],
+    'no data',
+  );
 }
 
 function correctness(a: TurnAnalysis): string {
-  const flow = table(['At (s)', 'Attempt', 'Event', 'Agent', 'Details'], a.coordinationFlow.slice(0, 60).map((e) => [e.at, e.attempt, e.type, e.agentId, e.text]), 'no coordination events recorded');
+  const flow = table(
+    ['At (s)', 'Attempt', 'Event', 'Agent', 'Details'],
+    a.coordinationFlow.slice(0, 60).map((e) => [e.at, e.attempt, e.type, e.agentId, e.text]),
+    'no coordination events recorded',
+  );
   const more = a.coordinationFlow.length > 60 ? `\n\n_${a.coordinationFlow.length} events in analysis.json; the first 60 are shown._` : '';
   const checklist = a.checklist.map((c) => `- [${c.ok ? 'x' : ' '}] ${mdText(c.item)} (${mdText(c.evidence)})`).join('\n');
   const issues = a.checklist.filter((c) => c.ok !== true).map((c) => `- ${mdText(c.item)}: ${mdText(c.evidence)}`);
   return [
-    '### Coordination Flow', mermaid(timelineDiagram(a), 'no timestamps for answers or votes'), flow + more,
-    '### Status checklist', checklist,
-    '### Issues Found', issues.length ? issues.join('\n') : '_None: every checklist item passed._',
+    '### Coordination Flow',
+    mermaid(timelineDiagram(a), 'no timestamps for answers or votes'),
+    flow + more,
+    '### Status checklist',
+    checklist,
+    '### Issues Found',
+    issues.length ? issues.join('\n') : '_None: every checklist item passed._',
   ].join('\n\n');
 }
 
 function checklistSection(c: TurnAnalysis['timing']['checklist']): string {
   if (c.rounds.length === 0) return '_Not applicable: no round with a `submit_checklist` call in metrics_events.json._';
-  const rows = c.rounds.map((r) => [r.agentId, r.attempt, r.round, r.evaluationSeconds, r.checklistToProposeSeconds, r.implementationSeconds, r.postChecklistSeconds]);
-  const split = c.evaluationPct === null ? '' : `\n\nEvaluation ${c.evaluationSeconds} s (${c.evaluationPct}%) against implementation ${c.implementationSeconds} s (${c.implementationPct}%).`;
+  const rows = c.rounds.map((r) => [
+    r.agentId,
+    r.attempt,
+    r.round,
+    r.evaluationSeconds,
+    r.checklistToProposeSeconds,
+    r.implementationSeconds,
+    r.postChecklistSeconds,
+  ]);
+  const split =
+    c.evaluationPct === null
+      ? ''
+      : `\n\nEvaluation ${c.evaluationSeconds} s (${c.evaluationPct}%) against implementation ${c.implementationSeconds} s (${c.implementationPct}%).`;
   return `${table(['Agent', 'Attempt', 'Round', 'Evaluation (s)', 'Checklist→Propose (s)', 'Implementation (s)', 'Post-checklist (s)'], rows, '')}${split}`;
 }
 
@@ -86,34 +115,76 @@ function efficiency(a: TurnAnalysis): string {
   const t = a.timing;
   return [
     '### Phase Duration Breakdown',
-    table(['Phase', 'Count', 'Avg (s)', 'Max (s)', 'Total (s)', '% of Total'], t.phases.map((p) => [p.phase, p.count, p.avgSeconds, p.maxSeconds, p.totalSeconds, p.pctOfTotal]), 'no round_history in status.json or metrics_summary.json'),
+    table(
+      ['Phase', 'Count', 'Avg (s)', 'Max (s)', 'Total (s)', '% of Total'],
+      t.phases.map((p) => [p.phase, p.count, p.avgSeconds, p.maxSeconds, p.totalSeconds, p.pctOfTotal]),
+      'no round_history in status.json or metrics_summary.json',
+    ),
     '### Per-Round Timing (Sorted by Agent)',
-    table(['Agent', 'Attempt', 'Round', 'Type', 'Outcome', 'Start (s)', 'End (s)', 'Total (s)', 'Tool (s)', 'Non-tool (s)', 'Tool calls'],
-      t.rounds.map((r) => [r.agentId, r.attempt, r.round, r.type, r.outcome, r.startAt, r.endAt, r.seconds, r.toolSeconds, r.nonToolSeconds, r.toolCalls]), 'no round records'),
+    table(
+      ['Agent', 'Attempt', 'Round', 'Type', 'Outcome', 'Start (s)', 'End (s)', 'Total (s)', 'Tool (s)', 'Non-tool (s)', 'Tool calls'],
+      t.rounds.map((r) => [
+        r.agentId,
+        r.attempt,
+        r.round,
+        r.type,
+        r.outcome,
+        r.startAt,
+        r.endAt,
+        r.seconds,
+        r.toolSeconds,
+        r.nonToolSeconds,
+        r.toolCalls,
+      ]),
+      'no round records',
+    ),
     '### Evaluation vs Implementation Timing (Checklist-Gated Phases)',
     checklistSection(t.checklist),
     '### Per-Round Evaluation vs Improvement Table',
     '_Tool time (implementation) and non-tool time (evaluation and reasoning) per round are the last columns of the per-round table above._',
     '### API Time',
     t.api
-      ? `${t.api.totalCalls} API call(s), ${t.api.totalSeconds} s in total, ${t.api.avgSeconds} s average, ${t.api.avgTtftSeconds} s average time to first token.\n\n${table(['Backend', 'Calls', 'Time (s)'], t.api.byBackend.map((b) => [b.name, b.calls, b.seconds]), 'no per-backend timing')}`
+      ? `${t.api.totalCalls} API call(s), ${t.api.totalSeconds} s in total, ${t.api.avgSeconds} s average, ${t.api.avgTtftSeconds} s average time to first token.\n\n${table(
+          ['Backend', 'Calls', 'Time (s)'],
+          t.api.byBackend.map((b) => [b.name, b.calls, b.seconds]),
+          'no per-backend timing',
+        )}`
       : '_No api_timing in metrics_summary.json._',
     '### Top Bottlenecks',
-    table(['Round', 'Seconds'], t.bottlenecks.map((b) => [b.what, b.seconds]), 'no round timing'),
+    table(
+      ['Round', 'Seconds'],
+      t.bottlenecks.map((b) => [b.what, b.seconds]),
+      'no round timing',
+    ),
   ].join('\n\n');
 }
 
 function commands(a: TurnAnalysis): string {
   const c = a.commands;
-  const source = c.total > 0 ? `${c.total} command(s) from ${mdText(c.sources.join(', '))}.` : '_No shell commands recorded (no tool_start with a `command` argument in events.jsonl, execution traces or streaming_debug.log)._';
+  const source =
+    c.total > 0
+      ? `${c.total} command(s) from ${mdText(c.sources.join(', '))}.`
+      : '_No shell commands recorded (no tool_start with a `command` argument in events.jsonl, execution traces or streaming_debug.log)._';
   return [
     source,
     '### Frequently Repeated Commands',
-    table(['Command', 'Count', 'Agents'], c.repeated.map((r) => [code(r.command), r.count, r.agents.join(', ')]), 'no command ran more than once'),
+    table(
+      ['Command', 'Count', 'Agents'],
+      c.repeated.map((r) => [code(r.command), r.count, r.agents.join(', ')]),
+      'no command ran more than once',
+    ),
     '### Commands with Excessive Output',
-    table(['Command', 'Agent', 'Output chars'], c.excessiveOutput.map((r) => [code(r.command), r.agentId, r.outputChars]), 'no command printed 10000 characters or more'),
+    table(
+      ['Command', 'Agent', 'Output chars'],
+      c.excessiveOutput.map((r) => [code(r.command), r.agentId, r.outputChars]),
+      'no command printed 10000 characters or more',
+    ),
     '### Slowest Command Patterns',
-    table(['Command', 'Agent', 'Seconds'], c.slowest.map((r) => [code(r.command), r.agentId, r.seconds]), 'no command timings recorded'),
+    table(
+      ['Command', 'Agent', 'Seconds'],
+      c.slowest.map((r) => [code(r.command), r.agentId, r.seconds]),
+      'no command timings recorded',
+    ),
   ].join('\n\n');
 }
 
@@ -124,30 +195,68 @@ function duplication(a: TurnAnalysis): string {
     '### Duplicated Work Found',
     `${d.repeatedToolCalls.length} repeated tool call pattern(s), ${d.duplicateAnswers.length} group(s) of identical answers.`,
     '### Specific Examples',
-    table(['Tool', 'Arguments', 'Count', 'Agents'], d.repeatedToolCalls.map((r) => [r.tool, code(r.args), r.count, r.agents.join(', ')]), 'no identical tool calls'),
-    table(['Identical answers', 'Agents', 'Chars'], d.duplicateAnswers.map((r) => [r.labels.join(', '), r.agents.join(', '), r.chars]), 'no identical answers'),
+    table(
+      ['Tool', 'Arguments', 'Count', 'Agents'],
+      d.repeatedToolCalls.map((r) => [r.tool, code(r.args), r.count, r.agents.join(', ')]),
+      'no identical tool calls',
+    ),
+    table(
+      ['Identical answers', 'Agents', 'Chars'],
+      d.duplicateAnswers.map((r) => [r.labels.join(', '), r.agents.join(', '), r.chars]),
+      'no identical answers',
+    ),
     '### Recommendations',
     recs.length ? recs.map((r) => `- ${mdText(r.title)} (see section 8)`).join('\n') : '_No duplication worth caching._',
   ].join('\n\n');
 }
 
 function behaviour(a: TurnAnalysis): string {
-  const timeouts = [...a.ignoredVotes.map((v) => [v.at, v.agentId, 'vote ignored', v.details]), ...a.errors.timeouts.map((t) => [null, t.agentId, 'timeout', t.message])];
+  const timeouts = [
+    ...a.ignoredVotes.map((v) => [v.at, v.agentId, 'vote ignored', v.details]),
+    ...a.errors.timeouts.map((t) => [null, t.agentId, 'timeout', t.message]),
+  ];
   return [
     '### Answer Progression',
-    table(['Label', 'Agent', 'Attempt', 'At (s)', 'Chars', 'Summary'], a.answers.map((x) => [x.label, x.agentId, x.attempt, x.at, x.chars, x.preview]), 'no answers recorded'),
+    table(
+      ['Label', 'Agent', 'Attempt', 'At (s)', 'Chars', 'Summary'],
+      a.answers.map((x) => [x.label, x.agentId, x.attempt, x.at, x.chars, x.preview]),
+      'no answers recorded',
+    ),
     '### Voting Analysis',
-    table(['Voter', 'Voted For', 'Label', 'At (s)', 'Superseded', 'Stale', 'Reasoning Summary'],
-      a.votes.map((v) => [v.voterId, v.votedFor, v.votedForLabel, v.at, v.superseded ? 'yes (re-voted)' : 'no', v.stale ? 'yes' : 'no', v.reason.slice(0, 200)]), 'no votes recorded'),
+    table(
+      ['Voter', 'Voted For', 'Label', 'At (s)', 'Superseded', 'Stale', 'Reasoning Summary'],
+      a.votes.map((v) => [
+        v.voterId,
+        v.votedFor,
+        v.votedForLabel,
+        v.at,
+        v.superseded ? 'yes (re-voted)' : 'no',
+        v.stale ? 'yes' : 'no',
+        v.reason.slice(0, 200),
+      ]),
+      'no votes recorded',
+    ),
     mermaid(voteGraph(a), 'no votes to draw'),
     '### Vote vs New Answer Decisions',
-    table(['Agent', 'Answers', 'Votes cast', 'Votes received', 'Restarts', 'Rounds', 'Final status'],
-      a.agents.map((g) => [g.id, g.answers, g.votesCast, g.votesReceived, g.restarts, g.rounds, g.status]), 'no agents'),
+    table(
+      ['Agent', 'Answers', 'Votes cast', 'Votes received', 'Restarts', 'Rounds', 'Final status'],
+      a.agents.map((g) => [g.id, g.answers, g.votesCast, g.votesReceived, g.restarts, g.rounds, g.status]),
+      'no agents',
+    ),
     '### Agent Collaboration Quality',
     'Vote reasons name agents the way the voter saw them (anonymous numbering), so they are quoted as written. Re-votes are marked superseded; a vote is stale when its target submitted a newer answer afterwards.',
     '### Timeouts/Incomplete Rounds',
     table(['At (s)', 'Agent', 'Kind', 'Details'], timeouts, 'no ignored votes and no timeouts'),
-    ...(a.subagents.length ? ['### Subagents', table(['Subagent', 'Dir', 'Finish', 'Winner', 'Cost', 'Answers', 'Votes'], a.subagents.map((s) => [s.id, s.dir, s.finishReason, s.winner, s.cost, s.answers, s.votes]), '')] : []),
+    ...(a.subagents.length
+      ? [
+          '### Subagents',
+          table(
+            ['Subagent', 'Dir', 'Finish', 'Winner', 'Cost', 'Answers', 'Votes'],
+            a.subagents.map((s) => [s.id, s.dir, s.finishReason, s.winner, s.cost, s.answers, s.votes]),
+            '',
+          ),
+        ]
+      : []),
   ].join('\n\n');
 }
 
@@ -155,14 +264,25 @@ function cost(a: TurnAnalysis): string {
   const c = a.cost;
   return [
     '### Cost Breakdown',
-    table(['Agent', 'Model', 'Input Tokens', 'Output Tokens', 'Reasoning', 'Cached input', 'Cost'],
-      [...a.agents.map((g) => [g.id, g.model, g.inputTokens, g.outputTokens, g.reasoningTokens, g.cachedInputTokens, usd(g.costUsd)]),
-        [md('**Total**'), '', c.inputTokens, c.outputTokens, c.reasoningTokens, c.cachedInputTokens, usd(c.totalUsd)]], 'no token usage'),
+    table(
+      ['Agent', 'Model', 'Input Tokens', 'Output Tokens', 'Reasoning', 'Cached input', 'Cost'],
+      [
+        ...a.agents.map((g) => [g.id, g.model, g.inputTokens, g.outputTokens, g.reasoningTokens, g.cachedInputTokens, usd(g.costUsd)]),
+        [md('**Total**'), '', c.inputTokens, c.outputTokens, c.reasoningTokens, c.cachedInputTokens, usd(c.totalUsd)],
+      ],
+      'no token usage',
+    ),
     `Cost source: ${mdText(c.source)}.${c.subagentUsd !== null ? ` Subagent cost: ${usd(c.subagentUsd)}.` : ''}`,
     '### Cache Efficiency',
-    c.cacheHitRate === null ? '_No input tokens recorded._' : `Cache hit rate (cached input / input tokens): ${c.cacheHitRate} (${c.cachedInputTokens} of ${c.inputTokens}).`,
+    c.cacheHitRate === null
+      ? '_No input tokens recorded._'
+      : `Cache hit rate (cached input / input tokens): ${c.cacheHitRate} (${c.cachedInputTokens} of ${c.inputTokens}).`,
     '### Tool Cost Impact',
-    table(['Tool', 'Calls', 'Failures', 'Total (s)', 'Avg (s)', 'Output chars'], a.tools.map((t) => [t.name, t.calls, t.failures, t.totalSeconds, t.avgSeconds, t.outputChars]), 'no tool executions recorded'),
+    table(
+      ['Tool', 'Calls', 'Failures', 'Total (s)', 'Avg (s)', 'Output chars'],
+      a.tools.map((t) => [t.name, t.calls, t.failures, t.totalSeconds, t.avgSeconds, t.outputChars]),
+      'no tool executions recorded',
+    ),
   ].join('\n\n');
 }
 
@@ -170,31 +290,67 @@ function errors(a: TurnAnalysis): string {
   const e = a.errors;
   return [
     '### Exceptions',
-    table(['Source', 'Line', 'Message'], e.exceptions.map((x) => [x.source, x.line, x.message]), 'no exceptions or tracebacks in massgen.log'),
+    table(
+      ['Source', 'Line', 'Message'],
+      e.exceptions.map((x) => [x.source, x.line, x.message]),
+      'no exceptions or tracebacks in massgen.log',
+    ),
     '### Failed Tool Calls',
-    table(['Tool', 'Agent', 'Source', 'Message'], e.failedToolCalls.map((x) => [x.tool, x.agentId, x.source, x.message]), 'no failed tool calls'),
+    table(
+      ['Tool', 'Agent', 'Source', 'Message'],
+      e.failedToolCalls.map((x) => [x.tool, x.agentId, x.source, x.message]),
+      'no failed tool calls',
+    ),
     '### Agent Errors',
-    table(['Agent', 'Type', 'Source', 'Message'], e.agentErrors.map((x) => [x.agentId, x.type, x.source, x.message]), 'no agent errors'),
-    table(['Agent', 'Time', 'Source', 'API error'], e.apiErrors.map((x) => [x.agentId, x.time, x.source, x.message]), 'no API errors'),
+    table(
+      ['Agent', 'Type', 'Source', 'Message'],
+      e.agentErrors.map((x) => [x.agentId, x.type, x.source, x.message]),
+      'no agent errors',
+    ),
+    table(
+      ['Agent', 'Time', 'Source', 'API error'],
+      e.apiErrors.map((x) => [x.agentId, x.time, x.source, x.message]),
+      'no API errors',
+    ),
     `massgen.log: ${e.logErrorLines} ERROR/CRITICAL line(s), ${e.logWarningLines} WARNING line(s).`,
     '### Timeouts',
-    table(['Agent', 'Source', 'Message'], e.timeouts.map((x) => [x.agentId, x.source, x.message]), 'no timeouts'),
+    table(
+      ['Agent', 'Source', 'Message'],
+      e.timeouts.map((x) => [x.agentId, x.source, x.message]),
+      'no timeouts',
+    ),
     '### Enforcement & Workflow Reliability',
-    table(['Reason code', 'Count', 'Agents'], e.enforcementByReason.map((r) => [code(r.reason), r.count, r.agents.join(', ')]), 'no enforcement retries (reliability is null for every agent)'),
-    table(['Agent', 'Attempt', 'Round', 'Retry', 'Reason', 'Tool calls', 'Buffer chars lost', 'Message'],
-      e.enforcement.map((r) => [r.agentId, r.attempt, r.round, r.retry, r.reason, r.toolCalls.join(', '), r.bufferChars, r.message]), 'no enforcement attempts'),
+    table(
+      ['Reason code', 'Count', 'Agents'],
+      e.enforcementByReason.map((r) => [code(r.reason), r.count, r.agents.join(', ')]),
+      'no enforcement retries (reliability is null for every agent)',
+    ),
+    table(
+      ['Agent', 'Attempt', 'Round', 'Retry', 'Reason', 'Tool calls', 'Buffer chars lost', 'Message'],
+      e.enforcement.map((r) => [r.agentId, r.attempt, r.round, r.retry, r.reason, r.toolCalls.join(', '), r.bufferChars, r.message]),
+      'no enforcement attempts',
+    ),
     `Buffer characters lost: ${e.bufferCharsLost}. Most retries in one round by one agent: ${e.maxRetriesInOneRound}.`,
   ].join('\n\n');
 }
 
 function recommendationList(list: Recommendation[]): string {
   if (list.length === 0) return '_None._';
-  return list.map((r) => `- **${mdText(r.title)}** (${mdCode(r.id)}): ${mdText(r.detail)} Evidence: ${r.evidence.map(mdCode).join(', ')}`).join('\n');
+  return list
+    .map((r) => `- **${mdText(r.title)}** (${mdCode(r.id)}): ${mdText(r.detail)} Evidence: ${r.evidence.map(mdCode).join(', ')}`)
+    .join('\n');
 }
 
 function recommendations(a: TurnAnalysis): string {
   const by = (p: Recommendation['priority']) => a.recommendations.filter((r) => r.priority === p);
-  return ['### High Priority', recommendationList(by('high')), '### Medium Priority', recommendationList(by('medium')), '### Low Priority / Future Improvements', recommendationList(by('low'))].join('\n\n');
+  return [
+    '### High Priority',
+    recommendationList(by('high')),
+    '### Medium Priority',
+    recommendationList(by('medium')),
+    '### Low Priority / Future Improvements',
+    recommendationList(by('low')),
+  ].join('\n\n');
 }
 
 function linearIssues(a: TurnAnalysis): string {
@@ -204,17 +360,33 @@ function linearIssues(a: TurnAnalysis): string {
 
 function appendix(a: TurnAnalysis): string {
   const c = a.config;
-  const config = table(['Key', 'Value'], [
-    ['config_path', c.configPath], ['massgen_version', c.massgenVersion], ['python_version', c.pythonVersion], ['git', c.gitBranch ? `${c.gitBranch} ${c.gitCommit ?? ''}` : null],
-    ...c.agents.map((g) => [`agent ${g.id}`, `${g.backend ?? '?'} / ${g.model ?? '?'}`]),
-    ...Object.entries(c.orchestrator).map(([k, v]) => [k, v]),
-  ], 'no execution_metadata.yaml');
+  const config = table(
+    ['Key', 'Value'],
+    [
+      ['config_path', c.configPath],
+      ['massgen_version', c.massgenVersion],
+      ['python_version', c.pythonVersion],
+      ['git', c.gitBranch ? `${c.gitBranch} ${c.gitCommit ?? ''}` : null],
+      ...c.agents.map((g) => [`agent ${g.id}`, `${g.backend ?? '?'} / ${g.model ?? '?'}`]),
+      ...Object.entries(c.orchestrator).map(([k, v]) => [k, v]),
+    ],
+    'no execution_metadata.yaml',
+  );
   return [
-    '### Configuration Used', config,
+    '### Configuration Used',
+    config,
     '### Files Generated',
-    table(['File', 'Bytes'], a.files.map((f) => [f.path, f.bytes]), 'no files'),
+    table(
+      ['File', 'Bytes'],
+      a.files.map((f) => [f.path, f.bytes]),
+      'no files',
+    ),
     '### Warnings',
-    table(['File', 'Code', 'Message'], a.warnings.map((w) => [w.file, w.code, w.message]), 'no problems reading the logs'),
+    table(
+      ['File', 'Code', 'Message'],
+      a.warnings.map((w) => [w.file, w.code, w.message]),
+      'no problems reading the logs',
+    ),
     '### Run State Rule',
     `${mdText(a.state.rule)}. Heartbeat source: ${mdText(a.state.heartbeatSource)}${a.state.lastActivity ? ` (${mdText(a.state.lastActivity)})` : ''}.`,
   ].join('\n\n');
@@ -227,18 +399,30 @@ export function renderReport(a: TurnAnalysis): string {
     '# MassGen Log Analysis Report',
     `**Session:** ${mdText(a.source.session)} ${mdText(turn)} **Trace ID:** n/a (local logs) **Generated:** ${a.analyzedAt} by refinery analyze-turn **Logfire Link:** n/a`,
     ...(banner ? [banner] : []),
-    '## Executive Summary', executiveSummary(a),
-    '## Session Overview', overview(a),
-    '## 1. Correctness Analysis', correctness(a),
-    '## 2. Efficiency Analysis', efficiency(a),
-    '## 3. Command Pattern Analysis', commands(a),
-    '## 4. Work Duplication Analysis', duplication(a),
-    '## 5. Agent Behavior Analysis', behaviour(a),
-    '## 6. Cost & Token Analysis', cost(a),
-    '## 7. Errors & Issues', errors(a),
-    '## 8. Recommendations', recommendations(a),
-    '## 9. Suggested Linear Issues', linearIssues(a),
-    '## Appendix', appendix(a),
+    '## Executive Summary',
+    executiveSummary(a),
+    '## Session Overview',
+    overview(a),
+    '## 1. Correctness Analysis',
+    correctness(a),
+    '## 2. Efficiency Analysis',
+    efficiency(a),
+    '## 3. Command Pattern Analysis',
+    commands(a),
+    '## 4. Work Duplication Analysis',
+    duplication(a),
+    '## 5. Agent Behavior Analysis',
+    behaviour(a),
+    '## 6. Cost & Token Analysis',
+    cost(a),
+    '## 7. Errors & Issues',
+    errors(a),
+    '## 8. Recommendations',
+    recommendations(a),
+    '## 9. Suggested Linear Issues',
+    linearIssues(a),
+    '## Appendix',
+    appendix(a),
   ];
   return `${sections.join('\n\n')}\n`;
 }

@@ -16,7 +16,10 @@ export function duration(seconds: number | null): string {
 
 /** A relative link target: every segment percent-encoded, parentheses too (they would end the link). */
 function href(relPath: string): string {
-  return relPath.split('/').map((s) => encodeURIComponent(s).replace(/\(/g, '%28').replace(/\)/g, '%29')).join('/');
+  return relPath
+    .split('/')
+    .map((s) => encodeURIComponent(s).replace(/\(/g, '%28').replace(/\)/g, '%29'))
+    .join('/');
 }
 
 function runLink(r: { session: string; turn: number; report: string }): string {
@@ -31,7 +34,16 @@ function table(head: string[], rows: string[][]): string[] {
 function xyChart(title: string, axis: string, labels: string[], values: number[]): string[] {
   if (labels.length === 0) return [];
   const x = labels.map((l) => `"${mermaidLabel(l, 30)}"`).join(', ');
-  return ['```mermaid', 'xychart-beta', `  title "${mermaidLabel(title)}"`, `  x-axis [${x}]`, `  y-axis "${mermaidLabel(axis)}"`, `  bar [${values.map((v) => String(v)).join(', ')}]`, '```', ''];
+  return [
+    '```mermaid',
+    'xychart-beta',
+    `  title "${mermaidLabel(title)}"`,
+    `  x-axis [${x}]`,
+    `  y-axis "${mermaidLabel(axis)}"`,
+    `  bar [${values.map((v) => String(v)).join(', ')}]`,
+    '```',
+    '',
+  ];
 }
 
 function pie(title: string, slices: [string, number][]): string[] {
@@ -43,14 +55,45 @@ function pie(title: string, slices: [string, number][]): string[] {
 function runTable(runs: RunRef[]): string[] {
   return table(
     ['Run', 'Date', 'State', 'Cost', 'Wall clock', 'Question'],
-    runs.map((r) => [runLink(r), mdCell(r.date), mdCell(r.state), money(r.costUsd), duration(r.wallClockSeconds), mdCell(r.question ? (r.question.length > 60 ? `${r.question.slice(0, 57)}...` : r.question) : null)]),
+    runs.map((r) => [
+      runLink(r),
+      mdCell(r.date),
+      mdCell(r.state),
+      money(r.costUsd),
+      duration(r.wallClockSeconds),
+      mdCell(r.question ? (r.question.length > 60 ? `${r.question.slice(0, 57)}...` : r.question) : null),
+    ]),
   );
 }
 
 function groupTable(rows: GroupRow[], by: string): string[] {
   return table(
-    [by === 'config' ? 'Config' : by === 'agent' ? 'Agent' : 'Model', 'Runs', 'Agent runs', 'Answers', 'Votes cast', 'Wins', 'Restarts', 'Enforcement retries', 'Lost buffer chars', 'API errors', 'Agent cost'],
-    rows.map((g) => [mdCell(g.key), int(g.turns), int(g.agentRuns), int(g.answers), int(g.votesCast), int(g.wins), int(g.restarts), int(g.enforcementRetries), int(g.bufferCharsLost), int(g.apiErrors), money(g.costUsd)]),
+    [
+      by === 'config' ? 'Config' : by === 'agent' ? 'Agent' : 'Model',
+      'Runs',
+      'Agent runs',
+      'Answers',
+      'Votes cast',
+      'Wins',
+      'Restarts',
+      'Enforcement retries',
+      'Lost buffer chars',
+      'API errors',
+      'Agent cost',
+    ],
+    rows.map((g) => [
+      mdCell(g.key),
+      int(g.turns),
+      int(g.agentRuns),
+      int(g.answers),
+      int(g.votesCast),
+      int(g.wins),
+      int(g.restarts),
+      int(g.enforcementRetries),
+      int(g.bufferCharsLost),
+      int(g.apiErrors),
+      money(g.costUsd),
+    ]),
   );
 }
 
@@ -59,16 +102,30 @@ function totalsSection(s: RunsSummary): string[] {
   return [
     '## Totals',
     '',
-    ...table(['Figure', 'Value'], [
-      ['Runs (turns)', int(t.turns)], ['Log folders (log_*)', int(t.sessions)], ['Agent runs (agents × runs)', int(t.agentRuns)],
-      ['Cost', `${money(t.costUsd)} (${int(t.turnsWithCost)} runs with a cost; agents ${money(t.agentCostUsd)})`],
-      ['Wall clock', `${duration(t.wallClockSeconds)} (${int(t.turnsWithDuration)} runs with a duration)`],
-      ['Answers', int(t.answers)], ['Votes', int(t.votes)], ['Re-votes', int(t.reVotes)],
-      ['Agent restarts', int(t.restarts)], ['Orchestration restarts', int(t.orchestrationRestarts)],
-      ['Enforcement retries', int(t.enforcementRetries)], ['Lost buffer characters', int(t.bufferCharsLost)], ['API errors', int(t.apiErrors)],
-      ['Runs with a winner', int(t.turnsWithWinner)], ['Unanimous votes', `${int(t.unanimousTurns)} of ${int(t.votedTurns)} voted runs (${pct(t.unanimousRate)})`],
-    ]),
-    ...table(['State', 'Runs'], s.states.map((x) => [mdCell(x.state), int(x.turns)])),
+    ...table(
+      ['Figure', 'Value'],
+      [
+        ['Runs (turns)', int(t.turns)],
+        ['Log folders (log_*)', int(t.sessions)],
+        ['Agent runs (agents × runs)', int(t.agentRuns)],
+        ['Cost', `${money(t.costUsd)} (${int(t.turnsWithCost)} runs with a cost; agents ${money(t.agentCostUsd)})`],
+        ['Wall clock', `${duration(t.wallClockSeconds)} (${int(t.turnsWithDuration)} runs with a duration)`],
+        ['Answers', int(t.answers)],
+        ['Votes', int(t.votes)],
+        ['Re-votes', int(t.reVotes)],
+        ['Agent restarts', int(t.restarts)],
+        ['Orchestration restarts', int(t.orchestrationRestarts)],
+        ['Enforcement retries', int(t.enforcementRetries)],
+        ['Lost buffer characters', int(t.bufferCharsLost)],
+        ['API errors', int(t.apiErrors)],
+        ['Runs with a winner', int(t.turnsWithWinner)],
+        ['Unanimous votes', `${int(t.unanimousTurns)} of ${int(t.votedTurns)} voted runs (${pct(t.unanimousRate)})`],
+      ],
+    ),
+    ...table(
+      ['State', 'Runs'],
+      s.states.map((x) => [mdCell(x.state), int(x.turns)]),
+    ),
   ];
 }
 
@@ -78,9 +135,22 @@ function daySection(s: RunsSummary): string[] {
   return [
     '## Per day',
     '',
-    ...table(['Date', 'Log folders', 'Runs', 'Agent runs', 'Cost'], days.map((d) => [mdCell(d.date), int(d.sessions), int(d.turns), int(d.agentRuns), money(d.costUsd)])),
-    ...xyChart(days.length > shown.length ? 'Cost per day (USD), last 60 days' : 'Cost per day (USD)', 'USD', shown.map((d) => d.date), shown.map((d) => Math.round(d.costUsd * 1e4) / 1e4)),
-    ...xyChart(days.length > shown.length ? 'Runs per day, last 60 days' : 'Runs per day', 'runs', shown.map((d) => d.date), shown.map((d) => d.turns)),
+    ...table(
+      ['Date', 'Log folders', 'Runs', 'Agent runs', 'Cost'],
+      days.map((d) => [mdCell(d.date), int(d.sessions), int(d.turns), int(d.agentRuns), money(d.costUsd)]),
+    ),
+    ...xyChart(
+      days.length > shown.length ? 'Cost per day (USD), last 60 days' : 'Cost per day (USD)',
+      'USD',
+      shown.map((d) => d.date),
+      shown.map((d) => Math.round(d.costUsd * 1e4) / 1e4),
+    ),
+    ...xyChart(
+      days.length > shown.length ? 'Runs per day, last 60 days' : 'Runs per day',
+      'runs',
+      shown.map((d) => d.date),
+      shown.map((d) => d.turns),
+    ),
   ];
 }
 
@@ -91,8 +161,16 @@ function durationSection(s: RunsSummary): string[] {
     '',
     `Median ${duration(d.p50Seconds)}, 90th percentile ${duration(d.p90Seconds)}, longest ${duration(d.maxSeconds)}; ${int(d.unknown)} run(s) without a duration.`,
     '',
-    ...table(['Duration', 'Runs'], d.buckets.map((b) => [mdCell(b.label), int(b.turns)])),
-    ...xyChart('Runs by duration', 'runs', d.buckets.map((b) => b.label), d.buckets.map((b) => b.turns)),
+    ...table(
+      ['Duration', 'Runs'],
+      d.buckets.map((b) => [mdCell(b.label), int(b.turns)]),
+    ),
+    ...xyChart(
+      'Runs by duration',
+      'runs',
+      d.buckets.map((b) => b.label),
+      d.buckets.map((b) => b.turns),
+    ),
   ];
 }
 
@@ -100,15 +178,30 @@ function reliabilitySection(s: RunsSummary): string[] {
   return [
     '## Enforcement retries',
     '',
-    ...table(['Reason code', 'Retries'], s.enforcement.byReason.map((r) => [mdCode(r.reason), int(r.retries)])),
-    ...pie('Enforcement retries by reason', s.enforcement.byReason.map((r) => [r.reason, r.retries])),
-    ...table(['Model', 'Backend', 'Retries'], s.enforcement.byModel.map((r) => [mdCell(r.model), mdCell(r.backend), int(r.retries)])),
+    ...table(
+      ['Reason code', 'Retries'],
+      s.enforcement.byReason.map((r) => [mdCode(r.reason), int(r.retries)]),
+    ),
+    ...pie(
+      'Enforcement retries by reason',
+      s.enforcement.byReason.map((r) => [r.reason, r.retries]),
+    ),
+    ...table(
+      ['Model', 'Backend', 'Retries'],
+      s.enforcement.byModel.map((r) => [mdCell(r.model), mdCell(r.backend), int(r.retries)]),
+    ),
     '## API errors by backend',
     '',
-    ...table(['Backend', 'Errors'], s.apiErrors.byBackend.map((r) => [mdCell(r.backend), int(r.errors)])),
+    ...table(
+      ['Backend', 'Errors'],
+      s.apiErrors.byBackend.map((r) => [mdCell(r.backend), int(r.errors)]),
+    ),
     '## Lost buffer characters by model',
     '',
-    ...table(['Model', 'Characters'], s.bufferCharsLost.byModel.map((r) => [mdCell(r.model), int(r.chars)])),
+    ...table(
+      ['Model', 'Characters'],
+      s.bufferCharsLost.byModel.map((r) => [mdCell(r.model), int(r.chars)]),
+    ),
   ];
 }
 
@@ -119,27 +212,52 @@ function votingSection(s: RunsSummary): string[] {
     '',
     `The vote was unanimous (every agent's last vote named the same agent) in ${int(t.unanimousTurns)} of ${int(t.votedTurns)} voted runs (${pct(t.unanimousRate)}).`,
     '',
-    ...table(['Per run', 'Total', 'Mean', 'Max'], [
-      ['Re-votes', int(s.perRun.reVotes.total), String(s.perRun.reVotes.mean), int(s.perRun.reVotes.max)],
-      ['Agent restarts', int(s.perRun.restarts.total), String(s.perRun.restarts.mean), int(s.perRun.restarts.max)],
-    ]),
-    ...table(['Winner (agent)', 'Wins'], s.winners.byAgent.map((w) => [mdCell(w.agent), int(w.wins)])),
-    ...table(['Winner (model)', 'Wins'], s.winners.byModel.map((w) => [mdCell(w.model), int(w.wins)])),
-    ...pie('Wins by model', s.winners.byModel.map((w) => [w.model, w.wins])),
+    ...table(
+      ['Per run', 'Total', 'Mean', 'Max'],
+      [
+        ['Re-votes', int(s.perRun.reVotes.total), String(s.perRun.reVotes.mean), int(s.perRun.reVotes.max)],
+        ['Agent restarts', int(s.perRun.restarts.total), String(s.perRun.restarts.mean), int(s.perRun.restarts.max)],
+      ],
+    ),
+    ...table(
+      ['Winner (agent)', 'Wins'],
+      s.winners.byAgent.map((w) => [mdCell(w.agent), int(w.wins)]),
+    ),
+    ...table(
+      ['Winner (model)', 'Wins'],
+      s.winners.byModel.map((w) => [mdCell(w.model), int(w.wins)]),
+    ),
+    ...pie(
+      'Wins by model',
+      s.winners.byModel.map((w) => [w.model, w.wins]),
+    ),
     '## Answers per agent',
     '',
-    ...table(['Agent', 'Answers', 'Runs'], s.answersByAgent.map((a) => [mdCell(a.agent), int(a.answers), int(a.turns)])),
+    ...table(
+      ['Agent', 'Answers', 'Runs'],
+      s.answersByAgent.map((a) => [mdCell(a.agent), int(a.answers), int(a.turns)]),
+    ),
   ];
 }
 
 function storySection(s: RunsSummary): string[] {
   if (s.sessions.length === 0) return [];
-  const out = ['## Sessions continued across log folders', '', 'A run started with `massgen --session-id` writes a new log folder whose turns continue the session; each is linked to the folder that started it.', ''];
+  const out = [
+    '## Sessions continued across log folders',
+    '',
+    'A run started with `massgen --session-id` writes a new log folder whose turns continue the session; each is linked to the folder that started it.',
+    '',
+  ];
   for (const story of s.sessions) {
     out.push(`### ${mdText(story.id)} (started in ${mdCode(story.startedIn)})`, '');
     for (const l of story.links) out.push(`- ${mdCode(l.folder)} continues ${mdCode(l.continues)} (${mdText(l.evidence)})`);
     out.push('');
-    out.push(...table(['Turn', 'Log folder', 'State', 'Report'], story.turns.map((t) => [String(t.turn), mdCode(t.session), mdCell(t.state), runLink(t)])));
+    out.push(
+      ...table(
+        ['Turn', 'Log folder', 'State', 'Report'],
+        story.turns.map((t) => [String(t.turn), mdCode(t.session), mdCell(t.state), runLink(t)]),
+      ),
+    );
   }
   return out;
 }
@@ -150,7 +268,7 @@ export function renderRunsSummary(s: RunsSummary): string {
     '# MassGen runs summary',
     '',
     `Logs ${mdCode(s.logs)}, ${int(s.totals.turns)} runs in ${int(s.totals.sessions)} log folders; ${filter}. Generated ${mdText(s.generatedAt)}.`,
-    'A run is one turn (`turn_N`) of a log folder (`log_*`). Every number comes from the runs\' `analysis.json` files; each run links to its report.',
+    "A run is one turn (`turn_N`) of a log folder (`log_*`). Every number comes from the runs' `analysis.json` files; each run links to its report.",
     '',
     ...totalsSection(s),
     ...daySection(s),

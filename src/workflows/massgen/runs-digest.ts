@@ -53,20 +53,30 @@ export function digestOf(raw: unknown): TurnDigest | null {
   const errors = obj(a.errors) ?? {};
   const winner = obj(a.winner);
   const cost = num(overview.totalCostUsd);
-  const votes = arr(a.votes).map(obj).filter((v): v is Record<string, unknown> => v !== null);
+  const votes = arr(a.votes)
+    .map(obj)
+    .filter((v): v is Record<string, unknown> => v !== null);
   const agents = arr(a.agents)
     .map(obj)
     .filter((x): x is Record<string, unknown> => x !== null && str(x.id) !== null)
     .map((x) => {
       const agentCost = num(x.costUsd);
       return {
-        id: str(x.id) as string, model: str(x.model), backend: str(x.backend), answers: count(x.answers), votesCast: count(x.votesCast),
-        restarts: count(x.restarts), bufferCharsLost: count(x.bufferCharsLost), costMicros: agentCost === null ? null : toMicros(agentCost),
+        id: str(x.id) as string,
+        model: str(x.model),
+        backend: str(x.backend),
+        answers: count(x.answers),
+        votesCast: count(x.votesCast),
+        restarts: count(x.restarts),
+        bufferCharsLost: count(x.bufferCharsLost),
+        costMicros: agentCost === null ? null : toMicros(agentCost),
       };
     });
   const sessionMark = obj(source.massgenSession);
   const role = str(sessionMark?.role);
-  const rows = arr(errors.enforcement).map(obj).filter((r): r is Record<string, unknown> => r !== null);
+  const rows = arr(errors.enforcement)
+    .map(obj)
+    .filter((r): r is Record<string, unknown> => r !== null);
   const enforcement = tally(rows.map((r) => `${str(r.reason) ?? 'unknown'}\u0000${str(r.agentId) ?? '?'}`)).map(([k, n]) => {
     const [reason = 'unknown', agent = '?'] = k.split('\u0000');
     return [reason, agent, n] as [string, string, number];
@@ -90,9 +100,10 @@ export function digestOf(raw: unknown): TurnDigest | null {
     winner: str(winner?.agentId),
     unanimous: unanimity(votes, agents.length),
     config: str(obj(a.config)?.configPath),
-    massgenSession: sessionMark && str(sessionMark.id) && (role === 'created' || role === 'continued' || role === 'member')
-      ? { id: str(sessionMark.id) as string, role, evidence: str(sessionMark.evidence) ?? '' }
-      : null,
+    massgenSession:
+      sessionMark && str(sessionMark.id) && (role === 'created' || role === 'continued' || role === 'member')
+        ? { id: str(sessionMark.id) as string, role, evidence: str(sessionMark.evidence) ?? '' }
+        : null,
     agents,
     enforcement,
     apiErrors: tally(arr(errors.apiErrors).map((e) => str(obj(e)?.agentId))),

@@ -28,7 +28,10 @@ export interface BuildOptions {
 
 /** The report beside an analysis.json, relative to the summary's folder, '/'-separated. */
 export function reportLinkOf(reportsRoot: string, analysisFile: string): string {
-  return path.relative(reportsRoot, path.join(path.dirname(analysisFile), REPORT_FILE)).split(path.sep).join('/');
+  return path
+    .relative(reportsRoot, path.join(path.dirname(analysisFile), REPORT_FILE))
+    .split(path.sep)
+    .join('/');
 }
 
 export function buildRunsSummary(files: readonly string[], cache: DigestCache, options: BuildOptions): SummaryBuild {

@@ -22,8 +22,14 @@ export const UNKNOWN = '(unknown)';
 export const UNATTRIBUTED = '(unattributed)';
 const TOP = 10;
 const BUCKETS: [string, number, number | null][] = [
-  ['under 30 s', 0, 30], ['30 s to 1 min', 30, 60], ['1 to 2 min', 60, 120], ['2 to 5 min', 120, 300],
-  ['5 to 10 min', 300, 600], ['10 to 30 min', 600, 1800], ['30 to 60 min', 1800, 3600], ['1 h or more', 3600, null],
+  ['under 30 s', 0, 30],
+  ['30 s to 1 min', 30, 60],
+  ['1 to 2 min', 60, 120],
+  ['2 to 5 min', 120, 300],
+  ['5 to 10 min', 300, 600],
+  ['10 to 30 min', 600, 1800],
+  ['30 to 60 min', 1800, 3600],
+  ['1 h or more', 3600, null],
 ];
 
 const usd = (micros: number): number => micros / 1e6;
@@ -49,7 +55,16 @@ function percentile(sorted: number[], p: number): number | null {
 
 function refOf(e: DigestEntry): RunRef {
   const d = e.digest;
-  return { session: d.session, turn: d.turn, date: d.date, state: d.state, costUsd: d.costMicros === null ? null : usd(d.costMicros), wallClockSeconds: d.wallClockSeconds, question: d.question, report: e.report };
+  return {
+    session: d.session,
+    turn: d.turn,
+    date: d.date,
+    state: d.state,
+    costUsd: d.costMicros === null ? null : usd(d.costMicros),
+    wallClockSeconds: d.wallClockSeconds,
+    question: d.question,
+    report: e.report,
+  };
 }
 
 function modelOf(d: TurnDigest, agentId: string | null): string {
@@ -84,7 +99,22 @@ function groupRows(entries: DigestEntry[], by: GroupBy): GroupRow[] {
   const groups = new Map<string, GroupAcc>();
   const acc = (key: string): GroupAcc => {
     let g = groups.get(key);
-    if (!g) groups.set(key, (g = { turns: new Set(), agentRuns: 0, answers: 0, votesCast: 0, wins: 0, restarts: 0, enforcementRetries: 0, bufferCharsLost: 0, apiErrors: 0, costMicros: null }));
+    if (!g)
+      groups.set(
+        key,
+        (g = {
+          turns: new Set(),
+          agentRuns: 0,
+          answers: 0,
+          votesCast: 0,
+          wins: 0,
+          restarts: 0,
+          enforcementRetries: 0,
+          bufferCharsLost: 0,
+          apiErrors: 0,
+          costMicros: null,
+        }),
+      );
     return g;
   };
   for (const { digest: d } of entries) {
@@ -118,8 +148,17 @@ function groupRows(entries: DigestEntry[], by: GroupBy): GroupRow[] {
   }
   return [...groups]
     .map(([key, g]) => ({
-      key, turns: g.turns.size, agentRuns: g.agentRuns, answers: g.answers, votesCast: g.votesCast, wins: g.wins, restarts: g.restarts,
-      enforcementRetries: g.enforcementRetries, bufferCharsLost: g.bufferCharsLost, apiErrors: g.apiErrors, costUsd: g.costMicros === null ? null : usd(g.costMicros),
+      key,
+      turns: g.turns.size,
+      agentRuns: g.agentRuns,
+      answers: g.answers,
+      votesCast: g.votesCast,
+      wins: g.wins,
+      restarts: g.restarts,
+      enforcementRetries: g.enforcementRetries,
+      bufferCharsLost: g.bufferCharsLost,
+      apiErrors: g.apiErrors,
+      costUsd: g.costMicros === null ? null : usd(g.costMicros),
     }))
     .sort((a, b) => b.agentRuns - a.agentRuns || b.turns - a.turns || byText(a.key, b.key));
 }
@@ -139,7 +178,10 @@ export function sessionStories(entries: DigestEntry[]): { stories: SessionStory[
   for (const [id, list] of [...byId].sort(([a], [b]) => byText(a, b))) {
     const folders = [...new Set(list.map((e) => e.digest.session))].sort();
     if (folders.length < 2) continue;
-    const creators = list.filter((e) => e.digest.massgenSession?.role === 'created').map((e) => e.digest.session).sort();
+    const creators = list
+      .filter((e) => e.digest.massgenSession?.role === 'created')
+      .map((e) => e.digest.session)
+      .sort();
     const startedIn = creators[0] ?? (folders[0] as string);
     const links: SessionStory['links'] = [];
     for (const folder of folders) {
@@ -153,7 +195,13 @@ export function sessionStories(entries: DigestEntry[]): { stories: SessionStory[
     const turns = entries
       .filter((e) => folders.includes(e.digest.session))
       .sort((a, b) => a.digest.turn - b.digest.turn || byText(a.digest.session, b.digest.session))
-      .map((e) => ({ session: e.digest.session, turn: e.digest.turn, role: e.digest.massgenSession?.role ?? 'member', state: e.digest.state, report: e.report }));
+      .map((e) => ({
+        session: e.digest.session,
+        turn: e.digest.turn,
+        role: e.digest.massgenSession?.role ?? 'member',
+        state: e.digest.state,
+        report: e.report,
+      }));
     stories.push({ id, startedIn, turns, links });
   }
   return { stories, continues };
@@ -230,9 +278,16 @@ export function summarizeRuns(all: DigestEntry[], options: SummaryOptions): Runs
       winsByModel.add(modelOf(d, d.winner));
     }
   }
-  const known = digests.map((d) => d.wallClockSeconds).filter((s): s is number => s !== null).sort((a, b) => a - b);
-  const byCost = entries.filter((e) => e.digest.costMicros !== null).sort((a, b) => (b.digest.costMicros ?? 0) - (a.digest.costMicros ?? 0) || byRunOrder(a, b));
-  const bySeconds = entries.filter((e) => e.digest.wallClockSeconds !== null).sort((a, b) => (b.digest.wallClockSeconds ?? 0) - (a.digest.wallClockSeconds ?? 0) || byRunOrder(a, b));
+  const known = digests
+    .map((d) => d.wallClockSeconds)
+    .filter((s): s is number => s !== null)
+    .sort((a, b) => a - b);
+  const byCost = entries
+    .filter((e) => e.digest.costMicros !== null)
+    .sort((a, b) => (b.digest.costMicros ?? 0) - (a.digest.costMicros ?? 0) || byRunOrder(a, b));
+  const bySeconds = entries
+    .filter((e) => e.digest.wallClockSeconds !== null)
+    .sort((a, b) => (b.digest.wallClockSeconds ?? 0) - (a.digest.wallClockSeconds ?? 0) || byRunOrder(a, b));
   const { stories, continues } = sessionStories(entries);
   const perRun = (pick: (d: TurnDigest) => number): { total: number; mean: number; max: number } => {
     const total = sum(pick);
@@ -271,7 +326,12 @@ export function summarizeRuns(all: DigestEntry[], options: SummaryOptions): Runs
       .sort(([a], [b]) => byText(a, b))
       .map(([date, x]) => ({ date, sessions: x.sessions.size, turns: x.turns, agentRuns: x.agentRuns, costUsd: usd(x.costMicros) })),
     duration: {
-      buckets: BUCKETS.map(([label, from, to]) => ({ label, fromSeconds: from, toSeconds: to, turns: known.filter((s) => s >= from && (to === null || s < to)).length })),
+      buckets: BUCKETS.map(([label, from, to]) => ({
+        label,
+        fromSeconds: from,
+        toSeconds: to,
+        turns: known.filter((s) => s >= from && (to === null || s < to)).length,
+      })),
       unknown: digests.length - known.length,
       p50Seconds: percentile(known, 50),
       p90Seconds: percentile(known, 90),

@@ -10,8 +10,14 @@ import path from 'node:path';
 import { numberedName } from './fs-safe.ts';
 
 const RUN_MARKERS = new Set([
-  'status.json', 'metrics_summary.json', 'coordination_events.json', 'execution_metadata.yaml', 'events.jsonl',
-  'massgen.log', 'massgen_debug.log', 'snapshot_mappings.json',
+  'status.json',
+  'metrics_summary.json',
+  'coordination_events.json',
+  'execution_metadata.yaml',
+  'events.jsonl',
+  'massgen.log',
+  'massgen_debug.log',
+  'snapshot_mappings.json',
 ]);
 
 export interface ScannedTurn {
@@ -68,7 +74,9 @@ function numbered(entries: Dirent[], dir: string, prefix: string): { n: number; 
 }
 
 function hasAgentSnapshots(entries: Dirent[], dir: string): boolean {
-  return entries.some((e) => e.isDirectory() && list(path.join(dir, e.name)).some((c) => c.isDirectory() && /^\d{8}_\d{6}_\d{6}$/.test(c.name)));
+  return entries.some(
+    (e) => e.isDirectory() && list(path.join(dir, e.name)).some((c) => c.isDirectory() && /^\d{8}_\d{6}_\d{6}$/.test(c.name)),
+  );
 }
 
 /** The log_* folders directly in a logs folder, by name. */
@@ -90,16 +98,43 @@ export function scanSession(sessionDir: string, options: ScanOptions = {}): Scan
   const holder = (dir: string): number => (options.besideReports ? entriesMtime(dir) : mtime(dir));
   if (rootAttempts.length > 0) {
     const runDirs = rootAttempts.map((a) => a.path);
-    out.push({ session, sessionDir, turn: turns.length > 0 ? 0 : 1, turnDir: null, runDirs, folderMtimeMs: Math.max(holder(sessionDir), ...runDirs.map(mtime)) });
-  } else if (entries.some((e) => e.isFile() && RUN_MARKERS.has(e.name)) || hasAgentSnapshots(entries.filter((e) => !/^turn_\d+$/.test(e.name)), sessionDir)) {
-    out.push({ session, sessionDir, turn: turns.length > 0 ? 0 : 1, turnDir: null, runDirs: [sessionDir], folderMtimeMs: holder(sessionDir) });
+    out.push({
+      session,
+      sessionDir,
+      turn: turns.length > 0 ? 0 : 1,
+      turnDir: null,
+      runDirs,
+      folderMtimeMs: Math.max(holder(sessionDir), ...runDirs.map(mtime)),
+    });
+  } else if (
+    entries.some((e) => e.isFile() && RUN_MARKERS.has(e.name)) ||
+    hasAgentSnapshots(
+      entries.filter((e) => !/^turn_\d+$/.test(e.name)),
+      sessionDir,
+    )
+  ) {
+    out.push({
+      session,
+      sessionDir,
+      turn: turns.length > 0 ? 0 : 1,
+      turnDir: null,
+      runDirs: [sessionDir],
+      folderMtimeMs: holder(sessionDir),
+    });
   }
   for (const t of turns) {
     const attempts = numbered(list(t.path), t.path, 'attempt');
     const runDirs = attempts.length > 0 ? attempts.map((a) => a.path) : [t.path];
     // Beside the report, a new attempt folder is seen by the count of run folders instead.
     const turnMtime = attempts.length > 0 && options.besideReports ? 0 : holder(t.path);
-    out.push({ session, sessionDir, turn: t.n, turnDir: t.path, runDirs, folderMtimeMs: Math.max(turnMtime, ...(attempts.length > 0 ? runDirs.map(mtime) : [])) });
+    out.push({
+      session,
+      sessionDir,
+      turn: t.n,
+      turnDir: t.path,
+      runDirs,
+      folderMtimeMs: Math.max(turnMtime, ...(attempts.length > 0 ? runDirs.map(mtime) : [])),
+    });
   }
   return out;
 }

@@ -37,7 +37,12 @@ export function markerOfLogLine(text: string): { id: string; role: 'created' | '
 }
 
 /** The marker execution_metadata.yaml gives (cli_args.session_id, else config.session_id). */
-export function markerOfMetadata(cliSessionId: string | null, cliMode: string | null, configSessionId: string | null, evidence: string): SessionMarker | null {
+export function markerOfMetadata(
+  cliSessionId: string | null,
+  cliMode: string | null,
+  configSessionId: string | null,
+  evidence: string,
+): SessionMarker | null {
   if (validSessionId(cliSessionId)) {
     // The automation dump (all of vars(args)) has no `mode`: a session id there was asked for.
     // `{mode: interactive|coordination_restart|…, session_id}` names the run's own session.

@@ -35,7 +35,12 @@ export function newestTurnFileMs(dir: string, skipTurnDirs: boolean, depth = 0):
       } catch {
         // Gone since the listing: nothing to compare.
       }
-    } else if (e.isDirectory() && depth < MAX_DEPTH && e.name !== 'workspace' && !(skipTurnDirs && depth === 0 && /^turn_\d+$/.test(e.name))) {
+    } else if (
+      e.isDirectory() &&
+      depth < MAX_DEPTH &&
+      e.name !== 'workspace' &&
+      !(skipTurnDirs && depth === 0 && /^turn_\d+$/.test(e.name))
+    ) {
       newest = Math.max(newest, newestTurnFileMs(full, skipTurnDirs, depth + 1));
     }
   }

@@ -147,10 +147,7 @@ function firstConnect(client: MqttClient, url: string, timeoutMs: number, signal
       if ('code' in error && typeof error.code === 'number') finish(connectError(url, error));
     };
     const onAbort = (): void => finish(new Error(`connecting to ${redactUrl(url)} was aborted`));
-    const timer = setTimeout(
-      () => finish(connectError(url, lastError ?? new Error(`no CONNACK within ${timeoutMs} ms`))),
-      timeoutMs,
-    );
+    const timer = setTimeout(() => finish(connectError(url, lastError ?? new Error(`no CONNACK within ${timeoutMs} ms`))), timeoutMs);
     client.on('connect', onConnect);
     client.on('error', onError);
     if (signal?.aborted) onAbort();

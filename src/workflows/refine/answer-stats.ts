@@ -9,7 +9,13 @@ export interface AnswerStats {
   repairs: number;
   /** The session's artifacts whose status is degraded (or criteria that fell back to the defaults). */
   degraded_artifacts: string[];
-  backends: Array<{ backend: string; calls: number; schema: Partial<Record<SchemaVia, number>>; first_try: number; first_try_valid: number }>;
+  backends: Array<{
+    backend: string;
+    calls: number;
+    schema: Partial<Record<SchemaVia, number>>;
+    first_try: number;
+    first_try_valid: number;
+  }>;
 }
 
 /** First tries are the calls whose tag is not a repair; a repair follows a first try that was unusable. */

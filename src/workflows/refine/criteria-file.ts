@@ -32,7 +32,8 @@ function categoriesFromWeights(items: Array<Record<string, unknown>>): Array<Rec
 /** Accepts a bare array or `{"criteria": [...]}` of `{text|description|name, category?, ...}`. */
 export function criteriaFromUserData(data: unknown, file: string): Criterion[] {
   const list = Array.isArray(data) ? data : isRecord(data) ? data.criteria : undefined;
-  if (!Array.isArray(list)) throw new CriteriaFileError(file, '', `expected a JSON array or an object with a "criteria" array, e.g. ${EXAMPLE}`);
+  if (!Array.isArray(list))
+    throw new CriteriaFileError(file, '', `expected a JSON array or an object with a "criteria" array, e.g. ${EXAMPLE}`);
   if (list.length === 0) throw new CriteriaFileError(file, 'criteria', 'is empty; give at least one criterion');
   list.forEach((item, index) => {
     if (!isRecord(item) || criterionText(item) === undefined)
@@ -46,7 +47,11 @@ export function loadUserCriteria(absolutePath: string, displayName: string): Cri
   try {
     text = readFileSync(absolutePath, 'utf8');
   } catch (error) {
-    throw new CriteriaFileError(displayName, '', `cannot read (${(error as NodeJS.ErrnoException).code ?? 'error'}); check the criteria_file param`);
+    throw new CriteriaFileError(
+      displayName,
+      '',
+      `cannot read (${(error as NodeJS.ErrnoException).code ?? 'error'}); check the criteria_file param`,
+    );
   }
   let data: unknown;
   try {

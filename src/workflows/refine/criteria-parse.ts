@@ -3,9 +3,7 @@ import type { ParseOutcome } from './evaluation.ts';
 import { extractJson, isRecord } from './json-extract.ts';
 import type { AnswerReader } from './judge-call.ts';
 
-export type CriteriaParse =
-  | { ok: true; criteria: Criterion[]; aspiration?: string; notes: string[] }
-  | { ok: false; reason: string };
+export type CriteriaParse = { ok: true; criteria: Criterion[]; aspiration?: string; notes: string[] } | { ok: false; reason: string };
 
 export type ParsedCriteria = Extract<CriteriaParse, { ok: true }>;
 
@@ -27,7 +25,8 @@ export function criteriaFromValue(value: unknown, bounds: { min: number; max: nu
     return { ok: false, reason: `${list.length} criteria; between ${bounds.min} and ${bounds.max} are required` };
   const { criteria, demoted } = normalizeCriteria(list as Array<Record<string, unknown>>);
   const notes = demoted > 0 ? [`${demoted} extra 'primary' criteria demoted to 'standard'`] : [];
-  const aspiration = isRecord(value) && typeof value.aspiration === 'string' && value.aspiration.trim() !== '' ? value.aspiration.trim() : undefined;
+  const aspiration =
+    isRecord(value) && typeof value.aspiration === 'string' && value.aspiration.trim() !== '' ? value.aspiration.trim() : undefined;
   return { ok: true, criteria, ...(aspiration ? { aspiration } : {}), notes };
 }
 

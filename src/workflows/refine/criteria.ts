@@ -31,7 +31,11 @@ export const DEFAULT_CRITERIA: readonly Criterion[] = [
     id: 'E1',
     text: 'Requirements fidelity: the output does everything the task asks, completely and literally, with nothing required missing or misread.',
     category: 'standard',
-    anti_patterns: ['a requirement quietly dropped or narrowed', 'answering an easier question than the one asked', 'placeholders left where the task wanted real content'],
+    anti_patterns: [
+      'a requirement quietly dropped or narrowed',
+      'answering an easier question than the one asked',
+      'placeholders left where the task wanted real content',
+    ],
     score_anchors: {
       '3': 'several requirements are missing or misread',
       '5': 'the main requirements are met; some are partial or loosely read',
@@ -43,7 +47,11 @@ export const DEFAULT_CRITERIA: readonly Criterion[] = [
     id: 'E2',
     text: 'Multi-level correctness: structure, content and experience are all correct; nothing is broken, wrong or misleading at any level.',
     category: 'standard',
-    anti_patterns: ['it looks right but does not work when used', 'facts, numbers or examples that were never checked', 'a broken structure hidden behind good prose'],
+    anti_patterns: [
+      'it looks right but does not work when used',
+      'facts, numbers or examples that were never checked',
+      'a broken structure hidden behind good prose',
+    ],
     score_anchors: {
       '3': 'visible errors at more than one level',
       '5': 'works on the main path; errors off it',
@@ -55,7 +63,11 @@ export const DEFAULT_CRITERIA: readonly Criterion[] = [
     id: 'E3',
     text: 'Per-part depth: every part of the output, including the weakest one, shows real depth and care rather than a thin placeholder.',
     category: 'primary',
-    anti_patterns: ['one polished part carrying several thin ones', 'generic filler where specifics belong', 'sections that restate the task instead of doing it'],
+    anti_patterns: [
+      'one polished part carrying several thin ones',
+      'generic filler where specifics belong',
+      'sections that restate the task instead of doing it',
+    ],
     score_anchors: {
       '3': 'most parts are thin',
       '5': 'the strongest parts are solid; the weakest is a placeholder',

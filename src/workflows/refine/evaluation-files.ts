@@ -20,7 +20,8 @@ export function filesFromEvaluation(evaluation: Evaluation, judge: Judge, round?
     nextTasks:
       word === 'converged'
         ? placeholderNextTasks('none', 'the verdict is converged; there is nothing left to do')
-        : (evaluation.nextTasks ?? placeholderNextTasks('degraded', evaluation.nextTasksProblem ?? 'the evaluator gave no usable next_tasks')),
+        : (evaluation.nextTasks ??
+          placeholderNextTasks('degraded', evaluation.nextTasksProblem ?? 'the evaluator gave no usable next_tasks')),
   };
 }
 

@@ -53,7 +53,13 @@ function usable<T>(reading: Reading<T>): boolean {
  * Backend failures (after the client's own retries) and budget exhaustion come back as `ok: false`
  * with the reason; configuration problems are thrown.
  */
-export async function askWithRepair<T>(client: LlmClient, backend: string, request: SchemaRequest, reader: AnswerReader<T>, signal: AbortSignal): Promise<JudgeCallResult<T>> {
+export async function askWithRepair<T>(
+  client: LlmClient,
+  backend: string,
+  request: SchemaRequest,
+  reader: AnswerReader<T>,
+  signal: AbortSignal,
+): Promise<JudgeCallResult<T>> {
   const readings = new Map<string, Reading<T>>();
   const readText = (text: string): Reading<T> => {
     let reading = readings.get(text);
@@ -68,8 +74,16 @@ export async function askWithRepair<T>(client: LlmClient, backend: string, reque
   let last: Reading<T> | undefined;
   for (let attempt = 1; attempt <= 2; attempt++) {
     const problems = last ? (last.outcome.ok ? last.outcome.problems : last.outcome.reasons) : [];
-    const prompt = attempt === 1 ? request.prompt : repairPrompt(request.prompt, rawTexts.at(-1) ?? '', problems, (last?.schemaErrors ?? []).slice(0, SHOWN_SCHEMA_ERRORS));
-    const current: LlmRequest = { ...request, tag: attempt === 1 ? request.tag : `repair-${request.tag}`, prompt, check: (text) => usable(readText(text)) };
+    const prompt =
+      attempt === 1
+        ? request.prompt
+        : repairPrompt(request.prompt, rawTexts.at(-1) ?? '', problems, (last?.schemaErrors ?? []).slice(0, SHOWN_SCHEMA_ERRORS));
+    const current: LlmRequest = {
+      ...request,
+      tag: attempt === 1 ? request.tag : `repair-${request.tag}`,
+      prompt,
+      check: (text) => usable(readText(text)),
+    };
     let text: string;
     try {
       text = (await client.call(backend, current, signal)).text;
@@ -78,7 +92,13 @@ export async function askWithRepair<T>(client: LlmClient, backend: string, reque
       if (signal.aborted) throw error;
       const budgetExhausted = error instanceof BudgetExceededError;
       if (best) return { ...best, attempts: attempt, rawTexts };
-      return { ok: false, reason: `${budgetExhausted ? '' : 'backend error: '}${(error as Error).message}`, attempts: attempt, rawTexts, budgetExhausted };
+      return {
+        ok: false,
+        reason: `${budgetExhausted ? '' : 'backend error: '}${(error as Error).message}`,
+        attempts: attempt,
+        rawTexts,
+        budgetExhausted,
+      };
     }
     rawTexts.push(text);
     last = readText(text);
@@ -87,6 +107,16 @@ export async function askWithRepair<T>(client: LlmClient, backend: string, reque
     if (outcome.ok) best = { ...outcome, complete: false, problems: [...schemaErrors.map((e) => `schema: ${e}`), ...outcome.problems] };
   }
   if (best) return { ...best, attempts: 2, rawTexts };
-  const reasons = last ? (last.outcome.ok ? last.outcome.problems : [...last.outcome.reasons, ...last.schemaErrors.map((e) => `schema: ${e}`)]) : [];
-  return { ok: false, reason: `malformed output after one repair retry: ${reasons.slice(0, 6).join('; ')}`, attempts: 2, rawTexts, budgetExhausted: false };
+  const reasons = last
+    ? last.outcome.ok
+      ? last.outcome.problems
+      : [...last.outcome.reasons, ...last.schemaErrors.map((e) => `schema: ${e}`)]
+    : [];
+  return {
+    ok: false,
+    reason: `malformed output after one repair retry: ${reasons.slice(0, 6).join('; ')}`,
+    attempts: 2,
+    rawTexts,
+    budgetExhausted: false,
+  };
 }

@@ -43,5 +43,9 @@ export async function judgeEvaluation(
       return { files, degradedReason: files.nextTasks.status === 'degraded' ? files.nextTasks.reason : undefined, budgetExhausted: false };
     }
   }
-  return { files: degradedFiles(result.reason, result.rawTexts.at(-1), judge, round), degradedReason: result.reason, budgetExhausted: result.budgetExhausted };
+  return {
+    files: degradedFiles(result.reason, result.rawTexts.at(-1), judge, round),
+    degradedReason: result.reason,
+    budgetExhausted: result.budgetExhausted,
+  };
 }

@@ -58,11 +58,22 @@ function criterionAgreement(id: string, values: readonly number[]): CriterionAgr
   const passing = values.filter((v) => v >= PASS_SCORE).length;
   const min = Math.min(...values);
   const max = Math.max(...values);
-  return { id, judges: values.length, min, max, spread: max - min, stdev: round2(Math.sqrt(variance)), passing, agree: Math.max(passing, values.length - passing) };
+  return {
+    id,
+    judges: values.length,
+    min,
+    max,
+    spread: max - min,
+    stdev: round2(Math.sqrt(variance)),
+    passing,
+    agree: Math.max(passing, values.length - passing),
+  };
 }
 
 function offsetOf(judge: ScoredJudge, consensus: Readonly<Record<string, number>>, ids: readonly string[]): JudgeOffset | undefined {
-  const diffs = ids.flatMap((id) => (judge.scores[id] !== undefined && consensus[id] !== undefined ? [(judge.scores[id] as number) - (consensus[id] as number)] : []));
+  const diffs = ids.flatMap((id) =>
+    judge.scores[id] !== undefined && consensus[id] !== undefined ? [(judge.scores[id] as number) - (consensus[id] as number)] : [],
+  );
   if (diffs.length === 0) return undefined;
   return {
     judge: judge.name,
@@ -120,6 +131,12 @@ export function sessionStandings(rounds: ReadonlyArray<RoundAgreement | undefine
   const names = [...order.filter((n) => pooled.has(n)), ...[...pooled.keys()].filter((n) => !order.includes(n)).sort()];
   return names.map((judge) => {
     const e = pooled.get(judge) as { rounds: number; criteria: number; sum: number; abs: number };
-    return { judge, rounds: e.rounds, criteria: e.criteria, mean_offset: round2(e.sum / e.criteria), mean_abs_offset: round2(e.abs / e.criteria) };
+    return {
+      judge,
+      rounds: e.rounds,
+      criteria: e.criteria,
+      mean_offset: round2(e.sum / e.criteria),
+      mean_abs_offset: round2(e.abs / e.criteria),
+    };
   });
 }

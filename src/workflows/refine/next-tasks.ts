@@ -70,11 +70,14 @@ function checkTask(raw: unknown, where: string, reasons: string[]): NextTask | u
     required_evidence: texts(raw.required_evidence),
   };
   if (!task.id) task.id = where.replace(/\W+/g, '_');
-  for (const key of ['description', 'verification', 'success_criteria'] as const) if (!task[key]) reasons.push(`${where}.${key} is required`);
-  for (const key of ['failure_signals', 'required_evidence'] as const) if (task[key].length === 0) reasons.push(`${where}.${key} needs at least one item`);
+  for (const key of ['description', 'verification', 'success_criteria'] as const)
+    if (!task[key]) reasons.push(`${where}.${key} is required`);
+  for (const key of ['failure_signals', 'required_evidence'] as const)
+    if (task[key].length === 0) reasons.push(`${where}.${key} needs at least one item`);
   // A strict answer schema spells "no role" as null.
   if (raw.strategy_role !== undefined && raw.strategy_role !== null) {
-    if (!(ROLES as readonly unknown[]).includes(raw.strategy_role)) reasons.push(`${where}.strategy_role must be one of ${ROLES.join(', ')}`);
+    if (!(ROLES as readonly unknown[]).includes(raw.strategy_role))
+      reasons.push(`${where}.strategy_role must be one of ${ROLES.join(', ')}`);
     else task.strategy_role = raw.strategy_role as NextTask['strategy_role'];
   }
   if (raw.task_category === 'fix' || raw.task_category === 'evolution') task.task_category = raw.task_category;
@@ -106,8 +109,7 @@ function checkContract(raw: unknown, reasons: string[]): NextTasksOk['success_co
     fail_if_any: texts(raw.fail_if_any),
     required_evidence: texts(raw.required_evidence),
   };
-  for (const [key, value] of Object.entries(contract))
-    if (value.length === 0) reasons.push(`success_contract.${key} must be non-empty`);
+  for (const [key, value] of Object.entries(contract)) if (value.length === 0) reasons.push(`success_contract.${key} must be non-empty`);
   return contract;
 }
 

@@ -14,7 +14,12 @@ function signed(value: number): string {
  * and erratic when its misses go both ways by a point or more on average (|offset| well above the offset).
  */
 export function standingReading(s: Pick<JudgeStanding, 'mean_offset' | 'mean_abs_offset'>): string {
-  const lean = s.mean_offset <= -0.5 ? 'harsher than the consensus' : s.mean_offset >= 0.5 ? 'more lenient than the consensus' : 'in line with the consensus';
+  const lean =
+    s.mean_offset <= -0.5
+      ? 'harsher than the consensus'
+      : s.mean_offset >= 0.5
+        ? 'more lenient than the consensus'
+        : 'in line with the consensus';
   return s.mean_abs_offset - Math.abs(s.mean_offset) >= 1 ? `${lean}, erratic` : lean;
 }
 
@@ -38,7 +43,9 @@ function standingsTable(standings: readonly JudgeStanding[]): string[] {
   return [
     '| judge | rounds | mean offset | mean \\|offset\\| | reading |',
     '| --- | ---: | ---: | ---: | --- |',
-    ...standings.map((s) => `| ${mdCell(s.judge)} | ${s.rounds} | ${signed(s.mean_offset)} | ${s.mean_abs_offset.toFixed(2)} | ${standingReading(s)} |`),
+    ...standings.map(
+      (s) => `| ${mdCell(s.judge)} | ${s.rounds} | ${signed(s.mean_offset)} | ${s.mean_abs_offset.toFixed(2)} | ${standingReading(s)} |`,
+    ),
   ];
 }
 
@@ -103,7 +110,9 @@ export function answersSection(answers: AnswerStats): string[] {
     lines.push(
       '| backend | calls | answer schema | first tries usable |',
       '| --- | ---: | --- | ---: |',
-      ...answers.backends.map((b) => `| ${mdCell(b.backend)} | ${b.calls} | ${mdCell(schemaCell(b.schema))} | ${b.first_try_valid}/${b.first_try} |`),
+      ...answers.backends.map(
+        (b) => `| ${mdCell(b.backend)} | ${b.calls} | ${mdCell(schemaCell(b.schema))} | ${b.first_try_valid}/${b.first_try} |`,
+      ),
       '',
     );
   }

@@ -35,7 +35,9 @@ export interface RegressionArtifact extends Partial<GuardVerdict> {
 }
 
 function score(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) && Math.trunc(value) >= 1 && Math.trunc(value) <= 10 ? Math.trunc(value) : undefined;
+  return typeof value === 'number' && Number.isFinite(value) && Math.trunc(value) >= 1 && Math.trunc(value) <= 10
+    ? Math.trunc(value)
+    : undefined;
 }
 
 function dimension(raw: unknown, where: string, ids: readonly string[], reasons: string[]): Dimension | undefined {
@@ -81,7 +83,9 @@ export function guardReader(ids: readonly string[]): AnswerReader<GuardVerdict> 
 function guardFromValue(value: unknown, ids: readonly string[]): ParseOutcome<GuardVerdict> {
   if (!isRecord(value) || !Array.isArray(value.dimensions)) return { ok: false, reasons: ['the answer needs a "dimensions" array'] };
   const reasons: string[] = [];
-  const dims = value.dimensions.map((d, i) => dimension(d, `dimensions[${i}]`, ids, reasons)).filter((d): d is Dimension => d !== undefined);
+  const dims = value.dimensions
+    .map((d, i) => dimension(d, `dimensions[${i}]`, ids, reasons))
+    .filter((d): d is Dimension => d !== undefined);
   const missing = ids.filter((id) => !dims.some((d) => d.criterion === id));
   if (missing.length > 0) reasons.push(`no dimension for ${missing.join(', ')}`);
   const dup = ids.filter((id) => dims.filter((d) => d.criterion === id).length > 1);

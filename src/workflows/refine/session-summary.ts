@@ -143,7 +143,13 @@ function judgeLine(reader: SessionReader, round: number, name: string): { line: 
   const usage = reader.usage(sessionFiles.judgeFile(round, name, 'usage.json'));
   if (!verdict) return { line: { name, verdict: null, status: 'missing', scores: {} }, usage };
   return {
-    line: { name, verdict: verdict.verdict, status: verdict.status, scores: verdict.scores, ...(verdict.degraded_reason ? { reason: verdict.degraded_reason } : {}) },
+    line: {
+      name,
+      verdict: verdict.verdict,
+      status: verdict.status,
+      scores: verdict.scores,
+      ...(verdict.degraded_reason ? { reason: verdict.degraded_reason } : {}),
+    },
     usage,
   };
 }
@@ -151,7 +157,10 @@ function judgeLine(reader: SessionReader, round: number, name: string): { line: 
 function agreementOf(judges: readonly JudgeLine[], verdict: VerdictArtifact, ids: readonly string[]): RoundAgreement | null {
   const usable = judges.filter((j): j is JudgeLine & ScoredJudge => j.status === 'ok' && j.verdict !== null);
   if (verdict.status !== 'ok') return null;
-  const known = ids.length > 0 ? ids : [...new Set(usable.flatMap((j) => Object.keys(j.scores)))].sort((a, b) => Number(a.slice(1)) - Number(b.slice(1)));
+  const known =
+    ids.length > 0
+      ? ids
+      : [...new Set(usable.flatMap((j) => Object.keys(j.scores)))].sort((a, b) => Number(a.slice(1)) - Number(b.slice(1)));
   return roundAgreement(usable, verdict, known) ?? null;
 }
 
@@ -200,7 +209,11 @@ export function roundLimit(input: Pick<SummaryInput, 'maxRounds' | 'hasWorker'>)
  * only a non-converged one, only with a worker, and only up to the round limit. Round folders left over
  * from an earlier, longer run of the same session are not counted.
  */
-function readRounds(reader: SessionReader, input: SummaryInput, ids: readonly string[]): { rounds: RoundSummary[]; stopped: SessionSummary['stopped'] } {
+function readRounds(
+  reader: SessionReader,
+  input: SummaryInput,
+  ids: readonly string[],
+): { rounds: RoundSummary[]; stopped: SessionSummary['stopped'] } {
   const rounds: RoundSummary[] = [];
   const limit = roundLimit(input);
   for (let n = 1; n <= limit; n++) {

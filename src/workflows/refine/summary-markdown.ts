@@ -37,7 +37,9 @@ function scoreTable(summary: SessionSummary, ids: readonly string[]): string[] {
   const rule = `| --- | ${summary.rounds.map(() => '---:').join(' | ')} |`;
   const rows = ids.map((id) => {
     const c = summary.criteria.find((x) => x.id === id);
-    const name = c ? `**${mdText(id)}** ${mdCell(aspect(c.text))}${c.category === 'standard' ? '' : ` (${mdText(c.category)})`}` : `**${mdText(id)}**`;
+    const name = c
+      ? `**${mdText(id)}** ${mdCell(aspect(c.text))}${c.category === 'standard' ? '' : ` (${mdText(c.category)})`}`
+      : `**${mdText(id)}**`;
     return `| ${name} | ${summary.rounds.map((r) => (r.scores[id] === undefined ? '–' : String(r.scores[id]))).join(' | ')} |`;
   });
   return [head, rule, ...rows];
@@ -51,7 +53,16 @@ function charts(summary: SessionSummary, ids: readonly string[]): string[] {
     const c = summary.criteria.find((x) => x.id === id);
     const title = mermaidLabel(`${id} ${c ? aspect(c.text) : ''}`, 60);
     const values = summary.rounds.map((r) => String(r.scores[id] ?? 0)).join(', ');
-    out.push('```mermaid', 'xychart-beta', `  title "${title}"`, `  x-axis [${labels}]`, '  y-axis "score" 0 --> 10', `  line [${values}]`, '```', '');
+    out.push(
+      '```mermaid',
+      'xychart-beta',
+      `  title "${title}"`,
+      `  x-axis [${labels}]`,
+      '  y-axis "score" 0 --> 10',
+      `  line [${values}]`,
+      '```',
+      '',
+    );
   }
   return out;
 }
@@ -68,12 +79,18 @@ function roundsTable(summary: SessionSummary): string[] {
     const tasks = r.next_tasks.map((t) => t.id).join(', ') || '–';
     return `| ${r.round} | ${mdCell(verdict)} | ${mdCell(how)} | ${mdCell(r.winner ?? '–')} | ${mdCell(judgesCell(r))} | ${mdCell(tasks)} | ${mdCell(worker)} | ${usd(r.usage.cost_usd)} |`;
   });
-  return ['| round | verdict | consensus | winner | judges | next tasks | worker | cost |', '| ---: | --- | --- | --- | --- | --- | --- | ---: |', ...rows];
+  return [
+    '| round | verdict | consensus | winner | judges | next tasks | worker | cost |',
+    '| ---: | --- | --- | --- | --- | --- | --- | ---: |',
+    ...rows,
+  ];
 }
 
 function taskList(tasks: readonly TaskLine[]): string[] {
   return tasks.map((t, i) => {
-    const notes = [t.priority !== undefined ? `priority ${t.priority}` : '', t.relates_to?.length ? t.relates_to.join(', ') : ''].filter(Boolean).join('; ');
+    const notes = [t.priority !== undefined ? `priority ${t.priority}` : '', t.relates_to?.length ? t.relates_to.join(', ') : '']
+      .filter(Boolean)
+      .join('; ');
     return `${i + 1}. **${mdText(t.id)}** ${oneLineProse(t.description)}${notes ? ` _(${mdText(notes)})_` : ''}`;
   });
 }
@@ -104,18 +121,25 @@ export function renderSummaryMarkdown(summary: SessionSummary): string {
     '',
     `${verdict} after ${n} round${n === 1 ? '' : 's'}: stopped because ${STOPPED[summary.stopped.reason]}.`,
   ];
-  if (summary.regression) lines.push(`Regression guard: ${summary.regression.status === 'ok' ? summary.regression.result : summary.regression.status}.`);
+  if (summary.regression)
+    lines.push(`Regression guard: ${summary.regression.status === 'ok' ? summary.regression.result : summary.regression.status}.`);
   lines.push('', '## Scores per criterion', '');
   if (n === 0) lines.push('_No round finished._', '');
   else lines.push(...scoreTable(summary, ids), '', ...charts(summary, ids));
   lines.push('## Rounds', '', ...(n === 0 ? ['_No round finished._'] : roundsTable(summary)), '');
   if (summary.stopped.reason === 'max_rounds' && n > 1)
-    lines.push(`Round ${n} is the final evaluation: it scored the worker's changes after round ${n - 1}, the last round handed to the worker (max_rounds ${n - 1}).`, '');
+    lines.push(
+      `Round ${n} is the final evaluation: it scored the worker's changes after round ${n - 1}, the last round handed to the worker (max_rounds ${n - 1}).`,
+      '',
+    );
   lines.push(...qualitySection(summary, ids));
   const last = summary.rounds.at(-1);
   lines.push(`## Next tasks${last ? ` (round ${last.round})` : ''}`, '');
   if (summary.next_tasks.length > 0) lines.push(...taskList(summary.next_tasks));
-  else lines.push(summary.final_verdict === 'converged' ? '_None: the verdict is converged._' : '_None usable: see the round\'s critique_packet.md._');
+  else
+    lines.push(
+      summary.final_verdict === 'converged' ? '_None: the verdict is converged._' : "_None usable: see the round's critique_packet.md._",
+    );
   lines.push('', ...answersSection(summary.answers), '## Cost and tokens', '', ...usageSection(summary), '');
   if (summary.warnings.length > 0) lines.push('## Warnings', '', ...summary.warnings.map((w) => `- ${mdText(w)}`), '');
   return `${lines.join('\n')}\n`;

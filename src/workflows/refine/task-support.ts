@@ -25,7 +25,12 @@ export const llmParamShape = {
  * `llm-call` event (the engine charges it to the run's budget) and handed to `usage`; no new call
  * starts once the budget_usd cap or the run's budget is spent.
  */
-export function llmClientFor(ctx: TaskContext<unknown>, params: { config: string; budget_usd?: number }, usage?: UsageRecorder, budget?: Budget): LlmClient {
+export function llmClientFor(
+  ctx: TaskContext<unknown>,
+  params: { config: string; budget_usd?: number },
+  usage?: UsageRecorder,
+  budget?: Budget,
+): LlmClient {
   const config = loadBackendsConfig(ctx.root, params.config);
   return new LlmClient({
     config,

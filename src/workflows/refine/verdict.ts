@@ -65,7 +65,15 @@ export interface VerdictArtifact extends VerdictExtras {
 }
 
 export function verdictArtifact(value: ParsedVerdict, judge: VerdictArtifact['judge'], round?: number): VerdictArtifact {
-  return { schema_version: '1', verdict: value.verdict, scores: value.scores, status: 'ok', ...extras(value), ...(judge ? { judge } : {}), ...(round ? { round } : {}) };
+  return {
+    schema_version: '1',
+    verdict: value.verdict,
+    scores: value.scores,
+    status: 'ok',
+    ...extras(value),
+    ...(judge ? { judge } : {}),
+    ...(round ? { round } : {}),
+  };
 }
 
 function extras(value: VerdictExtras): VerdictExtras {
@@ -78,5 +86,13 @@ function extras(value: VerdictExtras): VerdictExtras {
 
 /** The skill's parse-failure default: iterate, no scores, marked degraded with the reason. */
 export function degradedVerdict(reason: string, judge: VerdictArtifact['judge'], round?: number): VerdictArtifact {
-  return { schema_version: '1', verdict: 'iterate', scores: {}, status: 'degraded', degraded_reason: reason, ...(judge ? { judge } : {}), ...(round ? { round } : {}) };
+  return {
+    schema_version: '1',
+    verdict: 'iterate',
+    scores: {},
+    status: 'degraded',
+    degraded_reason: reason,
+    ...(judge ? { judge } : {}),
+    ...(round ? { round } : {}),
+  };
 }

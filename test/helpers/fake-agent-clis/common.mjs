@@ -16,7 +16,8 @@ export function argValue(flag) {
 
 /** Appends {cli, argv, stdin, ...extra} to $FAKE_AGENT_LOG when set (tests assert the prompt came on stdin). */
 export function logInvocation(cli, stdin, extra = {}) {
-  if (process.env.FAKE_AGENT_LOG) appendFileSync(process.env.FAKE_AGENT_LOG, `${JSON.stringify({ cli, argv: process.argv.slice(2), stdin, ...extra })}\n`);
+  if (process.env.FAKE_AGENT_LOG)
+    appendFileSync(process.env.FAKE_AGENT_LOG, `${JSON.stringify({ cli, argv: process.argv.slice(2), stdin, ...extra })}\n`);
 }
 
 /** The reply text: $FAKE_AGENT_REPLY_FILE's content, else an echo of the prompt's first line. */

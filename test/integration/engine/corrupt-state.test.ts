@@ -18,7 +18,11 @@ function run(p: TempProject, ...args: string[]): Promise<CliResult> {
 /** The files set aside next to `rel` (same folder, `<name>.corrupt-<time>`). */
 function setAside(p: TempProject, rel: string): string[] {
   const dir = p.path(path.dirname(rel));
-  return existsSync(dir) ? readdirSync(dir).filter((f) => f.startsWith(`${path.basename(rel)}.corrupt-`)).map((f) => path.join(dir, f)) : [];
+  return existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.startsWith(`${path.basename(rel)}.corrupt-`))
+        .map((f) => path.join(dir, f))
+    : [];
 }
 
 /** A run that went on: no stack trace, every stage ended well, one warning naming the file. */
@@ -79,11 +83,19 @@ describe('damaged state is set aside', () => {
     const second = await run(project);
     expectWentOn(second, rel);
     expect(stageEnds(second.stdout)).toEqual({ a: 'fresh', b: 'fresh' });
-    expect(events(second.stdout).filter((e) => e.type === 'stage-end').some((e) => e.reason === STAT_ONLY)).toBe(false);
+    expect(
+      events(second.stdout)
+        .filter((e) => e.type === 'stage-end')
+        .some((e) => e.reason === STAT_ONLY),
+    ).toBe(false);
     expect(setAside(project, rel).map((f) => readFileSync(f, 'utf8'))).toEqual([text]);
     const third = await run(project);
     expect(third.stderr).toBe('');
-    expect(events(third.stdout).filter((e) => e.type === 'stage-end').every((e) => e.reason === STAT_ONLY)).toBe(true);
+    expect(
+      events(third.stdout)
+        .filter((e) => e.type === 'stage-end')
+        .every((e) => e.reason === STAT_ONLY),
+    ).toBe(true);
   });
 
   it.each([
@@ -124,21 +136,24 @@ describe('damaged state is set aside', () => {
     expect(third.stderr).toBe('');
   });
 
-  it.each(['runs', 'state', 'cache'])('state folders - .refinery/%s replaced by a file: set aside, a folder takes its place', async (folder) => {
-    project = demoProject();
-    expect((await run(project)).code).toBe(0);
-    const rel = `.refinery/${folder}`;
-    rmSync(project.path(rel), { recursive: true });
-    writeFileSync(project.path(rel), 'not a folder\n');
-    project.write('src/a.txt', 'changed\n');
-    const second = await run(project);
-    expectWentOn(second, rel);
-    expect(setAside(project, rel).map((f) => readFileSync(f, 'utf8'))).toEqual(['not a folder\n']);
-    expect(readdirSync(project.path('.refinery/runs')).length).toBeGreaterThanOrEqual(1);
-    const status = await runCli(['status', '--json'], { cwd: project.root });
-    expect(status.code, status.stderr).toBe(0);
-    expect((JSON.parse(status.stdout) as { runs: unknown[] }).runs.length).toBeGreaterThanOrEqual(1);
-  });
+  it.each(['runs', 'state', 'cache'])(
+    'state folders - .refinery/%s replaced by a file: set aside, a folder takes its place',
+    async (folder) => {
+      project = demoProject();
+      expect((await run(project)).code).toBe(0);
+      const rel = `.refinery/${folder}`;
+      rmSync(project.path(rel), { recursive: true });
+      writeFileSync(project.path(rel), 'not a folder\n');
+      project.write('src/a.txt', 'changed\n');
+      const second = await run(project);
+      expectWentOn(second, rel);
+      expect(setAside(project, rel).map((f) => readFileSync(f, 'utf8'))).toEqual(['not a folder\n']);
+      expect(readdirSync(project.path('.refinery/runs')).length).toBeGreaterThanOrEqual(1);
+      const status = await runCli(['status', '--json'], { cwd: project.root });
+      expect(status.code, status.stderr).toBe(0);
+      expect((JSON.parse(status.stdout) as { runs: unknown[] }).runs.length).toBeGreaterThanOrEqual(1);
+    },
+  );
 
   it('journal - a line torn by a crash or a full disk is skipped quietly, and the next record starts a line of its own', async () => {
     project = demoProject();
@@ -170,8 +185,10 @@ describe('damaged state is set aside', () => {
 
   it('LLM cache - a damaged response entry is set aside with a warning and the call is made again', async () => {
     project = tempProject();
-    for (const rel of ['refinery.config.yaml', 'pipelines/refine.yaml', 'examples/refine']) cpSync(path.join(REPO_ROOT, rel), project.path(rel), { recursive: true });
-    const refine = (...args: string[]) => runCli(['run', 'refine', ...EXAMPLE_REFINE_PARAMS, '--only', 'criteria', '--json', ...args], { cwd: project!.root });
+    for (const rel of ['refinery.config.yaml', 'pipelines/refine.yaml', 'examples/refine'])
+      cpSync(path.join(REPO_ROOT, rel), project.path(rel), { recursive: true });
+    const refine = (...args: string[]) =>
+      runCli(['run', 'refine', ...EXAMPLE_REFINE_PARAMS, '--only', 'criteria', '--json', ...args], { cwd: project!.root });
     const first = await refine();
     expect(first.code, first.stderr).toBe(0);
     const llm = project.path('.refinery/cache/llm');
@@ -182,8 +199,12 @@ describe('damaged state is set aside', () => {
     const second = await refine('--force');
     expect(second.stderr).not.toMatch(/\n\s+at |TypeError/);
     expect(second.code, second.stderr).toBe(0);
-    const warnings = events(second.stdout).filter((e) => e.type === 'stage-report' && (e.report as { kind: string }).kind === 'warning').map((e) => (e.report as { message: string }).message);
-    expect(warnings).toEqual([expect.stringMatching(new RegExp(`^${rel.replace(/[.]/g, '\\.')} is not a cached model response: set aside as .*\\.corrupt-`))]);
+    const warnings = events(second.stdout)
+      .filter((e) => e.type === 'stage-report' && (e.report as { kind: string }).kind === 'warning')
+      .map((e) => (e.report as { message: string }).message);
+    expect(warnings).toEqual([
+      expect.stringMatching(new RegExp(`^${rel.replace(/[.]/g, '\\.')} is not a cached model response: set aside as .*\\.corrupt-`)),
+    ]);
     expect(setAside(project, rel).map((f) => readFileSync(f, 'utf8'))).toEqual(['{"key":']);
     // Answered again and cached again: the entry is whole once more.
     expect(JSON.parse(readFileSync(project.path(rel), 'utf8'))).toHaveProperty('result');

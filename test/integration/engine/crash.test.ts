@@ -94,7 +94,12 @@ it('crash safety - SIGKILL mid-run leaves no partial artifact and the rerun runs
   expect(rerun.code, rerun.stderr).toBe(0);
   const ends = stageEnds(rerun.stdout);
   for (const name of names) expect(ends[name], name).toBe(finished.has(name) ? 'fresh' : 'succeeded');
-  expect(events(rerun.stdout).filter((e) => e.type === 'stage-start').map((e) => e.stage).sort()).toEqual(names.filter((n) => !finished.has(n)).sort());
+  expect(
+    events(rerun.stdout)
+      .filter((e) => e.type === 'stage-start')
+      .map((e) => e.stage)
+      .sort(),
+  ).toEqual(names.filter((n) => !finished.has(n)).sort());
   expect(auditOutputs(project.root, names)).toEqual([]);
 });
 

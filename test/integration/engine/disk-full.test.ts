@@ -6,7 +6,15 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoProject, DEMO_PIPELINE, COPY_JSON_TASK, DEMO_REPORT_SCHEMA, REPO_ROOT, runCli, type TempProject } from '../../helpers/project.ts';
+import {
+  demoProject,
+  DEMO_PIPELINE,
+  COPY_JSON_TASK,
+  DEMO_REPORT_SCHEMA,
+  REPO_ROOT,
+  runCli,
+  type TempProject,
+} from '../../helpers/project.ts';
 
 let mountPoint: string;
 
@@ -77,8 +85,14 @@ describe('disk full', () => {
       if (full.code === 1) {
         const errors = full.stderr.split('\n').filter((l) => l.startsWith('refinery: error:'));
         expect(errors, where).toHaveLength(1);
-        expect(errors[0], where).toMatch(/^refinery: error: no space left on device \(ENOSPC\): cannot write .+; free some space and run again$/);
-        for (const file of (errors[0] as string).replace(/^.*cannot write /, '').replace(/; free.*$/, '').split(', ')) failedOn.add(file.replace(/\/(runs\/)[^/]+\//, '/$1RUN/').replace(/noop-[0-9a-f]+/, 'noop-ID'));
+        expect(errors[0], where).toMatch(
+          /^refinery: error: no space left on device \(ENOSPC\): cannot write .+; free some space and run again$/,
+        );
+        for (const file of (errors[0] as string)
+          .replace(/^.*cannot write /, '')
+          .replace(/; free.*$/, '')
+          .split(', '))
+          failedOn.add(file.replace(/\/(runs\/)[^/]+\//, '/$1RUN/').replace(/noop-[0-9a-f]+/, 'noop-ID'));
       }
       expect(temporaryFiles(path.join(root, '.refinery')), where).toEqual([]);
       rmSync(filler, { force: true });

@@ -9,22 +9,33 @@ afterEach(() => project?.cleanup());
 
 it('events - every event of a run matches run-event.schema.json, in the JSONL file and on --json', async () => {
   project = demoProject();
-  project.write('tasks/noisy.ts', `import { writeFile } from 'node:fs/promises';
+  project.write(
+    'tasks/noisy.ts',
+    `import { writeFile } from 'node:fs/promises';
 import { defineTask, z } from 'refinery/task';
 export default defineTask({ name: 'noisy', params: z.object({}), async run(ctx) {
   ctx.log('hello'); ctx.progress(0.5, 'half'); ctx.report({ kind: 'warning', message: 'careful' });
   await writeFile(ctx.outputs.o, 'x');
 } });
-`);
-  project.write('pipelines/demo.yaml', `${readFileSync(project.path('pipelines/demo.yaml'), 'utf8')}  n:\n    task: noisy\n    outputs: { o: out/n.txt }\n  f:\n    run: "exit 1"\n    needs: [n]\n`);
+`,
+  );
+  project.write(
+    'pipelines/demo.yaml',
+    `${readFileSync(project.path('pipelines/demo.yaml'), 'utf8')}  n:\n    task: noisy\n    outputs: { o: out/n.txt }\n  f:\n    run: "exit 1"\n    needs: [n]\n`,
+  );
   const result = await runCli(['run', 'demo', '--json', '-k'], { cwd: project.root });
   expect(result.code).toBe(1);
   const registry = new SchemaRegistry(project.root);
   const printed = events(result.stdout);
-  expect(new Set(printed.map((e) => e.type))).toEqual(new Set(['run-start', 'stage-start', 'stage-log', 'stage-progress', 'stage-report', 'stage-end', 'run-end']));
+  expect(new Set(printed.map((e) => e.type))).toEqual(
+    new Set(['run-start', 'stage-start', 'stage-log', 'stage-progress', 'stage-report', 'stage-end', 'run-end']),
+  );
   for (const e of printed) expect(registry.validate('run-event', e), JSON.stringify(e)).toEqual({ ok: true });
   const runs = readdirSync(project.path('.refinery/runs'));
-  const logged = readFileSync(path.join(project.path('.refinery/runs'), runs[0] as string, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const logged = readFileSync(path.join(project.path('.refinery/runs'), runs[0] as string, 'events.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   expect(logged).toEqual(printed);
   expect(registry.validate('run-event', { type: 'stage-end', runId: 'r', pipeline: 'p', time: 'now' }).ok).toBe(false);
 });
@@ -44,7 +55,9 @@ stages:
   const xml = readFileSync(project.path('reports/junit.xml'), 'utf8');
   expect(xml).toContain('<testsuite name="p" tests="3" failures="2" skipped="0"');
   expect(xml).toMatch(/<testcase classname="p" name="ok" time="[\d.]+">\s*<system-out>succeeded<\/system-out>/);
-  expect(xml).toMatch(/name="bad"[^>]*>\s*<failure type="invalid-artifact" message="output &apos;o&apos; \(out\/bad.json\) is missing required property &apos;n&apos;/);
+  expect(xml).toMatch(
+    /name="bad"[^>]*>\s*<failure type="invalid-artifact" message="output &apos;o&apos; \(out\/bad.json\) is missing required property &apos;n&apos;/,
+  );
   expect(xml).toMatch(/name="crash"[^>]*>\s*<failure type="stage-failed" message="command failed with exit code 4: boom"/);
 });
 
@@ -92,14 +105,19 @@ it('validate - exit 0 for a valid file, 1 with located errors for an invalid one
 
 it('task - runs one task alone with params and an output path', async () => {
   project = demoProject();
-  const result = await runCli(['task', 'copy-json', '--param', 'from=src/a.txt', '--output', 'report=out/alone.json'], { cwd: project.root });
+  const result = await runCli(['task', 'copy-json', '--param', 'from=src/a.txt', '--output', 'report=out/alone.json'], {
+    cwd: project.root,
+  });
   expect(result.code, result.stderr).toBe(0);
   expect(JSON.parse(readFileSync(project.path('out/alone.json'), 'utf8'))).toEqual({ lines: ['alpha'] });
 });
 
 it('config errors - exit 2, located, and nothing runs', async () => {
   project = demoProject();
-  project.write('pipelines/demo.yaml', readFileSync(project.path('pipelines/demo.yaml'), 'utf8').replace('needs: [a]', 'needs: [a, ghost]'));
+  project.write(
+    'pipelines/demo.yaml',
+    readFileSync(project.path('pipelines/demo.yaml'), 'utf8').replace('needs: [a]', 'needs: [a, ghost]'),
+  );
   const result = await runCli(['run', 'demo'], { cwd: project.root });
   expect(result.code).toBe(2);
   expect(result.stderr).toContain("pipelines/demo.yaml:14:16 error: needs unknown stage 'ghost'");

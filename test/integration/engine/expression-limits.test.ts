@@ -78,19 +78,34 @@ describe('expressions the security review found', () => {
         'stages:',
         '  a: { run: "cp src/a.json ${outputs.o}", inputs: [src/a.json], outputs: { o: out/a.json } }',
         '  deep: { run: "cp src/deep.json ${outputs.o}", inputs: [src/deep.json], outputs: { o: out/deep.json } }',
-        "  padded: { run: \"echo ${pad('x', artifacts.a.o.n)} > ${outputs.o}\", needs: [a], outputs: { o: out/padded.txt } }",
+        '  padded: { run: "echo ${pad(\'x\', artifacts.a.o.n)} > ${outputs.o}", needs: [a], outputs: { o: out/padded.txt } }',
         '  nested: { run: "echo ${artifacts.deep.o} > ${outputs.o}", needs: [deep], outputs: { o: out/nested.txt } }',
         '  proto: { run: "echo [${artifacts.a.constructor}${artifacts.a.__proto__}] > ${outputs.o}", needs: [a], outputs: { o: out/proto.txt } }',
-        "  param: { run: \"echo ${pad('x', params.n)} > ${outputs.o}\", outputs: { o: out/param.txt } }",
+        '  param: { run: "echo ${pad(\'x\', params.n)} > ${outputs.o}", outputs: { o: out/param.txt } }',
         '',
       ].join('\n'),
     });
     const result = await runCli(['run', 'late', '-k', '-j', '1', '--json'], { cwd: project.root });
     expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).not.toMatch(/\n\s+at .*\(.*:\d+:\d+\)/);
-    expect(stageEnds(result.stdout)).toEqual({ a: 'succeeded', deep: 'succeeded', padded: 'failed', nested: 'failed', proto: 'succeeded', param: 'failed' });
-    const reasons = Object.fromEntries(events(result.stdout).filter((e) => e.type === 'stage-end').map((e) => [e.stage, e.reason]));
-    const codes = Object.fromEntries(events(result.stdout).filter((e) => e.type === 'stage-end').map((e) => [e.stage, e.code]));
+    expect(stageEnds(result.stdout)).toEqual({
+      a: 'succeeded',
+      deep: 'succeeded',
+      padded: 'failed',
+      nested: 'failed',
+      proto: 'succeeded',
+      param: 'failed',
+    });
+    const reasons = Object.fromEntries(
+      events(result.stdout)
+        .filter((e) => e.type === 'stage-end')
+        .map((e) => [e.stage, e.reason]),
+    );
+    const codes = Object.fromEntries(
+      events(result.stdout)
+        .filter((e) => e.type === 'stage-end')
+        .map((e) => [e.stage, e.code]),
+    );
     expect(codes).toMatchObject({ padded: 'expression-failed', param: 'expression-failed', nested: 'expression-failed', a: 'ran' });
     expect(reasons.padded).toBe('pad() to 100000000 characters; the limit is 1048576');
     expect(reasons.param).toBe('pad() to 100000000 characters; the limit is 1048576');
@@ -99,12 +114,20 @@ describe('expressions the security review found', () => {
     expect(existsSync(project.path('out/padded.txt'))).toBe(false);
 
     const [runDir] = readdirSync(project.path('.refinery/runs'));
-    const logged = readFileSync(project.path(`.refinery/runs/${runDir}/events.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const logged = readFileSync(project.path(`.refinery/runs/${runDir}/events.jsonl`), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(logged.at(-1)).toMatchObject({ type: 'run-end', status: 'failed', counts: { succeeded: 3, failed: 3 } });
 
     const plan = await runCli(['plan', 'late', '--json'], { cwd: project.root });
     expect(plan.code, plan.stderr).toBe(0);
-    const decisions = Object.fromEntries((JSON.parse(plan.stdout) as Array<{ id: string; decision: string; reasons: string[] }>).map((e) => [e.id, [e.decision, e.reasons.join('; ')]]));
+    const decisions = Object.fromEntries(
+      (JSON.parse(plan.stdout) as Array<{ id: string; decision: string; reasons: string[] }>).map((e) => [
+        e.id,
+        [e.decision, e.reasons.join('; ')],
+      ]),
+    );
     expect(decisions.padded).toEqual(['fail', 'pad() to 100000000 characters; the limit is 1048576']);
     expect(decisions.param).toEqual(['fail', 'pad() to 100000000 characters; the limit is 1048576']);
     expect(decisions.nested?.[0]).toBe('fail');

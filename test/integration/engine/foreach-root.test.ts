@@ -27,7 +27,7 @@ describe('foreach glob root', () => {
   });
 
   it('foreach glob - a file where the folder should be is an error too', async () => {
-    project = tempProject({ 'docs': 'a file', 'pipelines/p.yaml': pipeline('{ glob: "docs/*.md" }') });
+    project = tempProject({ docs: 'a file', 'pipelines/p.yaml': pipeline('{ glob: "docs/*.md" }') });
     const result = await runCli(['run', 'p'], { cwd: project.root });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/foreach glob 'docs\/\*\.md': docs \(.*\) is not a folder/);
@@ -51,6 +51,8 @@ describe('foreach glob root', () => {
     project = tempProject({ 'docs/a.md': 'A', 'pipelines/p.yaml': pipeline('{ glob: "docs/*.md", allow_empty: maybe }') });
     const result = await runCli(['run', 'p'], { cwd: project.root });
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('stages.each.foreach: expected a list, an expression such as "${params.items}", or { glob, type: file|dir, allow_empty: true|false }');
+    expect(result.stderr).toContain(
+      'stages.each.foreach: expected a list, an expression such as "${params.items}", or { glob, type: file|dir, allow_empty: true|false }',
+    );
   });
 });

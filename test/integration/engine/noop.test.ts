@@ -49,7 +49,11 @@ describe('no-op by stats', () => {
     expect(first.code).toBe(0);
     const second = await runCli(['run', 'demo', '--json'], { cwd: project.root });
     expect(stageEnds(second.stdout)).toEqual({ a: 'fresh', b: 'fresh' });
-    expect(events(second.stdout).filter((e) => e.type === 'stage-end').every((e) => e.reason === STAT_ONLY)).toBe(true);
+    expect(
+      events(second.stdout)
+        .filter((e) => e.type === 'stage-end')
+        .every((e) => e.reason === STAT_ONLY),
+    ).toBe(true);
   });
 
   it('noop - every kind of change falls back to the full check', async () => {
@@ -164,7 +168,8 @@ stages:
   it('noop - an input edited while the run is going is not mistaken for an unchanged one', async () => {
     project = tempProject({
       'src/x.txt': 'one',
-      'pipelines/p.yaml': 'pipeline: p\nstages:\n  a: { run: "cat src/x.txt > ${outputs.o}; sleep 1", inputs: [src/x.txt], outputs: { o: out/a } }\n',
+      'pipelines/p.yaml':
+        'pipeline: p\nstages:\n  a: { run: "cat src/x.txt > ${outputs.o}; sleep 1", inputs: [src/x.txt], outputs: { o: out/a } }\n',
     });
     const child = startCli(['run', 'p', '--json'], { cwd: project.root });
     let out = '';

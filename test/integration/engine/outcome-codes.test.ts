@@ -61,13 +61,19 @@ function codesByStage(stdout: string): Record<string, [string, string]> {
 
 describe('stage outcome codes', () => {
   it('outcome codes - the schema lists exactly the codes of StageOutcomeCode', () => {
-    const schema = JSON.parse(readFileSync(`${REPO_ROOT}/schemas/run-event.schema.json`, 'utf8')) as { oneOf: Array<{ properties: { type: { const: string }; code?: { enum: string[] } } }> };
+    const schema = JSON.parse(readFileSync(`${REPO_ROOT}/schemas/run-event.schema.json`, 'utf8')) as {
+      oneOf: Array<{ properties: { type: { const: string }; code?: { enum: string[] } } }>;
+    };
     const stageEnd = schema.oneOf.find((b) => b.properties.type.const === 'stage-end');
     expect([...(stageEnd?.properties.code?.enum ?? [])].sort()).toEqual(Object.keys(ALL_CODES).sort());
   });
 
   it('outcome codes - each way a stage ends has its code, and every event still matches the schema', async () => {
-    project = tempProject({ 'pipelines/p.yaml': MANY_OUTCOMES, 'schemas/n.schema.json': JSON.stringify({ type: 'object', required: ['n'] }), 'tasks/throws.ts': THROWING_TASK });
+    project = tempProject({
+      'pipelines/p.yaml': MANY_OUTCOMES,
+      'schemas/n.schema.json': JSON.stringify({ type: 'object', required: ['n'] }),
+      'tasks/throws.ts': THROWING_TASK,
+    });
     const result = await runCli(['run', 'p', '--json', '-k', '-j', '2'], { cwd: project.root });
     expect(result.code, result.stderr).toBe(1);
     expect(codesByStage(result.stdout)).toEqual({
@@ -99,6 +105,10 @@ stages:
     });
     const result = await runCli(['run', 'p', '--json', '-j', '1'], { cwd: project.root });
     expect(result.code).toBe(1);
-    expect(codesByStage(result.stdout)).toEqual({ crash: ['failed', 'command-failed'], later: ['blocked', 'stopped-after-failure'], last: ['blocked', 'stopped-after-failure'] });
+    expect(codesByStage(result.stdout)).toEqual({
+      crash: ['failed', 'command-failed'],
+      later: ['blocked', 'stopped-after-failure'],
+      last: ['blocked', 'stopped-after-failure'],
+    });
   });
 });

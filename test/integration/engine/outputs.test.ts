@@ -218,7 +218,9 @@ stages:
 describe('staging folder of refinery task', () => {
   it('staging - refinery task removes its own staging folder when it ends', async () => {
     project = demoProject();
-    const result = await runCli(['task', 'copy-json', '--param', 'from=src/a.txt', '--output', 'report=out/alone.json'], { cwd: project.root });
+    const result = await runCli(['task', 'copy-json', '--param', 'from=src/a.txt', '--output', 'report=out/alone.json'], {
+      cwd: project.root,
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(readdirSync(project.path('.refinery/staging'))).toEqual([]);
   });

@@ -4,7 +4,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import { demoProject, REPO_ROOT, runCli, startCli, stageEnds, tempProject, type CliResult, type TempProject } from '../../helpers/project.ts';
+import {
+  demoProject,
+  REPO_ROOT,
+  runCli,
+  startCli,
+  stageEnds,
+  tempProject,
+  type CliResult,
+  type TempProject,
+} from '../../helpers/project.ts';
 
 let project: TempProject | undefined;
 afterEach(() => project?.cleanup());
@@ -35,7 +44,8 @@ class Worker {
     this.child.stderr?.on('data', (d: Buffer) => (this.stderr += d.toString()));
     this.child.on('exit', (code) => {
       this.exited = true;
-      for (const waiter of this.waiting.splice(0)) waiter(JSON.stringify({ trial: '?', got: false, problem: `worker exited (${code}): ${this.stderr}` }));
+      for (const waiter of this.waiting.splice(0))
+        waiter(JSON.stringify({ trial: '?', got: false, problem: `worker exited (${code}): ${this.stderr}` }));
     });
     createInterface({ input: this.child.stdout as NodeJS.ReadableStream }).on('line', (line) => this.waiting.shift()?.(line));
     this.ready = this.next();
@@ -74,9 +84,12 @@ function deadPid(): number {
 
 /** Lock files left by processes that are gone, in every form one can take. */
 const STALE_LOCKS: Record<string, () => string> = {
-  'a record of a process that exited': () => `${JSON.stringify({ pid: deadPid(), start: '12345', boot: bootId(), host: os.hostname(), token: 'dead' })}\n`,
-  'a record naming pid 1 with a start time that is not pid 1s': () => `${JSON.stringify({ pid: 1, start: '999999999', boot: bootId(), host: os.hostname(), token: 'pid1' })}\n`,
-  'a record from before the last boot': () => `${JSON.stringify({ pid: process.pid, start: '1', boot: '00000000-0000-0000-0000-000000000000', host: os.hostname(), token: 'boot' })}\n`,
+  'a record of a process that exited': () =>
+    `${JSON.stringify({ pid: deadPid(), start: '12345', boot: bootId(), host: os.hostname(), token: 'dead' })}\n`,
+  'a record naming pid 1 with a start time that is not pid 1s': () =>
+    `${JSON.stringify({ pid: 1, start: '999999999', boot: bootId(), host: os.hostname(), token: 'pid1' })}\n`,
+  'a record from before the last boot': () =>
+    `${JSON.stringify({ pid: process.pid, start: '1', boot: '00000000-0000-0000-0000-000000000000', host: os.hostname(), token: 'boot' })}\n`,
   'an older refinery bare pid 1': () => '1',
   'an empty file': () => '',
 };
@@ -108,7 +121,8 @@ describe('project lock', () => {
           trials += 1;
           problems.push(...overlaps(attempts));
           const winners = attempts.filter((a) => a.got).length;
-          if (winners === 0) problems.push(`trial ${trial}: nobody got the lock (${JSON.stringify(attempts.map((a) => a.holder ?? a.problem))})`);
+          if (winners === 0)
+            problems.push(`trial ${trial}: nobody got the lock (${JSON.stringify(attempts.map((a) => a.holder ?? a.problem))})`);
           for (const a of attempts) if (a.problem) problems.push(`trial ${trial}: ${JSON.stringify(a.problem)}`);
           if (existsSync(lockFile)) {
             problems.push(`trial ${trial}: the lock is still there after every process finished`);
@@ -127,8 +141,15 @@ describe('project lock', () => {
 
   it.each([
     ['an older refinery bare pid 1', '1\n'],
-    ['a record naming pid 1 with a start time that is not pid 1s', () => `${JSON.stringify({ pid: 1, start: '999999999', boot: bootId(), host: os.hostname(), token: 't' })}\n`],
-    ['a record of this machine before its last boot', () => `${JSON.stringify({ pid: 1, start: processStart(1), boot: '00000000-0000-0000-0000-000000000000', host: os.hostname(), token: 't' })}\n`],
+    [
+      'a record naming pid 1 with a start time that is not pid 1s',
+      () => `${JSON.stringify({ pid: 1, start: '999999999', boot: bootId(), host: os.hostname(), token: 't' })}\n`,
+    ],
+    [
+      'a record of this machine before its last boot',
+      () =>
+        `${JSON.stringify({ pid: 1, start: processStart(1), boot: '00000000-0000-0000-0000-000000000000', host: os.hostname(), token: 't' })}\n`,
+    ],
   ])('project lock - a lock file naming pid 1 does not block a run: %s', async (_name, content) => {
     project = demoProject();
     project.write('.refinery/lock', typeof content === 'string' ? content : content());
@@ -154,7 +175,10 @@ describe('project lock', () => {
       expect(blocked.stdout).toBe('');
       expect(readFileSync(project.path('.refinery/lock'), 'utf8')).toBe(live);
       // The same pid, but not the process that took the lock (the pid was reused).
-      project.write('.refinery/lock', `${JSON.stringify({ pid, start: String(Number(start) + 1), boot: bootId(), host: os.hostname(), token: 'reused' })}\n`);
+      project.write(
+        '.refinery/lock',
+        `${JSON.stringify({ pid, start: String(Number(start) + 1), boot: bootId(), host: os.hostname(), token: 'reused' })}\n`,
+      );
       const ran = await runCli(['run', 'demo'], { cwd: project.root });
       expect(ran.code, ran.stderr).toBe(0);
     } finally {
@@ -164,7 +188,10 @@ describe('project lock', () => {
 
   it.each([
     ['no lock file', undefined],
-    ['a stale lock of pid 1', () => `${JSON.stringify({ pid: 1, start: '999999999', boot: bootId(), host: os.hostname(), token: 'stale' })}\n`],
+    [
+      'a stale lock of pid 1',
+      () => `${JSON.stringify({ pid: 1, start: '999999999', boot: bootId(), host: os.hostname(), token: 'stale' })}\n`,
+    ],
   ])('project lock - 8 CLI runs started at once never run a stage together: %s', async (_name, stale) => {
     project = tempProject({
       'pipelines/demo.yaml': `pipeline: demo
@@ -192,7 +219,8 @@ stages:
     const refused = results.filter((r) => r.code === 1);
     expect(ran.length + refused.length, results.map((r) => r.stderr).join('\n')).toBe(WORKERS);
     expect(ran.length).toBeGreaterThanOrEqual(1);
-    for (const r of refused) expect(r.stderr).toMatch(/^refinery: another refinery process \(pid \d+ on .*\) is running in .*wait for it or stop it\n$/);
+    for (const r of refused)
+      expect(r.stderr).toMatch(/^refinery: another refinery process \(pid \d+ on .*\) is running in .*wait for it or stop it\n$/);
     const trace = readFileSync(project.path('trace.log'), 'utf8').trim().split('\n');
     expect(trace).toHaveLength(ran.length * 2);
     // Strictly enter, exit, enter, exit...: never two runs inside the stage at once.

@@ -93,7 +93,10 @@ stages:
     expect(result.code).toBe(1);
     expect(stageEnds(result.stdout)).toEqual({ make: 'failed', use: 'blocked' });
     expect(existsSync(project.path('out/data.json'))).toBe(false);
-    const end = events(result.stdout).find((e) => e.type === 'stage-end' && e.stage === 'make') as { rejectedDir: string; issues: Array<{ pointer: string; message: string }> };
+    const end = events(result.stdout).find((e) => e.type === 'stage-end' && e.stage === 'make') as {
+      rejectedDir: string;
+      issues: Array<{ pointer: string; message: string }>;
+    };
     expect(end.issues[0]?.pointer).toBe('/count');
     const rejected = project.path(end.rejectedDir);
     expect(rejected).toContain(path.join('.refinery', 'rejected'));
@@ -189,7 +192,11 @@ stages:
     expect(readdirSync(project.path('out')).sort()).toEqual(['a.txt', 'b.txt', 'greet-one.txt', 'greet-three.txt']);
     project.write('docs/c.md', 'C');
     const again = await runCli(['run', 'p', '--json'], { cwd: project.root });
-    expect(Object.entries(stageEnds(again.stdout)).filter(([, s]) => s === 'succeeded').map(([id]) => id)).toEqual(['upper[c.md]']);
+    expect(
+      Object.entries(stageEnds(again.stdout))
+        .filter(([, s]) => s === 'succeeded')
+        .map(([id]) => id),
+    ).toEqual(['upper[c.md]']);
   });
 
   it('run - a bounded loop repeats its stages until the condition holds', async () => {
@@ -216,9 +223,16 @@ stages:
     });
     const result = await runCli(['run', 'p', '--json'], { cwd: project.root });
     expect(result.code, result.stderr).toBe(0);
-    const loops = events(result.stdout).filter((e) => e.type === 'loop-iteration').map((e) => `${e.iteration}:${e.decision}`);
+    const loops = events(result.stdout)
+      .filter((e) => e.type === 'loop-iteration')
+      .map((e) => `${e.iteration}:${e.decision}`);
     expect(loops).toEqual(['1:continue', '2:continue', '3:done']);
-    expect(readFileSync(project.path('out/report.txt'), 'utf8').split('\n').filter(Boolean)).toEqual(['round_001', 'round_002', 'round_003', 'seed.txt']);
+    expect(readFileSync(project.path('out/report.txt'), 'utf8').split('\n').filter(Boolean)).toEqual([
+      'round_001',
+      'round_002',
+      'round_003',
+      'seed.txt',
+    ]);
     const again = await runCli(['run', 'p', '--json', '--param', 'target=4'], { cwd: project.root });
     const ends = stageEnds(again.stdout);
     expect(ends['rounds#1.step']).toBe('fresh');
@@ -249,10 +263,13 @@ stages:
     });
     const result = await runCli(['run', 'p', '--json', '-j', '2'], { cwd: project.root });
     expect(result.code, result.stderr).toBe(0);
-    const order = events(result.stdout).filter((e) => e.type === 'stage-start' || e.type === 'stage-end').map((e) => `${e.type}:${e.stage}`);
+    const order = events(result.stdout)
+      .filter((e) => e.type === 'stage-start' || e.type === 'stage-end')
+      .map((e) => `${e.type}:${e.stage}`);
     for (const round of [1, 2, 3]) {
       const consensusStart = order.indexOf(`stage-start:rounds#${round}.consensus`);
-      for (const judge of ['a', 'b', 'c']) expect(order.indexOf(`stage-end:rounds#${round}.evaluate[${judge}]`)).toBeLessThan(consensusStart);
+      for (const judge of ['a', 'b', 'c'])
+        expect(order.indexOf(`stage-end:rounds#${round}.evaluate[${judge}]`)).toBeLessThan(consensusStart);
       expect(readFileSync(project.path(`out/00${round}/consensus.txt`), 'utf8')).toBe('a\nb\nc\n');
     }
   });
@@ -284,10 +301,15 @@ stages:
   });
 
   it('run - a missing input that no stage writes fails the stage with its path', async () => {
-    project = tempProject({ 'pipelines/p.yaml': 'pipeline: p\nstages:\n  a: { run: "cat src/nope > ${outputs.o}", inputs: [src/nope], outputs: { o: out/a } }\n' });
+    project = tempProject({
+      'pipelines/p.yaml': 'pipeline: p\nstages:\n  a: { run: "cat src/nope > ${outputs.o}", inputs: [src/nope], outputs: { o: out/a } }\n',
+    });
     const result = await runCli(['run', 'p', '--json'], { cwd: project.root });
     expect(result.code).toBe(1);
-    expect(events(result.stdout).find((e) => e.type === 'stage-end')).toMatchObject({ code: 'missing-input', reason: 'input src/nope does not exist, and no stage writes it' });
+    expect(events(result.stdout).find((e) => e.type === 'stage-end')).toMatchObject({
+      code: 'missing-input',
+      reason: 'input src/nope does not exist, and no stage writes it',
+    });
   });
 
   it('run - a modified or deleted output makes its stage run again', async () => {

@@ -15,7 +15,8 @@ beforeAll(() => {
   base = mkdtempSync(path.join(os.tmpdir(), 'refinery-dist-'));
   packageDir = path.join(base, 'refinery');
   mkdirSync(packageDir);
-  for (const entry of ['bin', 'src', 'schemas', 'package.json', 'tsconfig.json', 'tsconfig.build.json']) cpSync(path.join(REPO_ROOT, entry), path.join(packageDir, entry), { recursive: true });
+  for (const entry of ['bin', 'src', 'schemas', 'package.json', 'tsconfig.json', 'tsconfig.build.json'])
+    cpSync(path.join(REPO_ROOT, entry), path.join(packageDir, entry), { recursive: true });
   symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(packageDir, 'node_modules'), 'dir');
   const build = spawnSync('npm', ['run', 'build'], { cwd: packageDir, encoding: 'utf8' });
   expect(build.status, `${build.stdout}\n${build.stderr}`).toBe(0);
@@ -31,12 +32,21 @@ describe('runner programs from dist', () => {
     expect(existsSync(path.join(packageDir, 'dist', 'src', 'engine', 'shell', 'runner-pool.js'))).toBe(true);
     expect(existsSync(path.join(packageDir, 'dist', 'src', 'engine', 'shell', 'runners'))).toBe(false);
     project = tempProject({
-      'pipelines/p.yaml': 'pipeline: p\nstages:\n  a: { run: "echo one > ${outputs.o}", outputs: { o: out/a.txt } }\n  b: { run: "cat out/a.txt out/a.txt > ${outputs.o}", inputs: [out/a.txt], outputs: { o: out/b.txt } }\n',
+      'pipelines/p.yaml':
+        'pipeline: p\nstages:\n  a: { run: "echo one > ${outputs.o}", outputs: { o: out/a.txt } }\n  b: { run: "cat out/a.txt out/a.txt > ${outputs.o}", inputs: [out/a.txt], outputs: { o: out/b.txt } }\n',
     });
     const cli = path.join(packageDir, 'bin', 'refinery.js');
-    const result = spawnSync(process.execPath, [cli, 'run', 'p', '--json'], { cwd: project.root, encoding: 'utf8', env: { ...process.env, REFINERY_FROM_DIST: '1', CI: 'true', NO_COLOR: '1' } });
+    const result = spawnSync(process.execPath, [cli, 'run', 'p', '--json'], {
+      cwd: project.root,
+      encoding: 'utf8',
+      env: { ...process.env, REFINERY_FROM_DIST: '1', CI: 'true', NO_COLOR: '1' },
+    });
     expect(result.status, result.stderr).toBe(0);
-    expect(events(result.stdout).filter((e) => e.type === 'stage-end').map((e) => e.status)).toEqual(['succeeded', 'succeeded']);
+    expect(
+      events(result.stdout)
+        .filter((e) => e.type === 'stage-end')
+        .map((e) => e.status),
+    ).toEqual(['succeeded', 'succeeded']);
     expect(readFileSync(project.path('out/b.txt'), 'utf8')).toBe('one\none\n');
   });
 });

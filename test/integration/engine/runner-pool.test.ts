@@ -109,7 +109,15 @@ describe('RunnerPool', () => {
     expect(lines).toEqual(['stdout:alpha', 'stdout:beta', 'stdout:beta']);
     // The next command starts with empty output files.
     const next: string[] = [];
-    await pool.run({ cwd: poolDir, env: process.env, pieces: ['true'], values: [], signal: new AbortController().signal, scriptFile: path.join(poolDir, 'scratch', 'job.sh'), onLine: (_, l) => next.push(l) });
+    await pool.run({
+      cwd: poolDir,
+      env: process.env,
+      pieces: ['true'],
+      values: [],
+      signal: new AbortController().signal,
+      scriptFile: path.join(poolDir, 'scratch', 'job.sh'),
+      onLine: (_, l) => next.push(l),
+    });
     expect(next).toEqual([]);
   });
 
@@ -132,5 +140,3 @@ describe('RunnerPool', () => {
     expect(existsSync(path.join(poolDir, 'scratch', 'job.sh'))).toBe(false);
   });
 });
-
-

@@ -13,10 +13,19 @@ describe('refinery task', () => {
       const result = await runCli(args, { cwd: project.root });
       expect(result.code, result.stderr).toBe(0);
       const list = events(result.stdout);
-      expect(list.map((e) => e.type), `pass ${pass}`).toEqual(['run-start', 'stage-start', 'stage-end', 'run-end']);
+      expect(
+        list.map((e) => e.type),
+        `pass ${pass}`,
+      ).toEqual(['run-start', 'stage-start', 'stage-end', 'run-end']);
       expect(list[0]).toMatchObject({ pipeline: 'task-copy-json', stages: 1, params: { from: 'src/a.txt' }, concurrency: 1 });
       expect(list[1]).toMatchObject({ stage: 'task:copy-json', attempt: 1, reason: 'run by hand' });
-      expect(list[2]).toMatchObject({ stage: 'task:copy-json', status: 'succeeded', attempts: 1, summary: 'copied', outputs: { report: 'out/alone.json' } });
+      expect(list[2]).toMatchObject({
+        stage: 'task:copy-json',
+        status: 'succeeded',
+        attempts: 1,
+        summary: 'copied',
+        outputs: { report: 'out/alone.json' },
+      });
       expect(list[3]).toMatchObject({ status: 'succeeded', counts: { succeeded: 1, failed: 0, fresh: 0 } });
     }
     expect(JSON.parse(readFileSync(project.path('out/alone.json'), 'utf8'))).toEqual({ lines: ['alpha'] });
@@ -24,7 +33,9 @@ describe('refinery task', () => {
 
   it('refinery task - a failing task fails its one stage with exit 1 and failed counts', async () => {
     project = demoProject();
-    const result = await runCli(['task', 'copy-json', '--param', 'from=src/missing.txt', '--output', 'report=out/alone.json', '--json'], { cwd: project.root });
+    const result = await runCli(['task', 'copy-json', '--param', 'from=src/missing.txt', '--output', 'report=out/alone.json', '--json'], {
+      cwd: project.root,
+    });
     expect(result.code).toBe(1);
     const list = events(result.stdout);
     expect(list.find((e) => e.type === 'stage-end')).toMatchObject({ status: 'failed', reason: expect.stringContaining('missing.txt') });

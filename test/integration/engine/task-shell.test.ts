@@ -101,8 +101,16 @@ describe('ctx.$ in tasks', () => {
     project = project1('  s: { task: shell-probe, with: { mode: lines }, outputs: { o: out/l.json } }\n');
     const run = await runCli(['run', 'p', '--json'], { cwd: project.root });
     expect(run.code, run.stdout + run.stderr).toBe(0);
-    const logs = events(run.stdout).filter((e) => e.type === 'stage-log' && e.stage === 's').map((e) => [e.stream, e.message]);
-    expect(logs).toEqual(expect.arrayContaining([['stdout', 'one'], ['stdout', 'two'], ['stderr', 'err-line']]));
+    const logs = events(run.stdout)
+      .filter((e) => e.type === 'stage-log' && e.stage === 's')
+      .map((e) => [e.stream, e.message]);
+    expect(logs).toEqual(
+      expect.arrayContaining([
+        ['stdout', 'one'],
+        ['stdout', 'two'],
+        ['stderr', 'err-line'],
+      ]),
+    );
   });
 
   it("ctx.$ - the stage's timeout kills the command and its children", async () => {

@@ -30,7 +30,11 @@ function snapshot(p: TempProject): Record<string, { content: string; mtimeMs: nu
 
 /** The line init printed for a file: its verb. */
 function verb(stdout: string, file: string): string | undefined {
-  return stdout.split('\n').find((l) => l.trim().split(/\s{2,}/)[1] === file)?.trim().split(/\s{2,}/)[0];
+  return stdout
+    .split('\n')
+    .find((l) => l.trim().split(/\s{2,}/)[1] === file)
+    ?.trim()
+    .split(/\s{2,}/)[0];
 }
 
 /** refinery's own `just` (the project's Justfile evaluated as a user's `npx just` would). */
@@ -63,7 +67,8 @@ describe('refinery init', () => {
     expect(verb(second.stdout, 'Justfile')).toBe('left');
     expect(verb(second.stdout, 'refinery.config.yaml')).toBe('left');
     expect(second.stdout).toContain('--force overwrites it');
-    for (const file of ['pipelines/starter.yaml', 'schemas/line-counts.schema.json', 'tasks/count-lines.ts', '.gitignore']) expect(verb(second.stdout, file)).toBe('up to date');
+    for (const file of ['pipelines/starter.yaml', 'schemas/line-counts.schema.json', 'tasks/count-lines.ts', '.gitignore'])
+      expect(verb(second.stdout, file)).toBe('up to date');
     expect(snapshot(project)).toEqual(edited);
 
     const forced = await runCli(['init', '--force'], { cwd: project.root });

@@ -56,7 +56,8 @@ beforeAll(async () => {
   work = mkdtempSync(path.join(os.tmpdir(), 'refinery-user-'));
   // The tarball carries dist/ as it is; build it only when src/ is newer (the test suite's pretest built it).
   const stamp = path.join(REPO_ROOT, 'dist', '.stamp');
-  if (!existsSync(stamp) || statSync(stamp).mtimeMs < newestTs(path.join(REPO_ROOT, 'src'))) await ok(exec('npm', ['run', 'build'], REPO_ROOT), 'npm run build');
+  if (!existsSync(stamp) || statSync(stamp).mtimeMs < newestTs(path.join(REPO_ROOT, 'src')))
+    await ok(exec('npm', ['run', 'build'], REPO_ROOT), 'npm run build');
   // --ignore-scripts: `prepare` would rebuild dist/ under the feet of other tests running it.
   const pack = await ok(exec('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], REPO_ROOT), 'npm pack');
   const [info] = JSON.parse(pack.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
@@ -65,7 +66,10 @@ beforeAll(async () => {
   installed = path.join(work, 'installed');
   mkdirSync(installed);
   await ok(exec('npm', ['init', '-y'], installed), 'npm init -y');
-  await ok(exec('npm', ['install', '--save-dev', path.join(work, info.filename), '--prefer-offline', '--no-audit', '--no-fund'], installed), 'npm install <tarball>');
+  await ok(
+    exec('npm', ['install', '--save-dev', path.join(work, info.filename), '--prefer-offline', '--no-audit', '--no-fund'], installed),
+    'npm install <tarball>',
+  );
 }, 300_000);
 
 afterAll(() => {
@@ -86,7 +90,9 @@ function countLines(file: string): number {
 /** Where analyze-turn writes: each turn_N of a run, or the run's root for logs older than turn folders. */
 function expectedAnalyses(logs: string): string[] {
   const out: string[] = [];
-  for (const run of readdirSync(logs).filter((d) => d.startsWith('log_')).sort()) {
+  for (const run of readdirSync(logs)
+    .filter((d) => d.startsWith('log_'))
+    .sort()) {
     const turns = readdirSync(path.join(logs, run)).filter((d) => /^turn_\d+$/.test(d));
     if (turns.length === 0) out.push(path.join(logs, run, 'analysis.json'));
     for (const turn of turns) out.push(path.join(logs, run, turn, 'analysis.json'));
@@ -96,13 +102,27 @@ function expectedAnalyses(logs: string): string[] {
 
 describe('refinery in a user project', () => {
   it('user project - the packed tarball holds what runs and none of the tests, benchmarks or scripts', () => {
-    for (const needed of ['bin/refinery.js', 'dist/.stamp', 'dist/src/cli/main.js', 'src/task/define-task.ts', 'tasks/analyze-turn.ts', 'schemas/turn-analysis.schema.json', 'pipelines/analyze.yaml', 'templates/init/Justfile', 'templates/init/gitignore']) {
+    for (const needed of [
+      'bin/refinery.js',
+      'dist/.stamp',
+      'dist/src/cli/main.js',
+      'src/task/define-task.ts',
+      'tasks/analyze-turn.ts',
+      'schemas/turn-analysis.schema.json',
+      'pipelines/analyze.yaml',
+      'templates/init/Justfile',
+      'templates/init/gitignore',
+    ]) {
       expect(packedFiles).toContain(needed);
     }
-    expect(packedFiles.filter((f) => /^(test|bench|scripts|node_modules|\.ci|src\/massgen-gen|dist\/src\/massgen-gen)\//.test(f))).toEqual([]);
+    expect(packedFiles.filter((f) => /^(test|bench|scripts|node_modules|\.ci|src\/massgen-gen|dist\/src\/massgen-gen)\//.test(f))).toEqual(
+      [],
+    );
     // What a run in the repository leaves beside the example logs is not part of the package.
     expect(packedFiles.filter((f) => /(^|\/)(analysis\.json|ANALYSIS_REPORT\.md)$/.test(f))).toEqual([]);
-    const manifest = JSON.parse(readFileSync(path.join(installed, 'node_modules', 'refinery', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const manifest = JSON.parse(readFileSync(path.join(installed, 'node_modules', 'refinery', 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
     expect(Object.keys(manifest.dependencies)).toContain('rust-just');
   });
 
@@ -110,7 +130,13 @@ describe('refinery in a user project', () => {
     const project = freshProject('starter');
     expect(JSON.parse(readFileSync(path.join(project, 'package.json'), 'utf8')).type).toBe('commonjs');
     const init = await ok(npx(project, 'refinery', 'init'), 'refinery init');
-    for (const file of ['refinery.config.yaml', 'Justfile', 'pipelines/starter.yaml', 'tasks/count-lines.ts', 'schemas/line-counts.schema.json']) {
+    for (const file of [
+      'refinery.config.yaml',
+      'Justfile',
+      'pipelines/starter.yaml',
+      'tasks/count-lines.ts',
+      'schemas/line-counts.schema.json',
+    ]) {
       expect(init.stdout).toMatch(new RegExp(`wrote\\s+${file.replace(/\./g, '\\.')}\\n`));
       expect(existsSync(path.join(project, file))).toBe(true);
     }
@@ -120,7 +146,10 @@ describe('refinery in a user project', () => {
     expect(run.stderr).toBe('');
     expect(stageEnds(run.stdout)).toEqual({ count: 'succeeded' });
     expect(run.code).toBe(0);
-    const report = JSON.parse(readFileSync(path.join(project, 'reports/line-counts.json'), 'utf8')) as { files: Array<{ path: string; lines: number }>; total: number };
+    const report = JSON.parse(readFileSync(path.join(project, 'reports/line-counts.json'), 'utf8')) as {
+      files: Array<{ path: string; lines: number }>;
+      total: number;
+    };
     const counted = ['pipelines/starter.yaml', 'schemas/line-counts.schema.json', 'tasks/count-lines.ts'];
     expect(report.files).toEqual(counted.map((f) => ({ path: f, lines: countLines(path.join(project, f)) })));
     expect(report.total).toBe(counted.reduce((sum, f) => sum + countLines(path.join(project, f)), 0));
@@ -128,7 +157,12 @@ describe('refinery in a user project', () => {
     expect(stageEnds((await ok(npx(project, 'refinery', 'run', 'starter', '--json'), 'second run')).stdout)).toEqual({ count: 'fresh' });
 
     const list = await ok(npx(project, 'just', '--list'), 'just --list');
-    expect(list.stdout.match(/^ {4}\w+/gm)?.map((r) => r.trim()).sort()).toEqual(['analyze', 'refine', 'ui', 'watch']);
+    expect(
+      list.stdout
+        .match(/^ {4}\w+/gm)
+        ?.map((r) => r.trim())
+        .sort(),
+    ).toEqual(['analyze', 'refine', 'ui', 'watch']);
   }, 180_000);
 
   it('user project - refinery init --massgen: refinery run analyze and just analyze cover every turn of .massgen/massgen_logs with a valid analysis.json', async () => {
@@ -148,7 +182,10 @@ describe('refinery in a user project', () => {
     expect(ends.summary).toBe('succeeded');
     expect(run.code).toBe(0);
     expect(expected.filter((f) => !existsSync(f))).toEqual([]);
-    await ok(npx(project, 'refinery', 'validate', ...expected.map((f) => path.relative(project, f)), '--schema', 'turn-analysis'), 'refinery validate analyses');
+    await ok(
+      npx(project, 'refinery', 'validate', ...expected.map((f) => path.relative(project, f)), '--schema', 'turn-analysis'),
+      'refinery validate analyses',
+    );
 
     // The Justfile's recipe reads the same folder with no logs=PATH: every turn is up to date.
     const again = await ok(npx(project, 'just', 'analyze', '--json'), 'just analyze');
@@ -163,6 +200,9 @@ describe('refinery in a user project', () => {
     const ends = stageEnds(r.stdout);
     expect(ends.summary).toBe('succeeded');
     expect(Object.values(ends).filter((s) => s === 'failed')).toEqual([]);
-    await ok(npx(project, 'refinery', 'validate', '.refinery/sessions/example/summary.json', '--schema', 'refine-summary'), 'refinery validate summary');
+    await ok(
+      npx(project, 'refinery', 'validate', '.refinery/sessions/example/summary.json', '--schema', 'refine-summary'),
+      'refinery validate summary',
+    );
   }, 180_000);
 });

@@ -36,7 +36,10 @@ afterAll(() => {
 async function submit(env: NodeJS.ProcessEnv, jobId: string, start: string[] = [process.execPath, launcher]) {
   rmSync(path.join(consumer.dir, '.mam'), { recursive: true, force: true });
   const argv = [...start, 'jobs', 'submit', '--job', jobId, '--prompt', 'sort the problems', '--agent-kind', 'command', '--timeout', '30'];
-  const result = await run([...argv, '--', 'env', 'AGENT_SCRIPT=started,completed:sorted', ...scriptedAgentArgv()], { cwd: consumer.dir, env });
+  const result = await run([...argv, '--', 'env', 'AGENT_SCRIPT=started,completed:sorted', ...scriptedAgentArgv()], {
+    cwd: consumer.dir,
+    env,
+  });
   const instructions = readFileSync(path.join(consumer.dir, '.mam/delegate_job_logs', jobId, 'instructions.1.worker.md'), 'utf8');
   const publishLine = instructions.split('\n').find((line) => line.startsWith('On success run: ')) ?? '';
   return { ...result, launcherInInstructions: publishLine.split(' ')[4] as string };

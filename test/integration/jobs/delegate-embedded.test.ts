@@ -87,7 +87,11 @@ describe('delegateJob (embedded aedes broker, scripted command agents)', () => {
       expect(lines.map((l) => l.event)).toEqual(['registered', 'iteration', 'started', 'completed', 'validation', 'outcome']);
       const logDir = path.join(dir, '.mam/delegate_job_logs', result.jobId);
       expect(existsSync(path.join(logDir, 'meta.json'))).toBe(true);
-      expect(JSON.parse(readFileSync(path.join(logDir, 'status.json'), 'utf8'))).toMatchObject({ status: 'completed', outcome: 'completed', validation: 'pass' });
+      expect(JSON.parse(readFileSync(path.join(logDir, 'status.json'), 'utf8'))).toMatchObject({
+        status: 'completed',
+        outcome: 'completed',
+        validation: 'pass',
+      });
       // The token is in the record (0600) and nowhere in the audit logs.
       expect(record.auth_token).toMatch(/^[A-Za-z0-9_-]{40,}$/);
       expect(allText(logDir)).not.toContain(record.auth_token as string);

@@ -25,7 +25,12 @@ function runTask(dir: string, script: string) {
     idle_timeout: 20,
     publish_command: publishArgv(path.join(dir, '.mam/jobs')),
   };
-  const argv = ['delegate', ...Object.entries(params).flatMap(([k, v]) => ['--param', `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`]), '--output', 'report=out/report.md'];
+  const argv = [
+    'delegate',
+    ...Object.entries(params).flatMap(([k, v]) => ['--param', `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`]),
+    '--output',
+    'report=out/report.md',
+  ];
   return { code: taskCommand.run(argv, io), out, err };
 }
 

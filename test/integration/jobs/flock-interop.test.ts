@@ -26,7 +26,9 @@ describe.skipIf(skipWithout(python3))('registry lock interoperates with Python f
     const { dir, cleanup } = tempDir();
     try {
       const lock = path.join(dir, '.lock');
-      const during = await withFileLock(lock, async () => (await run([toolPath(python3), '-c', TRY_LOCK, lock], { cwd: dir })).stdout.trim());
+      const during = await withFileLock(lock, async () =>
+        (await run([toolPath(python3), '-c', TRY_LOCK, lock], { cwd: dir })).stdout.trim(),
+      );
       const after = (await run([toolPath(python3), '-c', TRY_LOCK, lock], { cwd: dir })).stdout.trim();
       expect(during).toBe('busy');
       expect(after).toBe('acquired');
@@ -43,7 +45,9 @@ describe.skipIf(skipWithout(python3))('registry lock interoperates with Python f
       const registry = new JobRegistry(paths, { lockTimeoutSec: 1 });
       const broker = { host: '127.0.0.1', port: 1883, tls: false, username: null, password: null };
       const { record } = await registry.register({ prompt: 'p', agent: 'a', agentSession: 's', broker, timeoutSec: 9, idleTimeoutSec: 9 });
-      const holder = spawn(toolPath(python3), [PYTHON_PUBLISHER, '--registry-dir', paths.registryDir, '--hold-lock'], { stdio: ['pipe', 'pipe', 'inherit'] });
+      const holder = spawn(toolPath(python3), [PYTHON_PUBLISHER, '--registry-dir', paths.registryDir, '--hold-lock'], {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      });
       const lines = createInterface({ input: holder.stdout });
       await new Promise<void>((resolve) => lines.once('line', () => resolve()));
       const error = await registry.reserveSeq(record.job_id, 'progress').catch((e: unknown) => e);

@@ -91,7 +91,7 @@ async function sniffer(url: string) {
   const waiters: Array<{ match: (m: IncomingMessage) => boolean; resolve: (m: IncomingMessage) => void }> = [];
   connection.on('message', (message) => {
     messages.push(message);
-    for (const w of waiters.splice(0)) (w.match(message) ? w.resolve(message) : waiters.push(w));
+    for (const w of waiters.splice(0)) w.match(message) ? w.resolve(message) : waiters.push(w);
   });
   return {
     connection,
@@ -124,10 +124,20 @@ describe('a job on the embedded broker', () => {
         expect(spy.messages.map((m) => m.topic)).toEqual(['probe/after-started']);
 
         // Publishing on the job topic without the job's login: the broker drops the forger's connection.
-        const forger = await MqttConnection.open({ url: job.url }, { clientId: `forger-${process.pid}`, clean: true, reconnectPeriodMs: 60_000 });
+        const forger = await MqttConnection.open(
+          { url: job.url },
+          { clientId: `forger-${process.pid}`, clean: true, reconnectPeriodMs: 60_000 },
+        );
         forger.on('error', () => undefined);
         const dropped = once(forger, 'offline');
-        const forged = buildPayload({ seq: 2, jobId: job.id, event: 'completed', timestamp: '2026-01-01T00:00:00Z', detail: 'forged'.padEnd(TEN_MB, '!'), token: null });
+        const forged = buildPayload({
+          seq: 2,
+          jobId: job.id,
+          event: 'completed',
+          timestamp: '2026-01-01T00:00:00Z',
+          detail: 'forged'.padEnd(TEN_MB, '!'),
+          token: null,
+        });
         void forger.publish(eventsTopicOf(job.id), JSON.stringify(forged), { qos: 1, retain: false }).catch(() => undefined);
         await dropped;
         await forger.close(true);
@@ -149,7 +159,20 @@ describe('a job on the embedded broker', () => {
   it('jobs submit - refinery itself can still publish on the guarded topic: an agent that exits without reporting ends the job as error at once', async () => {
     const { dir, cleanup } = tempDir();
     try {
-      const submitted = await jobs(dir, 'submit', '--prompt', 'do the work', '--agent-kind', 'command', '--exit-grace', '0.2', '--timeout', '30', '--', 'true');
+      const submitted = await jobs(
+        dir,
+        'submit',
+        '--prompt',
+        'do the work',
+        '--agent-kind',
+        'command',
+        '--exit-grace',
+        '0.2',
+        '--timeout',
+        '30',
+        '--',
+        'true',
+      );
       expect(submitted.out).toMatch(/seq=1 error +agent exited \(code 0\) without reporting completed or error/);
       expect(submitted.code).toBe(1);
     } finally {
@@ -196,7 +219,14 @@ describe.skipIf(skipWithout(MOSQUITTO))('a job on a broker without ACLs (mosquit
         await droppedHuge;
         // Size is checked whatever the sender holds: 10 MB signed with the job's own token is dropped too.
         const droppedSigned = waitFor(job.stderr, /dropped oversize: payload is \d+ bytes/);
-        const signed = buildPayload({ seq: 4, jobId: job.id, event: 'completed', timestamp: '2026-01-01T00:00:00Z', detail: 'y'.repeat(TEN_MB), token: secret });
+        const signed = buildPayload({
+          seq: 4,
+          jobId: job.id,
+          event: 'completed',
+          timestamp: '2026-01-01T00:00:00Z',
+          detail: 'y'.repeat(TEN_MB),
+          token: secret,
+        });
         await forge(JSON.stringify(signed));
         await droppedSigned;
 
@@ -209,12 +239,12 @@ describe.skipIf(skipWithout(MOSQUITTO))('a job on a broker without ACLs (mosquit
           expect(text).not.toContain('forged');
           expect(text).not.toContain(secret);
         }
-        expect(audit.split('\n').filter((l) => l.includes('"event":"dropped"')).map((l) => JSON.parse(l).detail.split(':')[0])).toEqual([
-          'bad_token',
-          'duplicate seq 1',
-          'oversize',
-          'oversize',
-        ]);
+        expect(
+          audit
+            .split('\n')
+            .filter((l) => l.includes('"event":"dropped"'))
+            .map((l) => JSON.parse(l).detail.split(':')[0]),
+        ).toEqual(['bad_token', 'duplicate seq 1', 'oversize', 'oversize']);
       } finally {
         await spy.connection.close(true);
       }

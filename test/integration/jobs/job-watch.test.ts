@@ -55,7 +55,11 @@ async function send(f: Fixture, body: string | Buffer): Promise<void> {
   await f.raw.publish(eventsTopic(f.record.topic_prefix), body.toString(), { qos: 1, retain: false });
 }
 
-function watch(f: Fixture, url: string, extra: { timeoutMs?: number; idleTimeoutMs?: number; diagnostics?: WatchDiagnostic[]; seqs?: number[] } = {}) {
+function watch(
+  f: Fixture,
+  url: string,
+  extra: { timeoutMs?: number; idleTimeoutMs?: number; diagnostics?: WatchDiagnostic[]; seqs?: number[] } = {},
+) {
   return JobWatch.start({
     registry: f.registry,
     audit: f.audit,
@@ -84,7 +88,12 @@ function brokerSuite(name: string, start: () => Promise<{ url: string; close: ()
       try {
         const seqs: number[] = [];
         const w = await watch(f, broker.url, { seqs });
-        for (const [seq, event] of [[1, 'started'], [2, 'permission_required'], [3, 'progress'], [4, 'completed']] as const) {
+        for (const [seq, event] of [
+          [1, 'started'],
+          [2, 'permission_required'],
+          [3, 'progress'],
+          [4, 'completed'],
+        ] as const) {
           await send(f, payload(f, seq, event, `step ${seq}`));
         }
         const outcome = await w.result;
@@ -224,10 +233,14 @@ brokerSuite('the embedded aedes broker', async () => {
   return { url: broker.url, close: () => broker.close() };
 });
 
-brokerSuite('a real mosquitto', async () => {
-  const broker: MosquittoBroker = await startMosquitto();
-  return { url: broker.url, close: () => broker.dispose() };
-}, skipWithout(MOSQUITTO));
+brokerSuite(
+  'a real mosquitto',
+  async () => {
+    const broker: MosquittoBroker = await startMosquitto();
+    return { url: broker.url, close: () => broker.dispose() };
+  },
+  skipWithout(MOSQUITTO),
+);
 
 describe.skipIf(skipWithout(MOSQUITTO))('JobWatch across a mosquitto restart', () => {
   it('JobWatch - a terminal event published while the subscriber reconnects is delivered from its persistent session', async () => {

@@ -66,19 +66,28 @@ describe('refinery jobs (CLI)', () => {
       expect(parsed.record.auth_token).toBe('[redacted]');
       expect(parsed.audit.outcome).toBe('completed');
       const logs = await jobs(dir, 'logs', id);
-      expect(logs.out.trim().split('\n').map((l) => l.split(/\s+/).slice(1, 4).join(' '))).toEqual([
-        'local seq=- registered',
-        'local seq=- iteration',
-        'mqtt seq=1 started',
-        'mqtt seq=2 completed',
-        'local seq=- outcome',
-      ]);
+      expect(
+        logs.out
+          .trim()
+          .split('\n')
+          .map((l) => l.split(/\s+/).slice(1, 4).join(' ')),
+      ).toEqual(['local seq=- registered', 'local seq=- iteration', 'mqtt seq=1 started', 'mqtt seq=2 completed', 'local seq=- outcome']);
       expect((await jobs(dir, 'logs', '--list')).out.trim()).toBe(path.join(dir, '.mam/delegate_job_logs', id));
       // The token lives only in the 0600 record; no log, audit file or command output carries it.
       const record = JSON.parse(readFileSync(path.join(dir, '.mam/jobs', `${id}.json`), 'utf8'));
       // A human has no tmux session: the record names the kind, not the seed's tmux default.
       expect(record.agent_session).toBe('human');
-      const everything = [submitter.out(), submitter.err(), list.out, status.out, logs.out, published.out, ...readdirSync(path.join(dir, '.mam/delegate_job_logs', id)).map((f) => readFileSync(path.join(dir, '.mam/delegate_job_logs', id, f), 'utf8'))].join('\n');
+      const everything = [
+        submitter.out(),
+        submitter.err(),
+        list.out,
+        status.out,
+        logs.out,
+        published.out,
+        ...readdirSync(path.join(dir, '.mam/delegate_job_logs', id)).map((f) =>
+          readFileSync(path.join(dir, '.mam/delegate_job_logs', id, f), 'utf8'),
+        ),
+      ].join('\n');
       expect(everything).not.toContain(record.auth_token);
     } finally {
       cleanup();
@@ -94,7 +103,7 @@ describe('refinery jobs (CLI)', () => {
         const done = jobsCommand.run(['submit', '--agent', 'human', '--prompt', prompt, '--timeout', '30'], m.io);
         return { shown, done };
       });
-      const ids = await Promise.all(submitters.map(async (s) => ((await s.shown)[1] as string)));
+      const ids = await Promise.all(submitters.map(async (s) => (await s.shown)[1] as string));
       const waiter = memoryIo(dir);
       const subscribed = waitFor(waiter.io.stderr, /subscribed; waiting for 2 jobs/);
       const waited = jobsCommand.run(['wait'], waiter.io);

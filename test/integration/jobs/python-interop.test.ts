@@ -64,7 +64,11 @@ describe.skipIf(skipWithout(MOSQUITTO, paho))('interop with an independent Pytho
       const subscribed = seen(io.stderr, 'subscribed');
       const waiting = jobsCommand.run(['wait', '--job', id, '--timeout', '20'], io);
       await subscribed;
-      for (const [event, extra] of [['started', []], ['progress', ['--detail', 'half', '--repeat-seq']], ['completed', ['--detail', 'sorted 12 problems']]] as const) {
+      for (const [event, extra] of [
+        ['started', []],
+        ['progress', ['--detail', 'half', '--repeat-seq']],
+        ['completed', ['--detail', 'sorted 12 problems']],
+      ] as const) {
         const result = await python(dir, id, event, ...extra);
         expect(result.code, result.stderr).toBe(0);
       }
@@ -107,8 +111,15 @@ describe.skipIf(skipWithout(MOSQUITTO, paho))('interop with an independent Pytho
   it('jobs submit --compat - the agent follows its instructions with the Python publisher as the publish command', async () => {
     const { dir, cleanup } = tempDir();
     try {
-      writeFileSync(path.join(dir, 'validate.sh'), 'python3 -c "import json,os,sys; r=json.load(open(os.path.join(os.environ[\'REGISTRY_DIR\'], os.environ[\'JOB_ID\']+\'.json\'))); sys.exit(0 if r[\'last_seq\']==2 else 1)"\n');
-      const { io, out, err } = memoryIo(dir, { MQTT_BROKER: '127.0.0.1', MQTT_PORT: String(mosquitto.port), AGENT_SCRIPT: 'started,completed:from python' });
+      writeFileSync(
+        path.join(dir, 'validate.sh'),
+        "python3 -c \"import json,os,sys; r=json.load(open(os.path.join(os.environ['REGISTRY_DIR'], os.environ['JOB_ID']+'.json'))); sys.exit(0 if r['last_seq']==2 else 1)\"\n",
+      );
+      const { io, out, err } = memoryIo(dir, {
+        MQTT_BROKER: '127.0.0.1',
+        MQTT_PORT: String(mosquitto.port),
+        AGENT_SCRIPT: 'started,completed:from python',
+      });
       const code = await jobsCommand.run(
         [
           'submit',

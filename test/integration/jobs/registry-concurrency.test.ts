@@ -17,7 +17,15 @@ describe.skipIf(skipWithout(python3))('registry under concurrent writers', () =>
     try {
       const paths = registryPaths(dir);
       const registry = new JobRegistry(paths);
-      const { record: shared } = await registry.register({ prompt: 'shared', agent: 'a', agentSession: 'none', broker, timeoutSec: 60, idleTimeoutSec: 60, compat: true });
+      const { record: shared } = await registry.register({
+        prompt: 'shared',
+        agent: 'a',
+        agentSession: 'none',
+        broker,
+        timeoutSec: 60,
+        idleTimeoutSec: 60,
+        compat: true,
+      });
       const PROCESSES = 16;
       const SHARED_BUMPS = 8;
       const PY_BUMPS = 10;
@@ -25,7 +33,10 @@ describe.skipIf(skipWithout(python3))('registry under concurrent writers', () =>
         run([process.execPath, '--import', TSX_LOADER, WORKER, dir, shared.job_id, '2', String(SHARED_BUMPS), '3'], { cwd: dir }),
       );
       const pyRuns = [0, 1].map(() =>
-        run([toolPath(python3), PYTHON_PUBLISHER, '--registry-dir', paths.registryDir, '--job', shared.job_id, '--bump', String(PY_BUMPS)], { cwd: dir }),
+        run(
+          [toolPath(python3), PYTHON_PUBLISHER, '--registry-dir', paths.registryDir, '--job', shared.job_id, '--bump', String(PY_BUMPS)],
+          { cwd: dir },
+        ),
       );
       const results = await Promise.all([...nodeRuns, ...pyRuns]);
       for (const result of results) expect(result.code, result.stderr).toBe(0);

@@ -54,7 +54,10 @@ export function run(argv: string[], options: { cwd: string; env?: NodeJS.Process
 }
 
 /** An in-memory CommandIo for calling a command module directly. */
-export function memoryIo(cwd: string, env: NodeJS.ProcessEnv = {}): { io: CommandIo; out: () => string; err: () => string; abort: () => void } {
+export function memoryIo(
+  cwd: string,
+  env: NodeJS.ProcessEnv = {},
+): { io: CommandIo; out: () => string; err: () => string; abort: () => void } {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = '';
@@ -63,7 +66,14 @@ export function memoryIo(cwd: string, env: NodeJS.ProcessEnv = {}): { io: Comman
   stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
   const controller = new AbortController();
   return {
-    io: { stdout, stderr, cwd, env: { PATH: process.env.PATH, ...env }, signal: controller.signal, forceSignal: new AbortController().signal },
+    io: {
+      stdout,
+      stderr,
+      cwd,
+      env: { PATH: process.env.PATH, ...env },
+      signal: controller.signal,
+      forceSignal: new AbortController().signal,
+    },
     out: () => out,
     err: () => err,
     abort: () => controller.abort(),

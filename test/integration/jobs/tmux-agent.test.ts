@@ -11,10 +11,45 @@ describe.skipIf(skipWithout(systemTool('tmux')))('tmux agent', () => {
     const { dir, cleanup } = tempDir();
     const server = `refinery-test-${randomBytes(4).toString('hex')}`;
     try {
-      execFileSync('tmux', ['-L', server, 'new-session', '-d', '-s', 'agent', '-x', '200', '-y', '50', 'env', 'AGENT_INPUT=tmux-line', 'AGENT_SCRIPT=started,completed:done in tmux', ...scriptedAgentArgv()], { cwd: dir });
+      execFileSync(
+        'tmux',
+        [
+          '-L',
+          server,
+          'new-session',
+          '-d',
+          '-s',
+          'agent',
+          '-x',
+          '200',
+          '-y',
+          '50',
+          'env',
+          'AGENT_INPUT=tmux-line',
+          'AGENT_SCRIPT=started,completed:done in tmux',
+          ...scriptedAgentArgv(),
+        ],
+        { cwd: dir },
+      );
       const { io, out, err } = memoryIo(dir);
       const code = await jobsCommand.run(
-        ['submit', '--prompt', 'do it in tmux', '--agent', 'claude-code', '--agent-kind', 'tmux', '--agent-session', 'tmux:agent', '--tmux-server', server, '--timeout', '20', '--publish-cmd', JSON.stringify(publishArgv(path.join(dir, '.mam/jobs')))],
+        [
+          'submit',
+          '--prompt',
+          'do it in tmux',
+          '--agent',
+          'claude-code',
+          '--agent-kind',
+          'tmux',
+          '--agent-session',
+          'tmux:agent',
+          '--tmux-server',
+          server,
+          '--timeout',
+          '20',
+          '--publish-cmd',
+          JSON.stringify(publishArgv(path.join(dir, '.mam/jobs'))),
+        ],
         io,
       );
       expect(code, err()).toBe(0);
@@ -33,7 +68,22 @@ describe.skipIf(skipWithout(systemTool('tmux')))('tmux agent', () => {
     const { dir, cleanup } = tempDir();
     try {
       const { io, out, err } = memoryIo(dir);
-      const code = await jobsCommand.run(['submit', '--prompt', 'x', '--agent-kind', 'tmux', '--agent-session', 'tmux:nosuch', '--tmux-server', `refinery-none-${randomBytes(4).toString('hex')}`, '--timeout', '20'], io);
+      const code = await jobsCommand.run(
+        [
+          'submit',
+          '--prompt',
+          'x',
+          '--agent-kind',
+          'tmux',
+          '--agent-session',
+          'tmux:nosuch',
+          '--tmux-server',
+          `refinery-none-${randomBytes(4).toString('hex')}`,
+          '--timeout',
+          '20',
+        ],
+        io,
+      );
       expect(code).toBe(1);
       expect(err()).toContain("tmux session 'nosuch' does not exist");
       expect(out()).toMatch(/seq=1 error +agent failed to start/);

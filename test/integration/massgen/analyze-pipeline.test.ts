@@ -11,12 +11,16 @@ function turnDirs(root: string): string[] {
   const logs = path.join(root, '.massgen/massgen_logs');
   return readdirSync(logs)
     .filter((d) => d.startsWith('log_'))
-    .flatMap((d) => readdirSync(path.join(logs, d)).filter((t) => /^turn_\d+$/.test(t)).map((t) => path.join(logs, d, t)))
+    .flatMap((d) =>
+      readdirSync(path.join(logs, d))
+        .filter((t) => /^turn_\d+$/.test(t))
+        .map((t) => path.join(logs, d, t)),
+    )
     .filter((p) => statSync(p).isDirectory())
     .sort();
 }
 
-it('analyze pipeline - with no params, a project\'s .massgen/massgen_logs gets a valid analysis and report for every turn, and a second run does no work', async () => {
+it("analyze pipeline - with no params, a project's .massgen/massgen_logs gets a valid analysis and report for every turn, and a second run does no work", async () => {
   project = tempProject();
   cpSync(path.join(REPO_ROOT, 'examples/massgen_logs'), project.path('.massgen/massgen_logs'), { recursive: true, verbatimSymlinks: true });
   cpSync(path.join(REPO_ROOT, 'pipelines/analyze.yaml'), project.path('pipelines/analyze.yaml'));

@@ -45,7 +45,11 @@ describe('analyze - big JSON files', () => {
     pad(project.path(`${TURN}/attempt_1/status.json`), 20 * MiB);
     const result = await runCli(['run', 'analyze', '--json', '--param', 'logs=logs'], { cwd: project.root });
     expect(result.code, result.stderr).toBe(0);
-    expect(stageEnds(result.stdout)).toEqual({ [`turn[${LOG}/turn_1]`]: 'succeeded', [`turn[${LOG}/turn_2]`]: 'succeeded', summary: 'succeeded' });
+    expect(stageEnds(result.stdout)).toEqual({
+      [`turn[${LOG}/turn_1]`]: 'succeeded',
+      [`turn[${LOG}/turn_2]`]: 'succeeded',
+      summary: 'succeeded',
+    });
     const analysis = analysisOf(project);
     const warnings = tooLarge(analysis, 'attempt_1/status.json');
     expect(warnings).toHaveLength(1);
@@ -62,7 +66,11 @@ describe('analyze - big JSON files', () => {
     expect(tooLarge(analysisOf(project), 'attempt_1/coordination_events.json')).toEqual([]);
     const lowered = await runCli(['run', 'analyze', '--json', '--param', 'logs=logs', '--param', 'max_json_mb=1'], { cwd: project.root });
     expect(lowered.code, lowered.stderr).toBe(0);
-    expect(stageEnds(lowered.stdout)).toEqual({ [`turn[${LOG}/turn_1]`]: 'succeeded', [`turn[${LOG}/turn_2]`]: 'succeeded', summary: 'succeeded' });
+    expect(stageEnds(lowered.stdout)).toEqual({
+      [`turn[${LOG}/turn_1]`]: 'succeeded',
+      [`turn[${LOG}/turn_2]`]: 'succeeded',
+      summary: 'succeeded',
+    });
     const warnings = tooLarge(analysisOf(project), 'attempt_1/coordination_events.json');
     expect(warnings).toHaveLength(1);
     expect(warnings[0]?.message).toMatch(/over the 1048576-byte limit/);

@@ -11,7 +11,8 @@ import { skipWithout, systemTool, toolPath } from '../../helpers/system-tools.ts
 
 const CHROMIUM = systemTool('chromium');
 const LOGS = '.massgen/massgen_logs';
-const HOSTILE = '<img src="http://x.test/pwn.png" onerror="window.__pwned = 1"><script>window.__pwned = 2</script> [link](javascript:window.__pwned=3)';
+const HOSTILE =
+  '<img src="http://x.test/pwn.png" onerror="window.__pwned = 1"><script>window.__pwned = 2</script> [link](javascript:window.__pwned=3)';
 
 let browser: Browser | undefined;
 let project: TempProject | undefined;
@@ -64,18 +65,31 @@ describe.skipIf(skipWithout(CHROMIUM))('refinery logs bundle in a browser', () =
   beforeAll(async () => {
     browser = await chromium.launch({
       executablePath: toolPath(CHROMIUM),
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   }, 60_000);
 
-  it('bundle - opens with no network: no console error, the report\'s Mermaid drawn as SVG, every answer, vote and event shown, log HTML shown as text', async () => {
+  it("bundle - opens with no network: no console error, the report's Mermaid drawn as SVG, every answer, vote and event shown, log HTML shown as text", async () => {
     project = tempProject();
     cpSync(path.join(REPO_ROOT, 'examples/massgen_logs'), project.path(LOGS), { recursive: true, verbatimSymlinks: true });
     const session = 'log_20251201_091040_312100';
     const agentDir = project.path(path.join(LOGS, session, 'turn_1/attempt_1/agent_b'));
-    const snapshot = readdirSync(agentDir).sort().find((d) => readdirSync(path.join(agentDir, d)).includes('answer.txt')) as string;
+    const snapshot = readdirSync(agentDir)
+      .sort()
+      .find((d) => readdirSync(path.join(agentDir, d)).includes('answer.txt')) as string;
     writeFileSync(path.join(agentDir, snapshot, 'answer.txt'), `An answer that holds markup: ${HOSTILE}\n`);
-    for (const [run, args] of [[session, []], ['log_20251201_093050_370528', ['--turn', '1']]] as const) {
+    for (const [run, args] of [
+      [session, []],
+      ['log_20251201_093050_370528', ['--turn', '1']],
+    ] as const) {
       const out = project.path(`${run}.html`);
       const made = await runCli(['logs', 'bundle', run, ...args, '--out', out], { cwd: project.root });
       expect(made.code, made.stderr).toBe(0);

@@ -28,9 +28,18 @@ const CI_FOLDER = '/srv/ci/builds/77/.massgen/massgen_logs';
 /** Every planted value, with the kind the bundle must count it under. */
 function planted(session: string): [string, string][] {
   return [
-    [SK, 'sk_key'], [BEARER_TOKEN, 'bearer_token'], [GOOGLE, 'google_api_key'], [GITHUB, 'github_token'], [SLACK, 'slack_token'],
-    [EMAIL, 'email'], ['/home/alice', 'home_path'], [ENV_SECRET, 'secret_value'], [CONFIG_SECRET, 'secret_value'], [TICKET, 'pattern'],
-    [`${CI_FOLDER}/${session}`, 'run_path'], ['/home/user/project', 'run_path'],
+    [SK, 'sk_key'],
+    [BEARER_TOKEN, 'bearer_token'],
+    [GOOGLE, 'google_api_key'],
+    [GITHUB, 'github_token'],
+    [SLACK, 'slack_token'],
+    [EMAIL, 'email'],
+    ['/home/alice', 'home_path'],
+    [ENV_SECRET, 'secret_value'],
+    [CONFIG_SECRET, 'secret_value'],
+    [TICKET, 'pattern'],
+    [`${CI_FOLDER}/${session}`, 'run_path'],
+    ['/home/user/project', 'run_path'],
   ];
 }
 
@@ -43,10 +52,15 @@ function setUp(): string {
   const attempt = project.path(path.join(LOGS, session, 'turn_1/attempt_1'));
   // An answer that mentions more secrets and paths.
   const agentDir = path.join(attempt, 'agent_a');
-  const snapshot = readdirSync(agentDir).sort().find((d) => readdirSync(path.join(agentDir, d)).includes('answer.txt')) as string;
+  const snapshot = readdirSync(agentDir)
+    .sort()
+    .find((d) => readdirSync(path.join(agentDir, d)).includes('answer.txt')) as string;
   const answer = path.join(agentDir, snapshot, 'answer.txt');
-  writeFileSync(answer, `${readFileSync(answer, 'utf8')}\nPushed with ${GITHUB}; told ${SLACK}. Notes in ${HOME}/todo.md and /home/user/project/notes.md, ` +
-    `logs at ${CI_FOLDER}/${session}/turn_1/attempt_1/agent_a. Env key ${ENV_SECRET}, config key ${CONFIG_SECRET}, ticket ${TICKET}.\n`);
+  writeFileSync(
+    answer,
+    `${readFileSync(answer, 'utf8')}\nPushed with ${GITHUB}; told ${SLACK}. Notes in ${HOME}/todo.md and /home/user/project/notes.md, ` +
+      `logs at ${CI_FOLDER}/${session}/turn_1/attempt_1/agent_a. Env key ${ENV_SECRET}, config key ${CONFIG_SECRET}, ticket ${TICKET}.\n`,
+  );
   // A vote's reason, as coordination_events.json carries it.
   const events = path.join(attempt, 'coordination_events.json');
   const text = readFileSync(events, 'utf8');
@@ -68,7 +82,10 @@ describe('refinery logs bundle redaction', () => {
     const session = setUp();
     const p = project as TempProject;
     const env = { MASSGEN_BUNDLE_TEST_API_KEY: ENV_SECRET };
-    const result = await runCli(['logs', 'bundle', session, '--redact', 'ACME-\\d+-TICKET', '--out', 'share/run.html'], { cwd: p.root, env });
+    const result = await runCli(['logs', 'bundle', session, '--redact', 'ACME-\\d+-TICKET', '--out', 'share/run.html'], {
+      cwd: p.root,
+      env,
+    });
     expect(result.code, result.stderr).toBe(0);
     const html = readFileSync(p.path('share/run.html'), 'utf8');
     const data = bundleData(html);
@@ -79,7 +96,18 @@ describe('refinery logs bundle redaction', () => {
     expect(html).not.toContain(`Bearer ${BEARER_TOKEN.slice(0, 12)}`);
     expect(data.redaction.enabled).toBe(true);
     expect(data.redaction.total).toBe(Object.values(data.redaction.counts).reduce((a, b) => a + (b ?? 0), 0));
-    for (const kind of ['sk_key', 'bearer_token', 'google_api_key', 'github_token', 'slack_token', 'email', 'home_path', 'secret_value', 'pattern', 'run_path']) {
+    for (const kind of [
+      'sk_key',
+      'bearer_token',
+      'google_api_key',
+      'github_token',
+      'slack_token',
+      'email',
+      'home_path',
+      'secret_value',
+      'pattern',
+      'run_path',
+    ]) {
       expect(result.stdout).toMatch(new RegExp(`${kind} \\d+`));
     }
     // Paths through the run stay readable, relative to the logs folder.
@@ -90,7 +118,10 @@ describe('refinery logs bundle redaction', () => {
   it('bundle - --no-redact writes the run as it is and says so; --redact with a bad pattern is exit 2', async () => {
     const session = setUp();
     const p = project as TempProject;
-    const result = await runCli(['logs', 'bundle', session, '--no-redact', '--out', 'raw.html'], { cwd: p.root, env: { MASSGEN_BUNDLE_TEST_API_KEY: ENV_SECRET } });
+    const result = await runCli(['logs', 'bundle', session, '--no-redact', '--out', 'raw.html'], {
+      cwd: p.root,
+      env: { MASSGEN_BUNDLE_TEST_API_KEY: ENV_SECRET },
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('NOT redacted (--no-redact)');
     const html = readFileSync(p.path('raw.html'), 'utf8');

@@ -9,7 +9,10 @@ import { fixtureRuns, truthOf } from './fixture-truth.ts';
 const registry = new SchemaRegistry(path.resolve(import.meta.dirname, '../../..'));
 
 function resolvePointer(doc: unknown, pointer: string): unknown {
-  return pointer.split('/').slice(1).reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+  return pointer
+    .split('/')
+    .slice(1)
+    .reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
 }
 
 async function analysisFor(logsDir: string, runDir: string): Promise<{ analysis: TurnAnalysis; report: string }> {
@@ -24,8 +27,12 @@ const runs = fixtureRuns();
 describe('massgen conformance over test/fixtures', () => {
   it('fixtureRuns - finds the 2 legacy and 4 v0.1.91 runs', () => {
     expect(runs.map((r) => r.name).sort()).toEqual([
-      'massgen-real/log_20251025_225510', 'massgen-real/log_20251026_001748',
-      'massgen-v0191/api-error', 'massgen-v0191/consensus-3', 'massgen-v0191/enforcement', 'massgen-v0191/killed',
+      'massgen-real/log_20251025_225510',
+      'massgen-real/log_20251026_001748',
+      'massgen-v0191/api-error',
+      'massgen-v0191/consensus-3',
+      'massgen-v0191/enforcement',
+      'massgen-v0191/killed',
     ]);
   });
 
@@ -44,10 +51,22 @@ describe('massgen conformance over test/fixtures', () => {
       for (const agent of analysis.agents) expect(agent.enforcementRetries).toBe(truth.enforcement[agent.id] ?? 0);
       const byReason = Object.fromEntries(analysis.errors.enforcementByReason.map((r) => [r.reason, r.count]));
       expect(byReason).toEqual(truth.enforcementReasons);
-      for (const rec of analysis.recommendations) for (const pointer of rec.evidence) expect(resolvePointer(analysis, pointer), `${rec.id} ${pointer}`).toBeDefined();
+      for (const rec of analysis.recommendations)
+        for (const pointer of rec.evidence) expect(resolvePointer(analysis, pointer), `${rec.id} ${pointer}`).toBeDefined();
       expect(report.match(/```mermaid/g)?.length ?? 0).toBeGreaterThanOrEqual(2);
-      for (const heading of ['## Executive Summary', '## Session Overview', '## 1. Correctness Analysis', '## 2. Efficiency Analysis', '## 3. Command Pattern Analysis',
-        '## 4. Work Duplication Analysis', '## 5. Agent Behavior Analysis', '## 6. Cost & Token Analysis', '## 7. Errors & Issues', '## 8. Recommendations', '## Appendix']) {
+      for (const heading of [
+        '## Executive Summary',
+        '## Session Overview',
+        '## 1. Correctness Analysis',
+        '## 2. Efficiency Analysis',
+        '## 3. Command Pattern Analysis',
+        '## 4. Work Duplication Analysis',
+        '## 5. Agent Behavior Analysis',
+        '## 6. Cost & Token Analysis',
+        '## 7. Errors & Issues',
+        '## 8. Recommendations',
+        '## Appendix',
+      ]) {
         expect(report).toContain(heading);
       }
     });

@@ -10,8 +10,15 @@ import { listTurnUnits } from '../../../src/workflows/massgen/discover.ts';
 const REPO = path.resolve(import.meta.dirname, '../../..');
 const EXAMPLES = path.join(REPO, 'examples/massgen_logs');
 
-interface AttemptTruth { answers: number; results_votes: Record<string, number>; tokens_this_attempt: { cost_usd: number }; enforcement: { total: number } }
-interface Manifest { runs: { log_dir: string; turns: { turn: number; winner: string | null; attempts: AttemptTruth[] }[] }[] }
+interface AttemptTruth {
+  answers: number;
+  results_votes: Record<string, number>;
+  tokens_this_attempt: { cost_usd: number };
+  enforcement: { total: number };
+}
+interface Manifest {
+  runs: { log_dir: string; turns: { turn: number; winner: string | null; attempts: AttemptTruth[] }[] }[];
+}
 
 describe('examples/massgen_logs against MANIFEST.json', () => {
   it('analyzeTurnUnit - every example turn matches its manifest', async () => {
@@ -31,7 +38,10 @@ describe('examples/massgen_logs against MANIFEST.json', () => {
       expect(analysis.overview.answers, label).toBe(sum((a) => a.answers));
       expect(analysis.overview.votes, label).toBe(sum((a) => Object.values(a.results_votes).reduce((s, n) => s + n, 0)));
       expect(analysis.errors.enforcement.length, label).toBe(sum((a) => a.enforcement.total));
-      expect(analysis.cost.totalUsd ?? 0, label).toBeCloseTo(sum((a) => a.tokens_this_attempt.cost_usd), 6);
+      expect(analysis.cost.totalUsd ?? 0, label).toBeCloseTo(
+        sum((a) => a.tokens_this_attempt.cost_usd),
+        6,
+      );
     }
   });
 });

@@ -16,13 +16,19 @@ export interface Truth {
 }
 
 const json = (file: string): any => JSON.parse(readFileSync(file, 'utf8'));
-const dirs = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir).filter((n) => statSync(path.join(dir, n)).isDirectory()).sort() : []);
+const dirs = (dir: string): string[] =>
+  existsSync(dir)
+    ? readdirSync(dir)
+        .filter((n) => statSync(path.join(dir, n)).isDirectory())
+        .sort()
+    : [];
 const SNAP = /^\d{8}_\d{6}_\d{6}$/;
 
 /** Snapshot files (`answer.txt` / `vote.json`) in <agent>/<timestamp>/ dirs, final/ excluded. */
 function snapshotFiles(runDir: string, name: string): number {
   let n = 0;
-  for (const agent of dirs(runDir)) for (const snap of dirs(path.join(runDir, agent))) if (SNAP.test(snap) && existsSync(path.join(runDir, agent, snap, name))) n += 1;
+  for (const agent of dirs(runDir))
+    for (const snap of dirs(path.join(runDir, agent))) if (SNAP.test(snap) && existsSync(path.join(runDir, agent, snap, name))) n += 1;
   return n;
 }
 
@@ -32,10 +38,21 @@ export function truthOf(runDir: string): Truth {
   const coord = existsSync(f('coordination_events.json')) ? json(f('coordination_events.json')) : null;
   const mappings: any[] = existsSync(f('snapshot_mappings.json')) ? Object.values(json(f('snapshot_mappings.json'))) : [];
   const count = (type: string): number => coord.events.filter((e: any) => e.event_type === type).length;
-  const answers = coord ? count('new_answer') : mappings.length ? mappings.filter((m) => m.type === 'answer').length : snapshotFiles(runDir, 'answer.txt');
-  const votes = coord ? count('vote_cast') : mappings.length ? mappings.filter((m) => m.type === 'vote').length : snapshotFiles(runDir, 'vote.json');
-  const winner = status?.results?.winner ?? coord?.session_metadata?.final_winner ?? mappings.find((m) => m.type === 'final_answer')?.agent_id ?? null;
-  const yamlIds = existsSync(f('execution_metadata.yaml')) ? [...readFileSync(f('execution_metadata.yaml'), 'utf8').matchAll(/^ {2}- id: (\S+)$/gm)].map((m) => m[1] as string) : [];
+  const answers = coord
+    ? count('new_answer')
+    : mappings.length
+      ? mappings.filter((m) => m.type === 'answer').length
+      : snapshotFiles(runDir, 'answer.txt');
+  const votes = coord
+    ? count('vote_cast')
+    : mappings.length
+      ? mappings.filter((m) => m.type === 'vote').length
+      : snapshotFiles(runDir, 'vote.json');
+  const winner =
+    status?.results?.winner ?? coord?.session_metadata?.final_winner ?? mappings.find((m) => m.type === 'final_answer')?.agent_id ?? null;
+  const yamlIds = existsSync(f('execution_metadata.yaml'))
+    ? [...readFileSync(f('execution_metadata.yaml'), 'utf8').matchAll(/^ {2}- id: (\S+)$/gm)].map((m) => m[1] as string)
+    : [];
   const agentIds = [...new Set([...(coord?.session_metadata?.agent_ids ?? []), ...Object.keys(status?.agents ?? {}), ...yamlIds])].sort();
   const enforcement: Record<string, number> = {};
   const enforcementReasons: Record<string, number> = {};
@@ -58,7 +75,11 @@ export function fixtureRuns(): { name: string; logsDir: string; runDir: string }
     for (const log of dirs(path.join(v, scenario))) {
       for (const turn of dirs(path.join(v, scenario, log)).filter((d) => d.startsWith('turn_'))) {
         for (const attempt of dirs(path.join(v, scenario, log, turn)).filter((d) => d.startsWith('attempt_'))) {
-          out.push({ name: `massgen-v0191/${scenario}`, logsDir: path.join(v, scenario), runDir: path.join(v, scenario, log, turn, attempt) });
+          out.push({
+            name: `massgen-v0191/${scenario}`,
+            logsDir: path.join(v, scenario),
+            runDir: path.join(v, scenario, log, turn, attempt),
+          });
         }
       }
     }

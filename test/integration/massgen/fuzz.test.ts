@@ -1,7 +1,18 @@
 // Mutated copies of the test/fixtures MassGen logs: every mutation must give a schema-valid analysis, never an
 // exception, and a mutation of a structured file must be reported by a warning naming that file.
 // Reproduce a failure with MASSGEN_FUZZ_SEED=<seed printed below>.
-import { cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,18 +26,69 @@ import { mulberry32 } from '../../../src/workflows/refine/seeded.ts';
 const SEED = Number(process.env.MASSGEN_FUZZ_SEED ?? 20261130);
 const PER_FIXTURE = 90;
 
-const STRUCTURED = new Set(['status.json', 'metrics_summary.json', 'metrics_events.json', 'coordination_events.json', 'snapshot_mappings.json', 'execution_metadata.yaml', 'events.jsonl', 'massgen.log', 'vote.json']);
+const STRUCTURED = new Set([
+  'status.json',
+  'metrics_summary.json',
+  'metrics_events.json',
+  'coordination_events.json',
+  'snapshot_mappings.json',
+  'execution_metadata.yaml',
+  'events.jsonl',
+  'massgen.log',
+  'vote.json',
+]);
 const DELETABLE = new Set([...STRUCTURED, 'coordination_table.txt', 'answer.txt', 'context.txt', 'execution_trace.md']);
-const FREE_TEXT = new Set(['answer.txt', 'context.txt', 'execution_trace.md', 'coordination_table.txt', 'agent_b.txt', 'agent_a.txt', 'system_status.txt']);
+const FREE_TEXT = new Set([
+  'answer.txt',
+  'context.txt',
+  'execution_trace.md',
+  'coordination_table.txt',
+  'agent_b.txt',
+  'agent_a.txt',
+  'system_status.txt',
+]);
 const LINE_FILES = new Set(['events.jsonl', 'massgen.log', 'execution_metadata.yaml']);
 
 /** Fields the analysis reads, per file ('*' = any key or index). Written here, independently of src/. */
 const FIELDS: Record<string, string[]> = {
-  'status.json': ['finish_reason', 'is_complete', 'meta', 'meta.last_updated', 'meta.start_time', 'meta.elapsed_seconds', 'results', 'results.winner', 'results.votes',
-    'agents', 'agents.*.status', 'agents.*.answer_count', 'agents.*.token_usage', 'agents.*.token_usage.input_tokens', 'agents.*.round_history', 'agents.*.reliability', 'coordination.phase', 'costs.total_estimated_cost'],
-  'metrics_summary.json': ['meta.winner', 'totals', 'totals.estimated_cost', 'agents', 'agents.*.token_usage', 'api_timing.total_calls', 'tools.by_tool'],
+  'status.json': [
+    'finish_reason',
+    'is_complete',
+    'meta',
+    'meta.last_updated',
+    'meta.start_time',
+    'meta.elapsed_seconds',
+    'results',
+    'results.winner',
+    'results.votes',
+    'agents',
+    'agents.*.status',
+    'agents.*.answer_count',
+    'agents.*.token_usage',
+    'agents.*.token_usage.input_tokens',
+    'agents.*.round_history',
+    'agents.*.reliability',
+    'coordination.phase',
+    'costs.total_estimated_cost',
+  ],
+  'metrics_summary.json': [
+    'meta.winner',
+    'totals',
+    'totals.estimated_cost',
+    'agents',
+    'agents.*.token_usage',
+    'api_timing.total_calls',
+    'tools.by_tool',
+  ],
   'metrics_events.json': ['tool_executions'],
-  'coordination_events.json': ['events', 'events.*.event_type', 'events.*.timestamp', 'events.*.context', 'session_metadata.agent_ids', 'session_metadata.final_winner'],
+  'coordination_events.json': [
+    'events',
+    'events.*.event_type',
+    'events.*.timestamp',
+    'events.*.context',
+    'session_metadata.agent_ids',
+    'session_metadata.final_winner',
+  ],
   'snapshot_mappings.json': ['*', '*.agent_id', '*.type', '*.path'],
   'vote.json': ['voted_for', 'reason', 'unix_timestamp', 'available_options'],
 };
@@ -46,7 +108,10 @@ function walk(dir: string, out: string[] = []): string[] {
 
 function wrongValue(rand: Rand, original: unknown): unknown {
   const kind = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
-  return pick(rand, [12345, 'wrong-type', true, [1, 2], { k: 1 }].filter((v) => kind(v) !== kind(original)));
+  return pick(
+    rand,
+    [12345, 'wrong-type', true, [1, 2], { k: 1 }].filter((v) => kind(v) !== kind(original)),
+  );
 }
 
 /** Replaces the value at a random field of FIELDS[base] with a value of another type; null if none exists. */
@@ -111,7 +176,8 @@ function mutate(rand: Rand, files: string[]): Mutation | null {
   else if (kind === 'symlink') {
     unlinkSync(file);
     symlinkSync('..', file);
-  } else if (kind === 'garbage' || kind === 'free-text') writeFileSync(file, kind === 'garbage' ? garbage(rand) : original.subarray(0, Math.floor(rand() * original.length)));
+  } else if (kind === 'garbage' || kind === 'free-text')
+    writeFileSync(file, kind === 'garbage' ? garbage(rand) : original.subarray(0, Math.floor(rand() * original.length)));
   else if (kind === 'truncate') {
     const trimmed = original.toString('latin1').trimEnd().length;
     let offset = Math.floor(rand() * trimmed);

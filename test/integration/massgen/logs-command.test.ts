@@ -74,10 +74,16 @@ describe('refinery logs', () => {
 
   it('logs - bad arguments give exit code 2 and a message naming the fix', async () => {
     const root = project();
-    expect(await run(root, ['list', '--limit', 'x'])).toMatchObject({ code: 2, err: expect.stringContaining('--limit must be a positive integer') });
+    expect(await run(root, ['list', '--limit', 'x'])).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('--limit must be a positive integer'),
+    });
     expect(await run(root, ['list', '--analyzed', '--unanalyzed'])).toMatchObject({ code: 2 });
     expect(await run(root, ['frobnicate'])).toMatchObject({ code: 2, err: expect.stringContaining("unknown subcommand 'frobnicate'") });
-    expect(await run(root, ['analyze', '--log-dir', '.massgen/massgen_logs/log_20261130_064801_485886', '--turn', '7'])).toMatchObject({ code: 1, err: expect.stringContaining('has no turn 7; turns: 1') });
+    expect(await run(root, ['analyze', '--log-dir', '.massgen/massgen_logs/log_20261130_064801_485886', '--turn', '7'])).toMatchObject({
+      code: 1,
+      err: expect.stringContaining('has no turn 7; turns: 1'),
+    });
     expect(await run(root, ['list', '--bogus'])).toMatchObject({ code: 2 });
   });
 });

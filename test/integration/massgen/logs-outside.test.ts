@@ -46,8 +46,12 @@ function analyzeProject(): TempProject {
 }
 
 const TURNS = [
-  'log_20251201_090025_578526/turn_1', 'log_20251201_091040_312100/turn_1', 'log_20251201_092022_189443/turn_1',
-  'log_20251201_093050_370528/turn_1', 'log_20251201_093050_370528/turn_2', 'log_20251201_094023_528453/turn_1',
+  'log_20251201_090025_578526/turn_1',
+  'log_20251201_091040_312100/turn_1',
+  'log_20251201_092022_189443/turn_1',
+  'log_20251201_093050_370528/turn_1',
+  'log_20251201_093050_370528/turn_2',
+  'log_20251201_094023_528453/turn_1',
 ];
 
 describe('analyze logs outside the project', () => {
@@ -73,7 +77,10 @@ describe('analyze logs outside the project', () => {
     const second = await runCli(['run', 'analyze', '--json', '--param', `logs=${logs}`], { cwd: project.root });
     expect(Object.values(stageEnds(second.stdout)).every((s) => s === 'fresh')).toBe(true);
     // The CLI finds the same reports: every turn is analyzed, and the summary reads what the pipeline wrote.
-    const list = JSON.parse((await runCli(['logs', 'list', '--json', '--logs-dir', logs], { cwd: project.root })).stdout) as { analyzedTurns: number; turns: number }[];
+    const list = JSON.parse((await runCli(['logs', 'list', '--json', '--logs-dir', logs], { cwd: project.root })).stdout) as {
+      analyzedTurns: number;
+      turns: number;
+    }[];
     expect(list.every((r) => r.analyzedTurns === r.turns)).toBe(true);
     const cli = await runCli(['logs', 'summary', '--logs-dir', logs], { cwd: project.root });
     expect(cli.stderr).toContain('analyzed 0 turn(s), 6 up to date');
@@ -87,13 +94,17 @@ describe('analyze logs outside the project', () => {
     expect(relative.startsWith('..')).toBe(true);
     const run = await runCli(['run', 'analyze', '--json', '--param', `logs=${relative}`], { cwd: project.root });
     expect(run.code, run.stderr).toBe(0);
-    expect(readdirSync(project.path('.refinery/massgen')).sort()).toEqual([...new Set(TURNS.map((t) => t.split('/')[0]))].concat(['RUNS_SUMMARY.md', 'runs-summary.json']).sort());
+    expect(readdirSync(project.path('.refinery/massgen')).sort()).toEqual(
+      [...new Set(TURNS.map((t) => t.split('/')[0]))].concat(['RUNS_SUMMARY.md', 'runs-summary.json']).sort(),
+    );
   }, 120_000);
 
   it('analyze pipeline - --param reports=DIR puts the analyses and the summary in that folder of the project', async () => {
     project = analyzeProject();
     const logs = outsideLogs();
-    const run = await runCli(['run', 'analyze', '--json', '--param', `logs=${logs}`, '--param', 'reports=reports/massgen'], { cwd: project.root });
+    const run = await runCli(['run', 'analyze', '--json', '--param', `logs=${logs}`, '--param', 'reports=reports/massgen'], {
+      cwd: project.root,
+    });
     expect(run.code, run.stderr).toBe(0);
     for (const turn of TURNS) expect(statSync(project.path(path.join('reports/massgen', turn, 'analysis.json'))).size).toBeGreaterThan(0);
     expect(statSync(project.path('reports/massgen/RUNS_SUMMARY.md')).size).toBeGreaterThan(0);
@@ -111,7 +122,7 @@ describe('analyze logs outside the project', () => {
     expect(missing.stderr).toContain(`${absolute} does not exist`);
   });
 
-  it('analyze pipeline - a folder that holds no MassGen run is exit 2 naming it; one run\'s folder points at its parent', async () => {
+  it("analyze pipeline - a folder that holds no MassGen run is exit 2 naming it; one run's folder points at its parent", async () => {
     project = analyzeProject();
     mkdirSync(project.path('empty-logs'));
     const empty = await runCli(['run', 'analyze', '--param', 'logs=empty-logs'], { cwd: project.root });
@@ -123,7 +134,9 @@ describe('analyze logs outside the project', () => {
     const odd = await runCli(['run', 'analyze', '--param', 'logs=odd-logs'], { cwd: project.root });
     expect(odd.code).toBe(2);
     expect(odd.stderr).toContain('holds 1 log_* folder(s) but no MassGen run in them');
-    cpSync(path.join(REPO_ROOT, 'examples/massgen_logs/log_20251201_090025_578526'), project.path('one/log_20251201_090025_578526'), { recursive: true });
+    cpSync(path.join(REPO_ROOT, 'examples/massgen_logs/log_20251201_090025_578526'), project.path('one/log_20251201_090025_578526'), {
+      recursive: true,
+    });
     const one = await runCli(['run', 'analyze', '--param', 'logs=one/log_20251201_090025_578526'], { cwd: project.root });
     expect(one.code).toBe(2);
     expect(one.stderr).toContain(`is one run's folder, not the folder holding them; pass its parent folder (${project.path('one')})`);

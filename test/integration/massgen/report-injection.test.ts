@@ -18,7 +18,8 @@ interface ErrorTexts {
   reason: string;
 }
 const HOSTILE_ERRORS: ErrorTexts = {
-  details: 'Agent(s) encountered errors\n## INJECTED DETAILS\n<img src=x onerror=alert(3)> ![t](http://x.test/p.png) [l](javascript:alert(4))',
+  details:
+    'Agent(s) encountered errors\n## INJECTED DETAILS\n<img src=x onerror=alert(3)> ![t](http://x.test/p.png) [l](javascript:alert(4))',
   // A lone CR ends a line in Markdown as LF does.
   error: 'HTTP 500\r| injected | row |\r### INJECTED ERROR\n<img src=x onerror=alert(5)> | extra | cells |\n~~~\n',
   reason: 'api_error`|\n# INJECTED REASON ``` |',
@@ -28,14 +29,28 @@ const BENIGN_ERRORS: ErrorTexts = { details: 'Agent(s) encountered errors', erro
 function script(name: string, agents: [string, string, string], question: string): ScenarioScript {
   const [a, b, c] = agents;
   return {
-    name, summary: name, agents, model: 'm', mode: 'automation',
-    turns: [{
-      question,
-      attempts: [[
-        { kind: 'answer', agent: a }, { kind: 'answer', agent: b }, { kind: 'enforce', agent: c, reason: 'api_error' }, { kind: 'answer', agent: c },
-        { kind: 'vote', agent: a, target: b }, { kind: 'vote', agent: b, target: b }, { kind: 'vote', agent: c, target: b }, { kind: 'present' },
-      ]],
-    }],
+    name,
+    summary: name,
+    agents,
+    model: 'm',
+    mode: 'automation',
+    turns: [
+      {
+        question,
+        attempts: [
+          [
+            { kind: 'answer', agent: a },
+            { kind: 'answer', agent: b },
+            { kind: 'enforce', agent: c, reason: 'api_error' },
+            { kind: 'answer', agent: c },
+            { kind: 'vote', agent: a, target: b },
+            { kind: 'vote', agent: b, target: b },
+            { kind: 'vote', agent: c, target: b },
+            { kind: 'present' },
+          ],
+        ],
+      },
+    ],
   };
 }
 
@@ -91,7 +106,8 @@ function mermaidBlocks(report: string): string[][] {
   return [...report.matchAll(/^```mermaid\n([\s\S]*?)\n```$/gm)].map((m) => (m[1] as string).split('\n'));
 }
 
-const GANTT_LINE = /^(gantt|    title [^"`#;<>]*|    dateFormat HH:mm:ss|    axisFormat %H:%M:%S|    section [^:;#"`<>|[\]]+|    [^:;#"`<>|[\]]+ :milestone, m\d+, \d\d:\d\d:\d\d, 1s)$/;
+const GANTT_LINE =
+  /^(gantt|    title [^"`#;<>]*|    dateFormat HH:mm:ss|    axisFormat %H:%M:%S|    section [^:;#"`<>|[\]]+|    [^:;#"`<>|[\]]+ :milestone, m\d+, \d\d:\d\d:\d\d, 1s)$/;
 const FLOW_LINE = /^(flowchart LR|    n\d+\["[^"`#;<>|[\]]+"\]|    n\d+ (-->|-\.->)\|"[^"`#;<>|[\]]+"\| n\d+)$/;
 
 describe('ANALYSIS_REPORT.md from a hostile log', () => {
@@ -105,7 +121,7 @@ describe('ANALYSIS_REPORT.md from a hostile log', () => {
   });
   afterAll(() => project.cleanup());
 
-  it('report - hostile ids, question and error texts add no heading: the headings are the template\'s', () => {
+  it("report - hostile ids, question and error texts add no heading: the headings are the template's", () => {
     expect(report).toContain('INJECTED HEADING');
     expect(headings(report).filter((h) => h.includes('INJECTED'))).toEqual([]);
     expect(headings(report)).toEqual(headings(reference));
@@ -128,12 +144,15 @@ describe('ANALYSIS_REPORT.md from a hostile log', () => {
     expect(flow?.length).toBe(mermaidBlocks(reference)[1]?.length);
   });
 
-  it('report - every table row keeps its header\'s column count', () => {
+  it("report - every table row keeps its header's column count", () => {
     const found = tables(report);
     expect(found.length).toBe(tables(reference).length);
     for (const table of found) {
       const width = columns(table[0] as string);
-      expect(table.filter((row) => columns(row) !== width), table[0]).toEqual([]);
+      expect(
+        table.filter((row) => columns(row) !== width),
+        table[0],
+      ).toEqual([]);
     }
     expect(report).toContain('c\\|d\\|e');
   });

@@ -40,8 +40,18 @@ describe('refinery logs summary', () => {
     expectReportLinks(summary, project.path(LOGS));
     // The examples' features, as the generator's manifest describes them.
     expect(summary.totals.orchestrationRestarts).toBe(1);
-    expect(summary.states).toEqual([{ state: 'completed', turns: 5 }, { state: 'incomplete', turns: 1 }]);
-    expect(summary.enforcement.byReason.map((r) => r.reason).sort()).toEqual(['api_error', 'invalid_vote_id', 'no_tool_calls', 'no_workflow_tool', 'vote_and_answer', 'vote_no_answers']);
+    expect(summary.states).toEqual([
+      { state: 'completed', turns: 5 },
+      { state: 'incomplete', turns: 1 },
+    ]);
+    expect(summary.enforcement.byReason.map((r) => r.reason).sort()).toEqual([
+      'api_error',
+      'invalid_vote_id',
+      'no_tool_calls',
+      'no_workflow_tool',
+      'vote_and_answer',
+      'vote_no_answers',
+    ]);
     const markdown = readFileSync(project.path(path.join(LOGS, 'RUNS_SUMMARY.md')), 'utf8');
     expect(markdown).toContain('```mermaid\nxychart-beta');
     expect(markdown).toContain('```mermaid\npie title Enforcement retries by reason');
@@ -65,7 +75,9 @@ describe('refinery logs summary', () => {
     // Each model's enforcement retries are those of the runs on it.
     for (const model of FLEET_MODELS) {
       const mine = analyses.filter((a) => a.agents.some((g) => g.model === model));
-      expect(summary.enforcement.byModel.filter((r) => r.model === model).reduce((s, r) => s + r.retries, 0)).toBe(mine.reduce((s, a) => s + a.errors.enforcement.length, 0));
+      expect(summary.enforcement.byModel.filter((r) => r.model === model).reduce((s, r) => s + r.retries, 0)).toBe(
+        mine.reduce((s, a) => s + a.errors.enforcement.length, 0),
+      );
     }
     for (const by of ['agent', 'config'] as const) {
       const grouped = await runCli(['logs', 'summary', '--group-by', by, '--json'], { cwd: project.root });
@@ -81,7 +93,10 @@ describe('refinery logs summary', () => {
     const recent = await runCli(['logs', 'summary', '--since', since, '--json'], { cwd: project.root });
     const s = JSON.parse(recent.stdout) as RunsSummary;
     expect(s.filter.since).toBe(since);
-    expectTotalsOf(s, analyses.filter((a) => dayOf(a) >= since));
+    expectTotalsOf(
+      s,
+      analyses.filter((a) => dayOf(a) >= since),
+    );
     expectPartsAddUp(s);
   }, 180_000);
 
@@ -94,7 +109,9 @@ describe('refinery logs summary', () => {
     generateLogs({ outDir: project.path(LOGS), seed: 9, scripts: fleetScripts(1, undefined, 12), firstIndex: 12 });
     const second = await runCli(['logs', 'summary'], { cwd: project.root });
     expect(second.code, second.stderr).toBe(0);
-    expect(second.stderr).toMatch(/analyzed 1 turn\(s\), 14 up to date; analysis files: 1 read, \d+ unchanged by content, \d+ unchanged by stat/);
+    expect(second.stderr).toMatch(
+      /analyzed 1 turn\(s\), 14 up to date; analysis files: 1 read, \d+ unchanged by content, \d+ unchanged by stat/,
+    );
     const summary = readSummary(project);
     expect(summary.totals.sessions).toBe(13);
     expectTotalsOf(summary, analysesUnder(project.path(LOGS)));
@@ -103,8 +120,14 @@ describe('refinery logs summary', () => {
   it('logs summary - a bad --since, --group-by or logs folder is exit 2 with the fix', async () => {
     project = tempProject();
     cpSync(path.join(REPO_ROOT, 'examples/massgen_logs'), project.path(LOGS), { recursive: true });
-    expect(await runCli(['logs', 'summary', '--since', 'yesterday'], { cwd: project.root })).toMatchObject({ code: 2, stderr: expect.stringContaining('--since must be a date YYYY-MM-DD') });
-    expect(await runCli(['logs', 'summary', '--group-by', 'color'], { cwd: project.root })).toMatchObject({ code: 2, stderr: expect.stringContaining('--group-by must be one of model, agent, config') });
+    expect(await runCli(['logs', 'summary', '--since', 'yesterday'], { cwd: project.root })).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--since must be a date YYYY-MM-DD'),
+    });
+    expect(await runCli(['logs', 'summary', '--group-by', 'color'], { cwd: project.root })).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--group-by must be one of model, agent, config'),
+    });
     const missing = await runCli(['logs', 'summary', '--logs-dir', 'nowhere'], { cwd: project.root });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain(`MassGen logs folder nowhere (${project.path('nowhere')}) does not exist`);
@@ -129,7 +152,12 @@ describe('analyze pipeline summary stage', () => {
     generateLogs({ outDir: project.path(LOGS), seed: 3, scripts: fleetScripts(1, undefined, 5), firstIndex: 5 });
     const third = await runCli(['run', 'analyze', '--json'], { cwd: project.root });
     const ends = stageEnds(third.stdout);
-    expect(Object.entries(ends).filter(([, s]) => s === 'succeeded').map(([id]) => id).sort()).toEqual(['summary', expect.stringMatching(/^turn\[log_\d+_\d+_\d+\/turn_1\]$/)]);
+    expect(
+      Object.entries(ends)
+        .filter(([, s]) => s === 'succeeded')
+        .map(([id]) => id)
+        .sort(),
+    ).toEqual(['summary', expect.stringMatching(/^turn\[log_\d+_\d+_\d+\/turn_1\]$/)]);
     const summaryEnd = third.stdout.split('\n').filter((l) => l.includes('"stage":"summary"') && l.includes('"stage-end"'))[0] ?? '';
     expect(summaryEnd).toContain('1 analyses read, 6 unchanged');
     expect(readSummary(project).totals.sessions).toBe(6);

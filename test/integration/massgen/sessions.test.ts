@@ -39,7 +39,9 @@ function setUp(): { first: string; second: string; id: string } {
   const logs = project.path(LOGS);
   const [first] = generateLogs({ outDir: logs, seed: 4, scripts: fleetScripts(1) }).logDirs as [string];
   const [second] = generateLogs({ outDir: logs, seed: 4, scripts: fleetScripts(1, undefined, 1), firstIndex: 1 }).logDirs as [string];
-  const created = /Created session for single-question mode: (\S+)/.exec(readFileSync(path.join(logs, first, 'turn_1/attempt_1/massgen.log'), 'utf8'));
+  const created = /Created session for single-question mode: (\S+)/.exec(
+    readFileSync(path.join(logs, first, 'turn_1/attempt_1/massgen.log'), 'utf8'),
+  );
   const id = created?.[1] as string;
   expect(id).toMatch(/^session_\d{8}_\d{6}$/);
   makeContinuation(path.join(logs, second), id);
@@ -57,7 +59,15 @@ describe('MassGen sessions continued with --session-id', () => {
       {
         id,
         startedIn: first,
-        links: [{ folder: second, continues: first, evidence: expect.stringMatching(new RegExp(`^${second}/attempt_1/(execution_metadata\\.yaml cli_args\\.session_id|massgen\\.log line \\d+)$`)) }],
+        links: [
+          {
+            folder: second,
+            continues: first,
+            evidence: expect.stringMatching(
+              new RegExp(`^${second}/attempt_1/(execution_metadata\\.yaml cli_args\\.session_id|massgen\\.log line \\d+)$`),
+            ),
+          },
+        ],
         turns: [
           expect.objectContaining({ session: first, turn: 1, role: 'created' }),
           expect.objectContaining({ session: second, turn: 1, role: 'continued' }),
@@ -66,7 +76,10 @@ describe('MassGen sessions continued with --session-id', () => {
       },
     ]);
     const rows = summary.runs.filter((r) => r.session === second);
-    expect(rows.map((r) => [r.turn, r.continues])).toEqual([[1, first], [2, first]]);
+    expect(rows.map((r) => [r.turn, r.continues])).toEqual([
+      [1, first],
+      [2, first],
+    ]);
     expect(summary.runs.find((r) => r.session === first)?.continues).toBeNull();
     expectTotalsOf(summary, analysesUnder(p.path(LOGS)));
     expectPartsAddUp(summary);
@@ -74,11 +87,20 @@ describe('MassGen sessions continued with --session-id', () => {
     expect(markdown).toContain('## Sessions continued across log folders');
     expect(markdown).toContain(`\`${second}\` continues \`${first}\``);
 
-    const orphan = JSON.parse(readFileSync(p.path(path.join(LOGS, second, 'turn_1/analysis.json')), 'utf8')) as { source: { massgenSession: unknown } };
+    const orphan = JSON.parse(readFileSync(p.path(path.join(LOGS, second, 'turn_1/analysis.json')), 'utf8')) as {
+      source: { massgenSession: unknown };
+    };
     expect(orphan.source.massgenSession).toMatchObject({ id, role: 'continued' });
 
-    const listed = JSON.parse((await runCli(['logs', 'list', '--json'], { cwd: p.root })).stdout) as { session: string; continues: string | null; massgenSession: string | null }[];
-    expect(listed.map((r) => [r.session, r.massgenSession, r.continues])).toEqual([[second, id, first], [first, id, null]]);
+    const listed = JSON.parse((await runCli(['logs', 'list', '--json'], { cwd: p.root })).stdout) as {
+      session: string;
+      continues: string | null;
+      massgenSession: string | null;
+    }[];
+    expect(listed.map((r) => [r.session, r.massgenSession, r.continues])).toEqual([
+      [second, id, first],
+      [first, id, null],
+    ]);
     const text = (await runCli(['logs', 'list'], { cwd: p.root })).stdout;
     expect(text.split('\n')[1]).toMatch(/Question\s+Continues$/);
     expect(text).toContain(`${first} (${id})`);
@@ -87,7 +109,10 @@ describe('MassGen sessions continued with --session-id', () => {
   it('sessions - logs list finds the starting folder beyond --limit, before any analysis', async () => {
     const { first, second, id } = setUp();
     const p = project as TempProject;
-    const listed = JSON.parse((await runCli(['logs', 'list', '--json', '--limit', '1'], { cwd: p.root })).stdout) as { session: string; continues: string | null }[];
+    const listed = JSON.parse((await runCli(['logs', 'list', '--json', '--limit', '1'], { cwd: p.root })).stdout) as {
+      session: string;
+      continues: string | null;
+    }[];
     expect(listed).toEqual([expect.objectContaining({ session: second, continues: first, massgenSession: id })]);
   }, 60_000);
 });

@@ -39,7 +39,10 @@ export function analysesUnder(dir: string): Analysis[] {
 
 /** The day the summary files a turn under: its first event's date, else the folder name's. */
 export function dayOf(a: Analysis): string {
-  const times = [...a.coordinationFlow, ...a.answers, ...a.votes].map((e) => e.time).filter((t): t is string => typeof t === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(t)).sort();
+  const times = [...a.coordinationFlow, ...a.answers, ...a.votes]
+    .map((e) => e.time)
+    .filter((t): t is string => typeof t === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(t))
+    .sort();
   if (times[0]) return times[0].slice(0, 10);
   const m = /^log_(\d{4})(\d{2})(\d{2})_/.exec(a.source.session) as RegExpExecArray;
   return `${m[1]}-${m[2]}-${m[3]}`;
@@ -109,5 +112,6 @@ export function expectPartsAddUp(s: RunsSummary): void {
 
 /** Every report a summary links to exists, relative to the summary's folder. */
 export function expectReportLinks(s: RunsSummary, summaryDir: string): void {
-  for (const r of [...s.costliest, ...s.slowest, ...s.runs]) expect(statSync(path.join(summaryDir, r.report)).size, r.report).toBeGreaterThan(0);
+  for (const r of [...s.costliest, ...s.slowest, ...s.runs])
+    expect(statSync(path.join(summaryDir, r.report)).size, r.report).toBeGreaterThan(0);
 }

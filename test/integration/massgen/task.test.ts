@@ -10,17 +10,28 @@ import { FIXTURES } from './fixture-truth.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../../..');
 
-function context(root: string, turn: string, reports: TaskReport[]): TaskContext<{ turn: string; staleAfterSeconds: number; maxJsonMb: number }> {
+function context(
+  root: string,
+  turn: string,
+  reports: TaskReport[],
+): TaskContext<{ turn: string; staleAfterSeconds: number; maxJsonMb: number }> {
   const staging = mkdtempSync(path.join(tmpdir(), 'staging-'));
   const controller = new AbortController();
   return {
     budget: createRunBudget(undefined),
     params: task.params.parse({ turn }) as { turn: string; staleAfterSeconds: number; maxJsonMb: number },
-    root, stage: 'task:analyze-turn', runId: 'test', inputs: [],
+    root,
+    stage: 'task:analyze-turn',
+    runId: 'test',
+    inputs: [],
     outputs: { analysis: path.join(staging, 'analysis.json'), report: path.join(staging, 'ANALYSIS_REPORT.md') },
     outputTargets: { analysis: `${turn}/analysis.json`, report: `${turn}/ANALYSIS_REPORT.md` },
-    $: undefined as never, signal: controller.signal,
-    cacheDir: () => staging, log: () => {}, progress: () => {}, report: (r) => reports.push(r),
+    $: undefined as never,
+    signal: controller.signal,
+    cacheDir: () => staging,
+    log: () => {},
+    progress: () => {},
+    report: (r) => reports.push(r),
   };
 }
 

@@ -29,10 +29,19 @@ describe('backend errors are redacted', () => {
   it('OpenAiBackend - a 500 body echoing the request headers: no piece of the key in the error or the retry log, even where the body is cut', async () => {
     const key = 'llmkey5Value4With3No2Shape1';
     // The 500-character limit of the error text cuts the key after its 7th character.
-    server.setResponder((req) => ({ kind: 'status', status: 500, body: `${'.'.repeat(486)}${String(req.headers.authorization)} ${'.'.repeat(100)}` }));
+    server.setResponder((req) => ({
+      kind: 'status',
+      status: 500,
+      body: `${'.'.repeat(486)}${String(req.headers.authorization)} ${'.'.repeat(100)}`,
+    }));
     const yaml = `backends:\n  judge: { kind: openai, base_url: "${server.url}", model: m, api_key_env: JUDGE_KEY, retry: { max: 1, base_ms: 1 } }\n`;
     const logs: string[] = [];
-    const client = new LlmClient({ config: parseBackendsConfig(yaml, 'test.yaml'), root: process.cwd(), env: { JUDGE_KEY: key }, log: (m) => logs.push(m) });
+    const client = new LlmClient({
+      config: parseBackendsConfig(yaml, 'test.yaml'),
+      root: process.cwd(),
+      env: { JUDGE_KEY: key },
+      log: (m) => logs.push(m),
+    });
     const error = await client.call('judge', { tag: 't', prompt: 'p' }, signal).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BackendError);
     expect(server.requests.at(-1)?.headers.authorization).toBe(`Bearer ${key}`);
@@ -48,7 +57,12 @@ describe('backend errors are redacted', () => {
     const yaml = `backends:\n  judge: { kind: openai, base_url: "${server.url}", model: m, api_key_env: ANSWER_KEY }\n`;
     const cacheDir = mkdtempSync(path.join(tmpdir(), 'refinery-cache-'));
     try {
-      const client = new LlmClient({ config: parseBackendsConfig(yaml, 'test.yaml'), root: process.cwd(), cacheDir, env: { ANSWER_KEY: key } });
+      const client = new LlmClient({
+        config: parseBackendsConfig(yaml, 'test.yaml'),
+        root: process.cwd(),
+        cacheDir,
+        env: { ANSWER_KEY: key },
+      });
       const answer = await client.call('judge', { tag: 't', prompt: 'echo' }, signal);
       expect(server.requests.at(-1)?.headers.authorization).toBe(`Bearer ${key}`);
       expect(answer.text).toBe('{"echo": "Bearer [redacted:secret_value]"}');
@@ -65,7 +79,11 @@ describe('backend errors are redacted', () => {
     // stderr + stdout are cut to their last 400 characters: the token straddles that cut.
     const script = `process.stderr.write('auth ' + process.env.MY_SERVICE_TOKEN + ' ' + '.'.repeat(385)); process.exit(1)`;
     const yaml = `backends:\n  agent: { kind: command, command: [node, -e, "${script}"], env: [MY_SERVICE_TOKEN], retry: { max: 0 } }\n`;
-    const client = new LlmClient({ config: parseBackendsConfig(yaml, 'test.yaml'), root: process.cwd(), env: { PATH: process.env.PATH, MY_SERVICE_TOKEN: token } });
+    const client = new LlmClient({
+      config: parseBackendsConfig(yaml, 'test.yaml'),
+      root: process.cwd(),
+      env: { PATH: process.env.PATH, MY_SERVICE_TOKEN: token },
+    });
     const error = await client.call('agent', { tag: 't', prompt: 'p' }, signal).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BackendError);
     const message = (error as BackendError).message;

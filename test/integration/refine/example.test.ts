@@ -24,7 +24,13 @@ beforeAll(() => {
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 async function round(runId: string): Promise<TaskRun[]> {
-  const runs = [await runTask(generateCriteria, { task_file: 'examples/refine/task.md', backend: 'example-writer' }, { root, runId, outputs: { criteria: 'refine/criteria.json' } })];
+  const runs = [
+    await runTask(
+      generateCriteria,
+      { task_file: 'examples/refine/task.md', backend: 'example-writer' },
+      { root, runId, outputs: { criteria: 'refine/criteria.json' } },
+    ),
+  ];
   runs.push(
     ...(await Promise.all(
       JUDGES.map((backend) =>
@@ -63,7 +69,12 @@ async function round(runId: string): Promise<TaskRun[]> {
   runs.push(
     await runTask(
       regressionGuard,
-      { backend: 'example-judge-b', criteria: 'refine/criteria.json', previous: ['examples/refine/previous/README.md'], candidate: DELIVERABLE },
+      {
+        backend: 'example-judge-b',
+        criteria: 'refine/criteria.json',
+        previous: ['examples/refine/previous/README.md'],
+        candidate: DELIVERABLE,
+      },
       { root, runId, outputs: { regression: 'refine/regression.json' } },
     ),
   );
@@ -74,11 +85,21 @@ describe('examples/refine offline', () => {
   it('example - a full round runs offline from the recordings and every artifact is valid', async () => {
     const runs = await round('example-1');
     for (const run of runs) expect(run.rejected).toEqual({});
-    expect(readJson(path.join(root, 'refine/criteria.json'))).toMatchObject({ source: 'model', criteria: [{ id: 'E1', category: 'primary' }, {}, {}, {}, { category: 'stretch' }] });
+    expect(readJson(path.join(root, 'refine/criteria.json'))).toMatchObject({
+      source: 'model',
+      criteria: [{ id: 'E1', category: 'primary' }, {}, {}, {}, { category: 'stretch' }],
+    });
     const report = readJson<Record<string, any>>(path.join(root, 'refine/round_001/consensus.json'));
-    expect(report).toMatchObject({ winner: { judge: 'example-judge-b', label: 'B' }, forced: false, tally: { 'example-judge-b': 2, 'example-judge-a': 1 } });
+    expect(report).toMatchObject({
+      winner: { judge: 'example-judge-b', label: 'B' },
+      forced: false,
+      tally: { 'example-judge-b': 2, 'example-judge-a': 1 },
+    });
     expect(readFileSync(path.join(root, 'refine/round_001/critique_packet.md'), 'utf8')).toContain('`--sep` does not exist');
-    expect(readJson(path.join(root, 'refine/round_001/next_tasks.json'))).toMatchObject({ status: 'ok', tasks: [{ id: 'T1' }, { id: 'T2' }, { id: 'T3' }] });
+    expect(readJson(path.join(root, 'refine/round_001/next_tasks.json'))).toMatchObject({
+      status: 'ok',
+      tasks: [{ id: 'T1' }, { id: 'T2' }, { id: 'T3' }],
+    });
     expect(readJson(path.join(root, 'refine/regression.json'))).toMatchObject({ status: 'ok', candidate: 'A', result: 'pass' });
     const cost = runs.flatMap((r) => r.reports).reduce((sum, r) => sum + (r.kind === 'llm-call' ? r.costUsd : 0), 0);
     expect(cost).toBeGreaterThan(0);

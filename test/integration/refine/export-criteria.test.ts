@@ -34,7 +34,10 @@ describe('refinery refine export-criteria', () => {
     expect(run.stderr).toContain('wrote 4 criteria (eval-criteria) to massgen/criteria.json');
     const file = JSON.parse(readFileSync(project.path('massgen/criteria.json'), 'utf8'));
     expect(file.criteria.map((c: { text: string }) => c.text)).toEqual(DEFAULT_CRITERIA.map((c) => c.text));
-    expect(file.criteria[0]).toMatchObject({ anti_patterns: DEFAULT_CRITERIA[0]?.anti_patterns, score_anchors: DEFAULT_CRITERIA[0]?.score_anchors });
+    expect(file.criteria[0]).toMatchObject({
+      anti_patterns: DEFAULT_CRITERIA[0]?.anti_patterns,
+      score_anchors: DEFAULT_CRITERIA[0]?.score_anchors,
+    });
   });
 
   it('refine export-criteria - a bad session name, a missing session, an invalid file and an unknown format each say what to do, and write nothing', async () => {
@@ -43,7 +46,9 @@ describe('refinery refine export-criteria', () => {
     expect(traversal.stderr).toContain("session '../s1': a session name is 1-64 letters");
     const missing = await runCli(['refine', 'export-criteria', 'nosuch'], { cwd: project.root });
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain('.refinery/sessions/nosuch/criteria.json does not exist; run the refine pipeline for this session first');
+    expect(missing.stderr).toContain(
+      '.refinery/sessions/nosuch/criteria.json does not exist; run the refine pipeline for this session first',
+    );
     const invalid = await runCli(['refine', 'export-criteria', 'bad', '--out', 'y.json'], { cwd: project.root });
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toContain('.refinery/sessions/bad/criteria.json is not a criteria document');

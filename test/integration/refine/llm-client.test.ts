@@ -11,7 +11,13 @@ import { BudgetExceededError, BackendConfigError } from '../../../src/workflows/
 let server: FakeOpenAiServer;
 const dir = mkdtempSync(path.join(tmpdir(), 'refinery-client-'));
 beforeAll(async () => {
-  server = await startFakeOpenAiServer((req) => ({ kind: 'content', content: `re: ${req.prompt}`, delayMs: 100, promptTokens: 1000, completionTokens: 1000 }));
+  server = await startFakeOpenAiServer((req) => ({
+    kind: 'content',
+    content: `re: ${req.prompt}`,
+    delayMs: 100,
+    promptTokens: 1000,
+    completionTokens: 1000,
+  }));
 });
 afterAll(async () => {
   await server.close();
@@ -25,7 +31,13 @@ const yaml = (url: string) => `backends:
 const signal = new AbortController().signal;
 
 function client(cacheDir?: string, budget?: Budget, calls: LlmCallRecord[] = []) {
-  return new LlmClient({ config: parseBackendsConfig(yaml(server.url), 'c.yaml'), root: dir, cacheDir, budget, onCall: (c) => calls.push(c) });
+  return new LlmClient({
+    config: parseBackendsConfig(yaml(server.url), 'c.yaml'),
+    root: dir,
+    cacheDir,
+    budget,
+    onCall: (c) => calls.push(c),
+  });
 }
 
 describe('LlmClient', () => {
@@ -71,6 +83,8 @@ describe('LlmClient', () => {
 
   it('LlmClient - an unknown backend name lists the configured ones', async () => {
     await expect(client().call('nope', { tag: 't', prompt: 'x' }, signal)).rejects.toThrowError(BackendConfigError);
-    await expect(client().call('nope', { tag: 't', prompt: 'x' }, signal)).rejects.toThrow("c.yaml: no backend named 'nope'; configured: narrow, wide");
+    await expect(client().call('nope', { tag: 't', prompt: 'x' }, signal)).rejects.toThrow(
+      "c.yaml: no backend named 'nope'; configured: narrow, wide",
+    );
   });
 });

@@ -48,7 +48,8 @@ function responder(req: RecordedRequest): FakeReply {
   if (quality === 'fatal') return { kind: 'content', content: kind === 'vote' ? pick(ids).replace('verdict', 'action') : pick(ids) };
   if (kind === 'vote') return { kind: 'content', content: voteAnswer(labelsShown(req.prompt)[0] ?? 'A') };
   const answer = evaluationObject({ ids, scores: 4 + (Number(String(req.body.model).slice(1)) % 6) });
-  if (quality === 'partial') return { kind: 'content', content: JSON.stringify({ ...answer, next_tasks: { strategy_mode: 'thesis_shift', tasks: [] } }) };
+  if (quality === 'partial')
+    return { kind: 'content', content: JSON.stringify({ ...answer, next_tasks: { strategy_mode: 'thesis_shift', tasks: [] } }) };
   return { kind: 'content', content: JSON.stringify(answer) };
 }
 
@@ -62,7 +63,10 @@ beforeAll(async () => {
     `backends:\n${JUDGES.map((j) => `  ${j}: {kind: openai, base_url: "${server.url}", model: ${j}}`).join('\n')}\n`,
   );
   mkdirSync(path.join(root, 'refine'));
-  writeFileSync(path.join(root, 'refine/criteria.json'), JSON.stringify({ criteria: ['Clarity', 'Accuracy', 'Depth', 'Craft'].map((text) => ({ text })) }));
+  writeFileSync(
+    path.join(root, 'refine/criteria.json'),
+    JSON.stringify({ criteria: ['Clarity', 'Accuracy', 'Depth', 'Craft'].map((text) => ({ text })) }),
+  );
   writeFileSync(path.join(root, 'page.md'), '# Page\n\nSome content.\n');
 });
 afterAll(async () => {
@@ -88,7 +92,15 @@ describe('judges with 30 % malformed output', () => {
         runTask(
           evaluateBackend,
           { backend, criteria: 'refine/criteria.json', deliverable: ['page.md'] },
-          { root, stage: `evaluate[${backend}]`, outputs: { verdict: `judges/${backend}/verdict.json`, critique: `judges/${backend}/critique_packet.md`, next_tasks: `judges/${backend}/next_tasks.json` } },
+          {
+            root,
+            stage: `evaluate[${backend}]`,
+            outputs: {
+              verdict: `judges/${backend}/verdict.json`,
+              critique: `judges/${backend}/critique_packet.md`,
+              next_tasks: `judges/${backend}/next_tasks.json`,
+            },
+          },
         ),
       ),
     );
@@ -130,7 +142,15 @@ describe('judges with 30 % malformed output', () => {
     const run = await runTask(
       consensus,
       { verdicts: JUDGES.map((j) => `judges/${j}/verdict.json`), criteria: 'refine/criteria.json', deliverable: ['page.md'] },
-      { root, outputs: { consensus: 'out/consensus.json', verdict: 'out/verdict.json', critique: 'out/critique_packet.md', next_tasks: 'out/next_tasks.json' } },
+      {
+        root,
+        outputs: {
+          consensus: 'out/consensus.json',
+          verdict: 'out/verdict.json',
+          critique: 'out/critique_packet.md',
+          next_tasks: 'out/next_tasks.json',
+        },
+      },
     );
     expect(run.rejected).toEqual({});
     const report = readJson<Record<string, any>>(run.placed.consensus as string);
@@ -142,7 +162,9 @@ describe('judges with 30 % malformed output', () => {
     for (const entry of idle) {
       expect(entry.why).toBe('degraded');
       expect(entry.detail).toMatch(/malformed output after one repair retry/);
-      expect(sent.get(`${entry.judge}|vote|${report.rounds.findIndex((r: { idle: unknown[] }) => r.idle.includes(entry)) + 1}|repair`)).toBe('fatal');
+      expect(
+        sent.get(`${entry.judge}|vote|${report.rounds.findIndex((r: { idle: unknown[] }) => r.idle.includes(entry)) + 1}|repair`),
+      ).toBe('fatal');
     }
     expect(report.winner).not.toBeNull();
     expect(registry.validate('verdict', readJson(run.placed.verdict as string))).toEqual({ ok: true });

@@ -55,15 +55,28 @@ describe('refine Markdown outputs with hostile model text', () => {
       return { kind: 'content', content: JSON.stringify({ summary: 's', dimensions: [] }) };
     });
     const retry = '{ max: 0 }';
-    const backends = ['w', 'a', 'b'].map((j) => `  judge-${j}: { kind: openai, base_url: "${server.url}", model: model-${j}, retry: ${retry} }`);
+    const backends = ['w', 'a', 'b'].map(
+      (j) => `  judge-${j}: { kind: openai, base_url: "${server.url}", model: model-${j}, retry: ${retry} }`,
+    );
     project = tempProject({
       'refinery.config.yaml': `backends:\n${backends.join('\n')}\n`,
       'deliverable/README.md': '# Tool\n',
       'previous/README.md': '# Tool\n',
     });
     cpSync(path.join(REPO_ROOT, 'pipelines/refine.yaml'), project.path('pipelines/refine.yaml'));
-    const params = { session: 'md', query: 'Write a README', deliverable: 'deliverable/README.md', previous: 'previous/README.md', writer: 'judge-w', judges: 'judge-a,judge-b', guard: 'judge-a', consensus_mode: 'mean' };
-    const run = await runCli(['run', 'refine', ...Object.entries(params).flatMap(([k, v]) => ['--param', `${k}=${v}`])], { cwd: project.root });
+    const params = {
+      session: 'md',
+      query: 'Write a README',
+      deliverable: 'deliverable/README.md',
+      previous: 'previous/README.md',
+      writer: 'judge-w',
+      judges: 'judge-a,judge-b',
+      guard: 'judge-a',
+      consensus_mode: 'mean',
+    };
+    const run = await runCli(['run', 'refine', ...Object.entries(params).flatMap(([k, v]) => ['--param', `${k}=${v}`])], {
+      cwd: project.root,
+    });
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
     const session = project.path('.refinery/sessions/md');
     summary = readFileSync(path.join(session, 'SUMMARY.md'), 'utf8');
@@ -86,7 +99,10 @@ describe('refine Markdown outputs with hostile model text', () => {
     for (const chart of charts) expect(chart.split('\n')[0]).toMatch(/^ {2}title "[^"`<>#;|]*"$/);
     for (const table of tables(summary)) {
       const width = columns(table[0] as string);
-      expect(table.filter((row) => columns(row) !== width), table[0]).toEqual([]);
+      expect(
+        table.filter((row) => columns(row) !== width),
+        table[0],
+      ).toEqual([]);
     }
   });
 

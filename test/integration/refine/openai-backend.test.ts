@@ -61,7 +61,9 @@ describe('OpenAiBackend against a real HTTP server', () => {
 
   it('OpenAiBackend - persistent 503 gives up after max retries with a server error', async () => {
     server.setResponder(() => ({ kind: 'status', status: 503 }));
-    const error = await client().call('judge', request, signal).catch((e: unknown) => e);
+    const error = await client()
+      .call('judge', request, signal)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BackendError);
     expect((error as BackendError).kind).toBe('server');
     expect(server.requests).toHaveLength(3);
@@ -83,9 +85,15 @@ describe('OpenAiBackend against a real HTTP server', () => {
   it('OpenAiBackend - the answer schema goes as response_format json_schema, strict when it fits the strict subset', async () => {
     const calls: LlmCallRecord[] = [];
     const c = client('', {}, calls);
-    const strict = { name: 'verdict', schema: { type: 'object', properties: { v: { type: 'string' } }, required: ['v'], additionalProperties: false } };
+    const strict = {
+      name: 'verdict',
+      schema: { type: 'object', properties: { v: { type: 'string' } }, required: ['v'], additionalProperties: false },
+    };
     await c.call('judge', { ...request, jsonSchema: strict }, signal);
-    expect(server.requests[0]?.body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'verdict', schema: strict.schema, strict: true } });
+    expect(server.requests[0]?.body.response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'verdict', schema: strict.schema, strict: true },
+    });
     expect(server.requests[0]?.prompt).toBe('Rate this.');
     const open = { name: 'loose', schema: { type: 'object' } };
     await c.call('judge', { ...request, prompt: 'other', jsonSchema: open }, signal);
@@ -94,9 +102,14 @@ describe('OpenAiBackend against a real HTTP server', () => {
   });
 
   it('OpenAiBackend - a server that refuses the schema (400) is asked once more with the schema in the prompt; the call records schema: refused', async () => {
-    const schema = { name: 'verdict', schema: { type: 'object', properties: { v: { type: 'string' } }, required: ['v'], additionalProperties: false } };
+    const schema = {
+      name: 'verdict',
+      schema: { type: 'object', properties: { v: { type: 'string' } }, required: ['v'], additionalProperties: false },
+    };
     server.setResponder((req) =>
-      req.body.response_format ? { kind: 'status', status: 400, body: '{"error":{"message":"response_format json_schema is not supported"}}' } : { kind: 'content', content: '{"v":"x"}' },
+      req.body.response_format
+        ? { kind: 'status', status: 400, body: '{"error":{"message":"response_format json_schema is not supported"}}' }
+        : { kind: 'content', content: '{"v":"x"}' },
     );
     const calls: LlmCallRecord[] = [];
     const c = client('', {}, calls);
@@ -114,14 +127,20 @@ describe('OpenAiBackend against a real HTTP server', () => {
 
   it('OpenAiBackend - a 400 that persists without the schema is the error it is, not a refusal', async () => {
     server.setResponder(() => ({ kind: 'status', status: 400, body: '{"error":{"message":"context too long"}}' }));
-    const error = await client().call('judge', { ...request, jsonSchema: { name: 'v', schema: { type: 'object' } } }, signal).catch((e: unknown) => e);
+    const error = await client()
+      .call('judge', { ...request, jsonSchema: { name: 'v', schema: { type: 'object' } } }, signal)
+      .catch((e: unknown) => e);
     expect((error as BackendError).message).toContain('context too long');
     expect(server.requests).toHaveLength(2);
   });
 
   it('OpenAiBackend - json_schema: false puts the schema in the prompt and records schema: prompt', async () => {
     const calls: LlmCallRecord[] = [];
-    await client('    json_schema: false\n', {}, calls).call('judge', { ...request, jsonSchema: { name: 'v', schema: { type: 'object' } } }, signal);
+    await client('    json_schema: false\n', {}, calls).call(
+      'judge',
+      { ...request, jsonSchema: { name: 'v', schema: { type: 'object' } } },
+      signal,
+    );
     expect(server.requests[0]?.body.response_format).toBeUndefined();
     expect(server.requests[0]?.prompt).toContain('## Answer schema');
     expect(calls[0]?.schema).toBe('prompt');
@@ -130,11 +149,19 @@ describe('OpenAiBackend against a real HTTP server', () => {
   it("OpenAiBackend - api: ollama posts to Ollama's /api/chat with the schema as format, and reads its answer and token counts", async () => {
     server.setResponder(() => ({ kind: 'content', content: '{"v":"x"}', promptTokens: 21, completionTokens: 4 }));
     const calls: LlmCallRecord[] = [];
-    const schema = { name: 'verdict', schema: { type: 'object', properties: { v: { type: 'string' } }, required: ['v'], additionalProperties: false } };
+    const schema = {
+      name: 'verdict',
+      schema: { type: 'object', properties: { v: { type: 'string' } }, required: ['v'], additionalProperties: false },
+    };
     const out = await client('    api: ollama\n    temperature: 0\n', {}, calls).call('judge', { ...request, jsonSchema: schema }, signal);
     expect(out).toMatchObject({ text: '{"v":"x"}', inputTokens: 21, outputTokens: 4 });
     expect(server.requests[0]?.path).toBe('/api/chat');
-    expect(server.requests[0]?.body).toMatchObject({ model: 'fake-model', stream: false, format: schema.schema, options: { temperature: 0 } });
+    expect(server.requests[0]?.body).toMatchObject({
+      model: 'fake-model',
+      stream: false,
+      format: schema.schema,
+      options: { temperature: 0 },
+    });
     expect(server.requests[0]?.body.response_format).toBeUndefined();
     expect(calls[0]?.schema).toBe('ollama_format');
   });
@@ -148,14 +175,18 @@ describe('OpenAiBackend against a real HTTP server', () => {
   it('OpenAiBackend - the key comes from the named environment variable, never from the file', async () => {
     await client('    api_key_env: FAKE_KEY\n', { FAKE_KEY: 'sk-test-123' }).call('judge', request, signal);
     expect(server.requests[0]?.headers.authorization).toBe('Bearer sk-test-123');
-    const error = await client('    api_key_env: FAKE_KEY\n', {}).call('judge', request, signal).catch((e: unknown) => e);
+    const error = await client('    api_key_env: FAKE_KEY\n', {})
+      .call('judge', request, signal)
+      .catch((e: unknown) => e);
     expect((error as BackendError).kind).toBe('auth');
     expect((error as Error).message).toContain('environment variable FAKE_KEY (api_key_env) is not set');
   });
 
   it('OpenAiBackend - a 401 is not retried', async () => {
     server.setResponder(() => ({ kind: 'status', status: 401 }));
-    const error = await client().call('judge', request, signal).catch((e: unknown) => e);
+    const error = await client()
+      .call('judge', request, signal)
+      .catch((e: unknown) => e);
     expect((error as BackendError).kind).toBe('auth');
     expect(server.requests).toHaveLength(1);
   });

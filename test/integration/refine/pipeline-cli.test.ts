@@ -17,7 +17,8 @@ const EXAMPLE = EXAMPLE_REFINE_PARAMS;
 /** A fresh clone's files the refine example needs, in a temp project. */
 function exampleProject(): TempProject {
   const project = tempProject();
-  for (const rel of ['refinery.config.yaml', 'pipelines/refine.yaml', 'examples/refine']) cpSync(path.join(REPO_ROOT, rel), project.path(rel), { recursive: true });
+  for (const rel of ['refinery.config.yaml', 'pipelines/refine.yaml', 'examples/refine'])
+    cpSync(path.join(REPO_ROOT, rel), project.path(rel), { recursive: true });
   return project;
 }
 
@@ -26,7 +27,9 @@ function readJson<T = Record<string, any>>(file: string): T {
 }
 
 function listFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? listFiles(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? listFiles(path.join(dir, e.name)) : [path.join(dir, e.name)],
+  );
 }
 
 const SCHEMA_OF: Array<[RegExp, string]> = [
@@ -76,14 +79,25 @@ describe('refine pipeline through the CLI', () => {
         'summary.json',
         'SUMMARY.md',
         ...['consensus.json', 'verdict.json', 'critique_packet.md', 'next_tasks.json', 'usage.json'].map((f) => `round_001/${f}`),
-        ...['a', 'b', 'c'].flatMap((j) => ['verdict.json', 'critique_packet.md', 'next_tasks.json', 'usage.json'].map((f) => `round_001/judges/example-judge-${j}/${f}`)),
+        ...['a', 'b', 'c'].flatMap((j) =>
+          ['verdict.json', 'critique_packet.md', 'next_tasks.json', 'usage.json'].map((f) => `round_001/judges/example-judge-${j}/${f}`),
+        ),
       ];
-      expect(listFiles(session).map((f) => path.relative(session, f).split(path.sep).join('/')).sort()).toEqual(expected.sort());
+      expect(
+        listFiles(session)
+          .map((f) => path.relative(session, f).split(path.sep).join('/'))
+          .sort(),
+      ).toEqual(expected.sort());
       expect(invalidArtifacts(session)).toEqual([]);
       expect(existsSync(project.path('refine'))).toBe(false);
 
       const summary = readJson(path.join(session, 'summary.json'));
-      expect(summary).toMatchObject({ session: 'example', stopped: { reason: 'no_worker', round: 1 }, final_verdict: 'iterate', regression: { result: 'pass' } });
+      expect(summary).toMatchObject({
+        session: 'example',
+        stopped: { reason: 'no_worker', round: 1 },
+        final_verdict: 'iterate',
+        regression: { result: 'pass' },
+      });
       expect(summary.next_tasks.map((t: { id: string }) => t.id)).toEqual(['T1', 'T2', 'T3']);
       expect(summary.rounds[0]).toMatchObject({ winner: 'example-judge-b', scores: { E1: 6, E2: 3, E3: 4, E4: 3, E5: 6 } });
       expect(summary.usage.total.calls).toBe(8);
@@ -101,7 +115,9 @@ describe('refine pipeline through the CLI', () => {
       const cached = readJson(project.path('.refinery/sessions/second/summary.json'));
       expect(cached.usage.this_run).toMatchObject({ calls: 8, cached_calls: 8, cost_usd: 0 });
       expect(cached.usage.this_run.original_cost_usd).toBeCloseTo(summary.usage.total.cost_usd, 8);
-      expect(readFileSync(project.path('.refinery/sessions/second/SUMMARY.md'), 'utf8')).toMatch(/\| this run \| 8 \| 8 \| \d+ \| \d+ \| \$0\.0000 \| \$0\.0\d+ \|/);
+      expect(readFileSync(project.path('.refinery/sessions/second/SUMMARY.md'), 'utf8')).toMatch(
+        /\| this run \| 8 \| 8 \| \d+ \| \d+ \| \$0\.0000 \| \$0\.0\d+ \|/,
+      );
     } finally {
       project.cleanup();
     }
@@ -122,10 +138,18 @@ describe('refine pipeline through the CLI', () => {
       }
       cpSync(path.join(REPO_ROOT, 'test/helpers/scripted-worker.mjs'), project.path('scripted-worker.mjs'));
       const before = readFileSync(project.path('examples/refine/deliverable/README.md'), 'utf8');
-      const run = await runCli(['run', 'refine', ...EXAMPLE, '--json', '--param', 'session=w', '--param', 'worker=node scripted-worker.mjs'], { cwd: project.root });
+      const run = await runCli(
+        ['run', 'refine', ...EXAMPLE, '--json', '--param', 'session=w', '--param', 'worker=node scripted-worker.mjs'],
+        { cwd: project.root },
+      );
       expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
       const statuses = stageEnds(run.stdout);
-      expect(statuses).toMatchObject({ 'rounds#1.work': 'skipped', 'rounds#2.work': 'succeeded', 'rounds#2.consensus': 'succeeded', summary: 'succeeded' });
+      expect(statuses).toMatchObject({
+        'rounds#1.work': 'skipped',
+        'rounds#2.work': 'succeeded',
+        'rounds#2.consensus': 'succeeded',
+        summary: 'succeeded',
+      });
       expect(Object.keys(statuses).some((s) => s.startsWith('rounds#3'))).toBe(false);
 
       const session = project.path('.refinery/sessions/w');
@@ -181,7 +205,9 @@ describe('refine pipeline and the run budget', () => {
   beforeAll(async () => {
     server = await startFakeOpenAiServer(judgeResponder({ scores: () => 6 }));
     const price = '{ input_per_mtok: 3, output_per_mtok: 15 }';
-    const judges = ['a', 'b', 'c'].map((j) => `  judge-${j}: { kind: openai, base_url: "${server.url}", model: model-${j}, price: ${price} }`);
+    const judges = ['a', 'b', 'c'].map(
+      (j) => `  judge-${j}: { kind: openai, base_url: "${server.url}", model: model-${j}, price: ${price} }`,
+    );
     project = tempProject({
       'refinery.config.yaml': `backends:\n  writer: { kind: openai, base_url: "${server.url}", model: model-w, price: ${price} }\n${judges.join('\n')}\n`,
       'deliverable/README.md': '# Tool\n\nRun `tool --help`.\n',
@@ -204,7 +230,14 @@ describe('refine pipeline and the run budget', () => {
       judges: 'judge-a,judge-b,judge-c',
       guard: 'judge-a',
     };
-    const args = ['run', 'refine', '--json', '--budget-usd', '0.00001', ...Object.entries(params).flatMap(([k, v]) => ['--param', `${k}=${v}`])];
+    const args = [
+      'run',
+      'refine',
+      '--json',
+      '--budget-usd',
+      '0.00001',
+      ...Object.entries(params).flatMap(([k, v]) => ['--param', `${k}=${v}`]),
+    ];
     const run = await runCli(args, { cwd: project.root });
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
     expect(server.requests).toHaveLength(1);
@@ -217,13 +250,20 @@ describe('refine pipeline and the run budget', () => {
     const budgetReason = expect.stringMatching(/run budget exhausted \(--budget-usd\)/);
     expect(readJson(path.join(session, 'regression.json'))).toMatchObject({ status: 'degraded', reason: budgetReason });
     for (const j of ['a', 'b', 'c']) {
-      expect(readJson(path.join(session, `round_001/judges/judge-${j}/verdict.json`))).toMatchObject({ status: 'degraded', verdict: 'iterate', degraded_reason: budgetReason });
+      expect(readJson(path.join(session, `round_001/judges/judge-${j}/verdict.json`))).toMatchObject({
+        status: 'degraded',
+        verdict: 'iterate',
+        degraded_reason: budgetReason,
+      });
       expect(readJson(path.join(session, `round_001/judges/judge-${j}/usage.json`))).toMatchObject({ calls: [], totals: { calls: 0 } });
     }
     expect(readJson(path.join(session, 'round_001/verdict.json'))).toMatchObject({ status: 'degraded' });
     const summary = readJson(path.join(session, 'summary.json'));
     expect(summary.usage.total.calls).toBe(1);
     expect(summary.usage.total.cost_usd).toBeGreaterThan(0.00001);
-    expect(summary.rounds[0]).toMatchObject({ status: 'degraded', judges: [{ status: 'degraded' }, { status: 'degraded' }, { status: 'degraded' }] });
+    expect(summary.rounds[0]).toMatchObject({
+      status: 'degraded',
+      judges: [{ status: 'degraded' }, { status: 'degraded' }, { status: 'degraded' }],
+    });
   });
 });

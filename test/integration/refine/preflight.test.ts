@@ -42,7 +42,12 @@ describe('refine preflight', () => {
   });
 
   it('refine - an unknown backend, an unset key variable and a missing program are all reported before any call (exit 2)', async () => {
-    const params = ['deliverable=deliverable/poem.md', 'task_file=task.md', 'judges=free,nosuch,paid,agent', 'previous=deliverable/poem.md'];
+    const params = [
+      'deliverable=deliverable/poem.md',
+      'task_file=task.md',
+      'judges=free,nosuch,paid,agent',
+      'previous=deliverable/poem.md',
+    ];
     const run = await runCli(['run', 'refine', ...params.flatMap((p) => ['--param', p])], { cwd: project.root });
     expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toContain("no backend named 'nosuch' in refinery.config.yaml");

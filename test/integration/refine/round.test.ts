@@ -28,7 +28,10 @@ beforeAll(async () => {
     }),
   );
   root = mkdtempSync(path.join(tmpdir(), 'refinery-round-'));
-  const backends = JUDGES.map((j) => `  ${j}: {kind: openai, base_url: "${server.url}", model: model-${j.slice(-1)}, price: {input_per_mtok: 3, output_per_mtok: 15}}`);
+  const backends = JUDGES.map(
+    (j) =>
+      `  ${j}: {kind: openai, base_url: "${server.url}", model: model-${j.slice(-1)}, price: {input_per_mtok: 3, output_per_mtok: 15}}`,
+  );
   writeFileSync(
     path.join(root, 'refinery.config.yaml'),
     `backends:\n  writer: {kind: openai, base_url: "${server.url}", model: model-w}\n${backends.join('\n')}\n` +
@@ -64,7 +67,11 @@ async function playRound(runId: string): Promise<TaskRun[]> {
           runId,
           stage: `evaluate[${backend}]`,
           inputs: ['deliverable/README.md', 'refine/criteria.json'],
-          outputs: { verdict: `${judgeDir(backend)}/verdict.json`, critique: `${judgeDir(backend)}/critique_packet.md`, next_tasks: `${judgeDir(backend)}/next_tasks.json` },
+          outputs: {
+            verdict: `${judgeDir(backend)}/verdict.json`,
+            critique: `${judgeDir(backend)}/critique_packet.md`,
+            next_tasks: `${judgeDir(backend)}/next_tasks.json`,
+          },
         },
       ),
     ),
@@ -73,7 +80,11 @@ async function playRound(runId: string): Promise<TaskRun[]> {
   runs.push(
     await runTask(
       consensus,
-      { verdicts: JUDGES.map((j) => `${judgeDir(j)}/verdict.json`), criteria: 'refine/criteria.json', deliverable: ['deliverable/README.md'] },
+      {
+        verdicts: JUDGES.map((j) => `${judgeDir(j)}/verdict.json`),
+        criteria: 'refine/criteria.json',
+        deliverable: ['deliverable/README.md'],
+      },
       {
         root,
         runId,
@@ -125,7 +136,12 @@ describe('refine round (tasks driven directly)', () => {
     expect(criteria.criteria.map((c) => c.id)).toEqual(['E1', 'E2', 'E3', 'E4', 'E5']);
 
     const b = readJson(path.join(root, judgeDir('judge-b'), 'verdict.json'));
-    expect(b).toMatchObject({ status: 'ok', verdict: 'iterate', scores: { E1: 7, E5: 7 }, judge: { backend: 'judge-b', model: 'model-b' } });
+    expect(b).toMatchObject({
+      status: 'ok',
+      verdict: 'iterate',
+      scores: { E1: 7, E5: 7 },
+      judge: { backend: 'judge-b', model: 'model-b' },
+    });
     const prompt = server.requests.find((r) => r.body.model === 'model-b')?.prompt ?? '';
     expect(prompt).toContain('Run `tool --help`.');
     expect(prompt).not.toContain('"criteria"');
@@ -139,7 +155,9 @@ describe('refine round (tasks driven directly)', () => {
     expect(readJson(path.join(root, 'refine/round_001/verdict.json'))).toMatchObject({ scores: { E1: 5 }, judge: { backend: 'judge-a' } });
     expect(readFileSync(path.join(root, 'refine/round_001/critique_packet.md'), 'utf8')).toContain('Finding for E1 (model-a)');
 
-    const voteOrders = server.requests.filter((r) => r.prompt.includes('# Consensus round 2')).map((r) => r.prompt.match(/<evaluation label="[A-Z]">/g)?.join(''));
+    const voteOrders = server.requests
+      .filter((r) => r.prompt.includes('# Consensus round 2'))
+      .map((r) => r.prompt.match(/<evaluation label="[A-Z]">/g)?.join(''));
     expect(voteOrders).toHaveLength(3);
 
     const harshest = readJson(path.join(root, 'refine/round_001/harshest/verdict.json'));
@@ -168,7 +186,11 @@ describe('refine round (tasks driven directly)', () => {
   it('round - a user criteria file skips the model', async () => {
     writeFileSync(path.join(root, 'my-criteria.json'), JSON.stringify([{ text: 'Clarity', category: 'primary' }, { name: 'Accuracy' }]));
     const before = server.requests.length;
-    const run = await runTask(generateCriteria, { criteria_file: 'my-criteria.json' }, { root, outputs: { criteria: 'refine/user-criteria.json' } });
+    const run = await runTask(
+      generateCriteria,
+      { criteria_file: 'my-criteria.json' },
+      { root, outputs: { criteria: 'refine/user-criteria.json' } },
+    );
     expect(server.requests.length).toBe(before);
     expect(readJson(run.placed.criteria as string)).toEqual({
       schema_version: '1',
@@ -186,15 +208,25 @@ describe('refine round (tasks driven directly)', () => {
     const run = await runTask(
       evaluateBackend,
       { backend: 'judge-a', criteria: 'refine/criteria.json', deliverable: ['deliverable/new.md'], budget_usd: 0 },
-      { root, runId: 'run-broke', outputs: { verdict: 'broke/verdict.json', critique: 'broke/critique_packet.md', next_tasks: 'broke/next_tasks.json' } },
+      {
+        root,
+        runId: 'run-broke',
+        outputs: { verdict: 'broke/verdict.json', critique: 'broke/critique_packet.md', next_tasks: 'broke/next_tasks.json' },
+      },
     );
     expect(server.requests.length).toBe(before);
     expect(run.rejected).toEqual({});
-    expect(readJson(run.placed.verdict as string)).toMatchObject({ status: 'degraded', degraded_reason: expect.stringContaining('budget exhausted') });
+    expect(readJson(run.placed.verdict as string)).toMatchObject({
+      status: 'degraded',
+      degraded_reason: expect.stringContaining('budget exhausted'),
+    });
   });
 
   it('round - malformed criteria twice (answer and repair) falls back to the four defaults with a warning', async () => {
-    server.enqueue({ kind: 'content', content: 'Here are some thoughts about criteria.' }, { kind: 'content', content: '{"criteria": [{"text": "only one"}]}' });
+    server.enqueue(
+      { kind: 'content', content: 'Here are some thoughts about criteria.' },
+      { kind: 'content', content: '{"criteria": [{"text": "only one"}]}' },
+    );
     const run = await runTask(
       generateCriteria,
       { task: 'A different task, so no cached answer applies', backend: 'writer' },
@@ -202,7 +234,12 @@ describe('refine round (tasks driven directly)', () => {
     );
     const doc = readJson<Record<string, any>>(run.placed.criteria as string);
     expect(doc.source).toBe('default');
-    expect(doc.criteria.map((c: { id: string; category: string }) => `${c.id}:${c.category}`)).toEqual(['E1:standard', 'E2:standard', 'E3:primary', 'E4:standard']);
+    expect(doc.criteria.map((c: { id: string; category: string }) => `${c.id}:${c.category}`)).toEqual([
+      'E1:standard',
+      'E2:standard',
+      'E3:primary',
+      'E4:standard',
+    ]);
     expect(doc.warnings[0]).toContain('1 criteria; between 4 and 7 are required');
     expect(run.reports).toContainEqual({ kind: 'warning', message: doc.warnings[0] });
     const repair = server.requests.at(-1)?.prompt ?? '';
@@ -221,9 +258,15 @@ describe('refine round (tasks driven directly)', () => {
         { root, outputs: { verdict: 'cli/verdict.json', critique: 'cli/critique_packet.md', next_tasks: 'cli/next_tasks.json' } },
       );
       expect(run.rejected).toEqual({});
-      expect(readJson(run.placed.verdict as string)).toMatchObject({ status: 'ok', verdict: 'converged', judge: { backend: 'cli-judge', model: 'sonnet' } });
+      expect(readJson(run.placed.verdict as string)).toMatchObject({
+        status: 'ok',
+        verdict: 'converged',
+        judge: { backend: 'cli-judge', model: 'sonnet' },
+      });
       expect(readJson(run.placed.next_tasks as string)).toMatchObject({ status: 'none' });
-      expect(run.reports).toContainEqual(expect.objectContaining({ kind: 'llm-call', backend: 'cli-judge', costUsd: 0.0127, outputTokens: 90 }));
+      expect(run.reports).toContainEqual(
+        expect.objectContaining({ kind: 'llm-call', backend: 'cli-judge', costUsd: 0.0127, outputTokens: 90 }),
+      );
     } finally {
       delete process.env.FAKE_AGENT_REPLY_FILE;
     }
@@ -231,7 +274,11 @@ describe('refine round (tasks driven directly)', () => {
 
   it('round - a deliverable path outside the project is refused', async () => {
     await expect(
-      runTask(evaluateBackend, { backend: 'judge-a', criteria: 'refine/criteria.json', deliverable: ['../../etc/passwd'] }, { root, outputs: { verdict: 'x/v.json', critique: 'x/c.md', next_tasks: 'x/n.json' } }),
+      runTask(
+        evaluateBackend,
+        { backend: 'judge-a', criteria: 'refine/criteria.json', deliverable: ['../../etc/passwd'] },
+        { root, outputs: { verdict: 'x/v.json', critique: 'x/c.md', next_tasks: 'x/n.json' } },
+      ),
     ).rejects.toThrow(/resolves outside the project root/);
   });
 });

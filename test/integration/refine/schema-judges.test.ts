@@ -26,7 +26,9 @@ afterEach(async () => {
 async function setup(responder: Responder, judges = JUDGES, extra: Record<string, string> = {}): Promise<TempProject> {
   server = await startFakeOpenAiServer(responder);
   const price = 'price: { input_per_mtok: 3, output_per_mtok: 15 }';
-  const entries = judges.map((j) => `  ${j}: { kind: openai, base_url: "${server?.url}", model: model-${j.slice(-1)}, ${price}${extra[j] ? `, ${extra[j]}` : ''} }`);
+  const entries = judges.map(
+    (j) => `  ${j}: { kind: openai, base_url: "${server?.url}", model: model-${j.slice(-1)}, ${price}${extra[j] ? `, ${extra[j]}` : ''} }`,
+  );
   project = tempProject({
     'refinery.config.yaml': `backends:\n  writer: { kind: openai, base_url: "${server.url}", model: model-w, ${price} }\n${entries.join('\n')}\n`,
     'deliverable/README.md': '# Tool\n\nRun `tool --help`.\n',
@@ -37,7 +39,15 @@ async function setup(responder: Responder, judges = JUDGES, extra: Record<string
 }
 
 function refine(p: TempProject, session: string, judges = JUDGES, flags: string[] = ['--json']): Promise<CliResult> {
-  const params = { session, query: 'Write a README for the tool', deliverable: 'deliverable/README.md', previous: 'previous/README.md', writer: 'writer', judges: judges.join(','), guard: judges[0] as string };
+  const params = {
+    session,
+    query: 'Write a README for the tool',
+    deliverable: 'deliverable/README.md',
+    previous: 'previous/README.md',
+    writer: 'writer',
+    judges: judges.join(','),
+    guard: judges[0] as string,
+  };
   return runCli(['run', 'refine', ...flags, ...Object.entries(params).flatMap(([k, v]) => ['--param', `${k}=${v}`])], { cwd: p.root });
 }
 
@@ -103,14 +113,26 @@ describe('refine with schema-following, prose, refusing and garbage model server
     }
     expect(criteria.warnings[0]).toMatch(/criteria generation failed \(malformed output after one repair retry: no JSON object found/);
     for (const j of JUDGES)
-      expect(readJson(path.join(dir, `round_001/judges/${j}/verdict.json`))).toMatchObject({ status: 'degraded', degraded_reason: expect.stringMatching(/^malformed output after one repair retry: no JSON object found/) });
+      expect(readJson(path.join(dir, `round_001/judges/${j}/verdict.json`))).toMatchObject({
+        status: 'degraded',
+        degraded_reason: expect.stringMatching(/^malformed output after one repair retry: no JSON object found/),
+      });
     const summary = readJson(path.join(dir, 'summary.json'));
     expect(summary.answers.first_try_valid).toBe(0);
     expect(summary.answers.degraded_artifacts).toEqual(
-      expect.arrayContaining(['criteria.json', 'regression.json', 'round_001/verdict.json', ...JUDGES.map((j) => `round_001/judges/${j}/verdict.json`)]),
+      expect.arrayContaining([
+        'criteria.json',
+        'regression.json',
+        'round_001/verdict.json',
+        ...JUDGES.map((j) => `round_001/judges/${j}/verdict.json`),
+      ]),
     );
     // The repair quoted what was wrong.
-    expect(server?.requests.some((r) => r.prompt.includes('## Your previous answer could not be used') && r.prompt.includes('no JSON object found'))).toBe(true);
+    expect(
+      server?.requests.some(
+        (r) => r.prompt.includes('## Your previous answer could not be used') && r.prompt.includes('no JSON object found'),
+      ),
+    ).toBe(true);
   });
 
   it('refine - 30 % garbage: each failed answer is repaired (quoting ajv) or degraded with its reason, and every artifact in place validates', async () => {
@@ -128,7 +150,9 @@ describe('refine with schema-following, prose, refusing and garbage model server
     expect(garbledFirst.length).toBeGreaterThan(0);
     // Each garbled first answer was followed by a repair from the same model that quotes it.
     for (const bad of garbledFirst) {
-      const repair = requests.find((r) => r.index > bad.index && r.body.model === bad.body.model && isRepair(r.prompt) && r.prompt.startsWith(bad.prompt));
+      const repair = requests.find(
+        (r) => r.index > bad.index && r.body.model === bad.body.model && isRepair(r.prompt) && r.prompt.startsWith(bad.prompt),
+      );
       expect(repair, `no repair after request ${bad.index}`).toBeDefined();
     }
     const calls = sessionCalls(dir);
@@ -149,11 +173,15 @@ describe('refine with schema-following, prose, refusing and garbage model server
   it('refine -v - a server that refuses the schema: the call is made once more without it and recorded schema: refused; the log says which backends ran with and without a schema', async () => {
     const follow = schemaFollowingResponder();
     const refusing: Responder = (r) =>
-      r.body.model === 'model-b' && r.schema ? { kind: 'status', status: 400, body: '{"error":{"message":"json_schema response_format is not supported"}}' } : follow(r);
+      r.body.model === 'model-b' && r.schema
+        ? { kind: 'status', status: 400, body: '{"error":{"message":"json_schema response_format is not supported"}}' }
+        : follow(r);
     const p = await setup(refusing);
     const run = await refine(p, 'refused', JUDGES, ['-v']);
     expect(run.code, `${run.stdout.slice(-3000)}\n${run.stderr}`).toBe(0);
-    expect(run.stdout).toMatch(/judge-b evaluate\.r1: answer schema refused by the server; asked again with the schema in the prompt; answer valid/);
+    expect(run.stdout).toMatch(
+      /judge-b evaluate\.r1: answer schema refused by the server; asked again with the schema in the prompt; answer valid/,
+    );
     expect(run.stdout).toMatch(/judge-a evaluate\.r1: answer schema sent as response_format \(json_schema\); answer valid/);
     expect(run.stdout).toMatch(/answers from judge-b: \d+ calls, answer schema refused \d+; \d+\/\d+ first tries usable/);
     const dir = p.path('.refinery/sessions/refused');

@@ -34,7 +34,9 @@ describe('secret redaction through the refine pipeline', () => {
       body: JSON.stringify({ error: { message: 'upstream exploded', echo: { headers: req.headers, shaped: SHAPED_KEY } } }),
     }));
     const retry = '{ max: 1, base_ms: 1, max_ms: 5 }';
-    const judges = ['a', 'b'].map((j) => `  judge-${j}: { kind: openai, base_url: "${server.url}", model: model-${j}, api_key_env: REFINE_TEST_KEY, retry: ${retry} }`);
+    const judges = ['a', 'b'].map(
+      (j) => `  judge-${j}: { kind: openai, base_url: "${server.url}", model: model-${j}, api_key_env: REFINE_TEST_KEY, retry: ${retry} }`,
+    );
     project = tempProject({
       'refinery.config.yaml': `backends:\n  writer: { kind: openai, base_url: "${server.url}", model: model-w, api_key_env: REFINE_TEST_KEY, retry: ${retry} }\n${judges.join('\n')}\n`,
       'deliverable/README.md': '# Tool\n\nRun `tool --help`.\n',
@@ -78,7 +80,14 @@ describe('secret redaction through the refine pipeline', () => {
       expect(out.stderr).not.toContain(SHAPED_KEY);
     }
     const written = listFiles(project.root).map((f) => path.relative(project.root, f));
-    for (const must of ['criteria.json', 'regression.json', 'summary.json', 'SUMMARY.md', 'round_001/consensus.json', 'round_001/critique_packet.md'])
+    for (const must of [
+      'criteria.json',
+      'regression.json',
+      'summary.json',
+      'SUMMARY.md',
+      'round_001/consensus.json',
+      'round_001/critique_packet.md',
+    ])
       expect(written).toContain(`.refinery/sessions/leak/${must}`);
     expect(written.some((f) => /^\.refinery\/runs\/.+\/events\.jsonl$/.test(f))).toBe(true);
     expect(filesContaining(project.root, KEY)).toEqual([]);

@@ -15,7 +15,8 @@ const README = 'examples/refine/deliverable/README.md';
 
 function exampleProject(): TempProject {
   const project = tempProject();
-  for (const rel of ['refinery.config.yaml', 'pipelines/refine.yaml', 'examples/refine']) cpSync(path.join(REPO_ROOT, rel), project.path(rel), { recursive: true });
+  for (const rel of ['refinery.config.yaml', 'pipelines/refine.yaml', 'examples/refine'])
+    cpSync(path.join(REPO_ROOT, rel), project.path(rel), { recursive: true });
   return project;
 }
 
@@ -27,7 +28,12 @@ function readJson<T = Record<string, any>>(file: string): T {
 function expectOneHandoverAndFinalRound(project: TempProject, run: CliResult, session: string, agent: string): void {
   expect(run.code, `${run.stdout.slice(-3000)}\n${run.stderr}`).toBe(0);
   const ends = stageEnds(run.stdout);
-  expect(ends).toMatchObject({ 'rounds#1.work': 'skipped', 'rounds#2.work': 'succeeded', 'rounds#2.consensus': 'succeeded', summary: 'succeeded' });
+  expect(ends).toMatchObject({
+    'rounds#1.work': 'skipped',
+    'rounds#2.work': 'succeeded',
+    'rounds#2.consensus': 'succeeded',
+    summary: 'succeeded',
+  });
   expect(Object.keys(ends).some((s) => s.startsWith('rounds#3'))).toBe(false);
   const dir = project.path(`.refinery/sessions/${session}`);
   expect(readJson(path.join(dir, 'round_001/worker.json'))).toMatchObject({ status: 'completed', agent });
@@ -46,7 +52,18 @@ describe('refine worker rounds', () => {
     const project = exampleProject();
     try {
       cpSync(WORKER, project.path('scripted-worker.mjs'));
-      const args = ['run', 'refine', ...EXAMPLE_REFINE_PARAMS, '--json', '--param', 'session=last', '--param', 'max_rounds=1', '--param', 'worker=node scripted-worker.mjs'];
+      const args = [
+        'run',
+        'refine',
+        ...EXAMPLE_REFINE_PARAMS,
+        '--json',
+        '--param',
+        'session=last',
+        '--param',
+        'max_rounds=1',
+        '--param',
+        'worker=node scripted-worker.mjs',
+      ];
       const run = await runCli(args, { cwd: project.root });
       expectOneHandoverAndFinalRound(project, run, 'last', 'worker');
       // Round 2's judges read the deliverable the worker changed.
@@ -62,7 +79,18 @@ describe('refine worker rounds', () => {
   it('refine - worker=human: the instructions are printed, the person publishes by running the commands they name, and the final round evaluates the edit', async () => {
     const project = exampleProject();
     try {
-      const args = ['run', 'refine', ...EXAMPLE_REFINE_PARAMS, '--json', '--param', 'session=human', '--param', 'max_rounds=1', '--param', 'worker=human'];
+      const args = [
+        'run',
+        'refine',
+        ...EXAMPLE_REFINE_PARAMS,
+        '--json',
+        '--param',
+        'session=human',
+        '--param',
+        'max_rounds=1',
+        '--param',
+        'worker=human',
+      ];
       const child = startCli(args, { cwd: project.root });
       let stdout = '';
       let stderr = '';
@@ -101,11 +129,41 @@ describe('refine worker rounds', () => {
       const sockets = mkdtempSync(path.join(tmpdir(), 'refinery-tmux-'));
       const env = { TMUX_TMPDIR: sockets, TMUX: '' };
       try {
-        execFileSync('tmux', ['new-session', '-d', '-s', 'refine-worker', '-x', '200', '-y', '50', '-c', project.root, 'env', 'WORKER_INPUT=tmux-lines', process.execPath, WORKER], {
-          cwd: project.root,
-          env: { ...process.env, ...env },
-        });
-        const args = ['run', 'refine', ...EXAMPLE_REFINE_PARAMS, '--json', '--param', 'session=tmux', '--param', 'max_rounds=1', '--param', 'worker=tmux:refine-worker'];
+        execFileSync(
+          'tmux',
+          [
+            'new-session',
+            '-d',
+            '-s',
+            'refine-worker',
+            '-x',
+            '200',
+            '-y',
+            '50',
+            '-c',
+            project.root,
+            'env',
+            'WORKER_INPUT=tmux-lines',
+            process.execPath,
+            WORKER,
+          ],
+          {
+            cwd: project.root,
+            env: { ...process.env, ...env },
+          },
+        );
+        const args = [
+          'run',
+          'refine',
+          ...EXAMPLE_REFINE_PARAMS,
+          '--json',
+          '--param',
+          'session=tmux',
+          '--param',
+          'max_rounds=1',
+          '--param',
+          'worker=tmux:refine-worker',
+        ];
         const run = await runCli(args, { cwd: project.root, env });
         expectOneHandoverAndFinalRound(project, run, 'tmux', 'claude-code');
       } finally {

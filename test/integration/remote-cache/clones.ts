@@ -7,7 +7,8 @@ import { EXAMPLE_REFINE_PARAMS } from '../../helpers/refine-example.ts';
 
 export function exampleClone(files: Record<string, string> = {}): TempProject {
   const p = tempProject(files);
-  for (const rel of ['refinery.config.yaml', 'pipelines/refine.yaml', 'examples/refine']) cpSync(path.join(REPO_ROOT, rel), p.path(rel), { recursive: true });
+  for (const rel of ['refinery.config.yaml', 'pipelines/refine.yaml', 'examples/refine'])
+    cpSync(path.join(REPO_ROOT, rel), p.path(rel), { recursive: true });
   cpSync(path.join(REPO_ROOT, 'examples/massgen_logs'), p.path('.massgen/massgen_logs'), { recursive: true });
   return p;
 }
@@ -64,7 +65,12 @@ export function stageStarts(r: CliResult): string[] {
 
 /** Model calls that were made (not answered from a cache). */
 export function modelCalls(r: CliResult): number {
-  return events(r.stdout).filter((e) => e.type === 'stage-report' && (e.report as { kind: string; cached?: boolean }).kind === 'llm-call' && !(e.report as { cached: boolean }).cached).length;
+  return events(r.stdout).filter(
+    (e) =>
+      e.type === 'stage-report' &&
+      (e.report as { kind: string; cached?: boolean }).kind === 'llm-call' &&
+      !(e.report as { cached: boolean }).cached,
+  ).length;
 }
 
 export function warnings(r: CliResult): string[] {

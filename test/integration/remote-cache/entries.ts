@@ -27,18 +27,37 @@ export function putBlob(ngx: NginxCache, data: Buffer | string, prefix = ''): { 
 }
 
 /** A stage entry whose manifest and action-cache entry name `files` (path -> content). */
-export function forgeStageEntry(ngx: NginxCache, options: { fingerprint: string; stage: string; files: Array<{ name: string; path: string; data: string }>; acPaths?: string[] }, prefix = ''): string {
+export function forgeStageEntry(
+  ngx: NginxCache,
+  options: { fingerprint: string; stage: string; files: Array<{ name: string; path: string; data: string }>; acPaths?: string[] },
+  prefix = '',
+): string {
   const key = stageKey(options.fingerprint);
   const outputs: Record<string, { path: string; sha256: string; size: number }> = {};
   for (const f of options.files) outputs[f.name] = { path: f.path, ...putBlob(ngx, f.data, prefix) };
-  const manifest = { refinery: VERSION, kind: 'stage', key, fingerprint: options.fingerprint, stage: options.stage, outputs, duration_ms: 1000, cost_usd: 0, llm_calls: 0, created_at: new Date().toISOString() };
+  const manifest = {
+    refinery: VERSION,
+    kind: 'stage',
+    key,
+    fingerprint: options.fingerprint,
+    stage: options.stage,
+    outputs,
+    duration_ms: 1000,
+    cost_usd: 0,
+    llm_calls: 0,
+    created_at: new Date().toISOString(),
+  };
   const m = putBlob(ngx, JSON.stringify(manifest), prefix);
   const listed = Object.values(outputs);
   const acFiles = (options.acPaths ?? listed.map((o) => o.path)).map((p, i) => {
     const o = listed[Math.min(i, listed.length - 1)] as { sha256: string; size: number };
     return { path: p, digest: { hash: o.sha256, sizeBytes: o.size }, isExecutable: false };
   });
-  const entry = encodeActionResult({ outputFiles: [...acFiles, { path: '.refinery/manifest.json', digest: { hash: m.sha256, sizeBytes: m.size }, isExecutable: false }], exitCode: 0, worker: 'forger' });
+  const entry = encodeActionResult({
+    outputFiles: [...acFiles, { path: '.refinery/manifest.json', digest: { hash: m.sha256, sizeBytes: m.size }, isExecutable: false }],
+    exitCode: 0,
+    worker: 'forger',
+  });
   const file = path.join(ngx.root, prefix, 'ac', key);
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, entry);

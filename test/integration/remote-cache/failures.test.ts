@@ -64,7 +64,13 @@ describe.skipIf(skipWithout(NGINX))('remote cache on nginx: failures never fail 
     await ngx.start();
     expect(code, stderr).toBe(0);
     const result = { code, signal: null, stdout, stderr };
-    expect(Object.fromEntries(events(stdout).filter((e) => e.type === 'stage-end').map((e) => [e.stage, e.status]))).toEqual({ a: 'succeeded', b: 'succeeded', c: 'succeeded' });
+    expect(
+      Object.fromEntries(
+        events(stdout)
+          .filter((e) => e.type === 'stage-end')
+          .map((e) => [e.stage, e.status]),
+      ),
+    ).toEqual({ a: 'succeeded', b: 'succeeded', c: 'succeeded' });
     expect(readFileSync(p.path('out/c.txt'), 'utf8')).toBe('alpha\nalpha\nalpha\n');
     const said = warnings(result);
     expect(said.length).toBeGreaterThanOrEqual(1);
@@ -84,7 +90,11 @@ describe.skipIf(skipWithout(NGINX))('remote cache on nginx: failures never fail 
     const result = await run(p, { REFINERY_REMOTE_CACHE: `http://127.0.0.1:${await freePort()}` });
     expect(result.code, result.stderr).toBe(0);
     expect(stageStarts(result)).toEqual(['a', 'b']);
-    expect(warnings(result)).toEqual([expect.stringMatching(/^remote cache: GET ac\/[0-9a-f]{12}… failed: ECONNREFUSED; the remote cache is off for the rest of this run; a runs here$/)]);
+    expect(warnings(result)).toEqual([
+      expect.stringMatching(
+        /^remote cache: GET ac\/[0-9a-f]{12}… failed: ECONNREFUSED; the remote cache is off for the rest of this run; a runs here$/,
+      ),
+    ]);
     expect(Date.now() - started).toBeLessThan(30_000);
   });
 
@@ -92,18 +102,24 @@ describe.skipIf(skipWithout(NGINX))('remote cache on nginx: failures never fail 
     const small = await startNginxCache({ maxBody: '1k' });
     try {
       const big = 'x'.repeat(5000);
-      const p = track(tempProject({
-        'pipelines/demo.yaml': `pipeline: demo
+      const p = track(
+        tempProject({
+          'pipelines/demo.yaml': `pipeline: demo
 stages:
   big: { run: "cat src/big.txt > \${outputs.o}; cat src/a.txt > \${outputs.copy}", inputs: [src/big.txt, src/a.txt], outputs: { o: out/big.txt, copy: out/copy.txt } }
   tiny: { run: "cat src/a.txt > \${outputs.o}", inputs: [src/a.txt], outputs: { o: out/tiny.txt } }
 `,
-        'src/big.txt': big,
-        'src/a.txt': 'alpha\n',
-      }));
+          'src/big.txt': big,
+          'src/a.txt': 'alpha\n',
+        }),
+      );
       const result = await run(p, { REFINERY_REMOTE_CACHE: small.url });
       expect(result.code, result.stderr).toBe(0);
-      expect(warnings(result)).toEqual([expect.stringMatching(new RegExp(`^remote cache: PUT cas/${sha256(big)} answered HTTP 413; its action-cache entry was not written$`))]);
+      expect(warnings(result)).toEqual([
+        expect.stringMatching(
+          new RegExp(`^remote cache: PUT cas/${sha256(big)} answered HTTP 413; its action-cache entry was not written$`),
+        ),
+      ]);
       const fp = fingerprints(p, 'demo');
       const puts = small.requests().filter((r) => r.method === 'PUT');
       expect(puts.some((r) => r.uri === `/ac/${stageKey(fp.big as string)}`)).toBe(false);
@@ -115,7 +131,8 @@ stages:
   });
 
   it('max_blob_mb - a blob over the limit is not uploaded, and an entry naming one is not downloaded', async () => {
-    const pipeline = 'pipeline: demo\nstages:\n  big: { run: "cat src/big.txt > ${outputs.o}", inputs: [src/big.txt], outputs: { o: out/big.txt } }\n';
+    const pipeline =
+      'pipeline: demo\nstages:\n  big: { run: "cat src/big.txt > ${outputs.o}", inputs: [src/big.txt], outputs: { o: out/big.txt } }\n';
     const files = { 'pipelines/demo.yaml': pipeline, 'src/big.txt': 'y'.repeat(4000) };
     const limited = 'remote_cache: { max_blob_mb: 0.001 }\n';
     const env = { REFINERY_REMOTE_CACHE: `${ngx.url}/limits` };
@@ -136,15 +153,29 @@ stages:
     ]);
     expect(stageStarts(refused)).toEqual(['big']);
     // Only the action-cache entry was read: the blob's size was checked before fetching it.
-    expect(ngx.requests().slice(before).filter((r) => r.method === 'GET').map((r) => r.uri.split('/')[2])).toEqual(['ac']);
+    expect(
+      ngx
+        .requests()
+        .slice(before)
+        .filter((r) => r.method === 'GET')
+        .map((r) => r.uri.split('/')[2]),
+    ).toEqual(['ac']);
   });
 
   it('params naming the project folder - the stage runs and is not shared, with a warning that says why', async () => {
-    const p = track(tempProject({ 'pipelines/demo.yaml': 'pipeline: demo\nparams:\n  src: { type: string }\nstages:\n  a: { run: "cat ${params.src} > ${outputs.o}", inputs: ["${params.src}"], outputs: { o: out/a.txt } }\n', 'src/a.txt': 'alpha\n' }));
+    const p = track(
+      tempProject({
+        'pipelines/demo.yaml':
+          'pipeline: demo\nparams:\n  src: { type: string }\nstages:\n  a: { run: "cat ${params.src} > ${outputs.o}", inputs: ["${params.src}"], outputs: { o: out/a.txt } }\n',
+        'src/a.txt': 'alpha\n',
+      }),
+    );
     const before = ngx.requests().length;
     const result = await run(p, { REFINERY_REMOTE_CACHE: `${ngx.url}/local` }, '--param', `src=${p.path('src/a.txt')}`);
     expect(result.code, result.stderr).toBe(0);
-    expect(warnings(result)).toEqual(['remote cache: not shared: its params, command or env name the project folder by its absolute path; give paths relative to the project to share its result']);
+    expect(warnings(result)).toEqual([
+      'remote cache: not shared: its params, command or env name the project folder by its absolute path; give paths relative to the project to share its result',
+    ]);
     expect(ngx.requests().slice(before)).toEqual([]);
   });
 });
@@ -168,7 +199,11 @@ describe.skipIf(skipWithout(NGINX))('remote cache on nginx: who may write', () =
     const puts = ngx.requests().filter((r) => r.method === 'PUT');
     expect(puts.length).toBeGreaterThanOrEqual(6);
     expect(puts.every((r) => r.user === 'ci' && r.status === 201)).toBe(true);
-    for (const text of [first.stdout, first.stderr, readFileSync(path.join(a.root, '.refinery/runs', events(first.stdout)[0]?.runId as string, 'events.jsonl'), 'utf8')]) {
+    for (const text of [
+      first.stdout,
+      first.stderr,
+      readFileSync(path.join(a.root, '.refinery/runs', events(first.stdout)[0]?.runId as string, 'events.jsonl'), 'utf8'),
+    ]) {
       expect(text).not.toContain(writer.password);
     }
 
@@ -189,18 +224,25 @@ describe.skipIf(skipWithout(NGINX))('remote cache on nginx: who may write', () =
     c.write('src/a.txt', 'changed again\n');
     const anonymous = await run(c, { REFINERY_REMOTE_CACHE: ngx.url });
     expect(anonymous.code, anonymous.stderr).toBe(0);
-    expect(warnings(anonymous)).toEqual([expect.stringContaining('the server does not let this client write (HTTP 401); set remote_cache.read_only (or --remote-cache-read-only) where only reading is allowed; nothing more is uploaded in this run')]);
+    expect(warnings(anonymous)).toEqual([
+      expect.stringContaining(
+        'the server does not let this client write (HTTP 401); set remote_cache.read_only (or --remote-cache-read-only) where only reading is allowed; nothing more is uploaded in this run',
+      ),
+    ]);
     expect(readFileSync(c.path('out/a.txt'), 'utf8')).toBe('changed again\nhello\n');
   });
 
   it('headers from the environment - sent with every request, and their values never reach the console or the event log', async () => {
     const token = 'hdr-7c1e9b3f5a2d4e6f8091';
-    const p = track(tempProject({
-      'refinery.config.yaml': `remote_cache:\n  url: ${ngx.url}/headers\n  headers_from_env: { X-Cache-Token: CACHE_HDR_VALUE }\n`,
-      // A stage that prints the variable: its log line must come out redacted.
-      'pipelines/demo.yaml': 'pipeline: demo\nstages:\n  a: { run: "echo token is $CACHE_HDR_VALUE; cat src/a.txt > ${outputs.o}", inputs: [src/a.txt], outputs: { o: out/a.txt } }\n',
-      'src/a.txt': 'alpha\n',
-    }));
+    const p = track(
+      tempProject({
+        'refinery.config.yaml': `remote_cache:\n  url: ${ngx.url}/headers\n  headers_from_env: { X-Cache-Token: CACHE_HDR_VALUE }\n`,
+        // A stage that prints the variable: its log line must come out redacted.
+        'pipelines/demo.yaml':
+          'pipeline: demo\nstages:\n  a: { run: "echo token is $CACHE_HDR_VALUE; cat src/a.txt > ${outputs.o}", inputs: [src/a.txt], outputs: { o: out/a.txt } }\n',
+        'src/a.txt': 'alpha\n',
+      }),
+    );
     const before = ngx.requests().length;
     const result = await runCli(['run', 'demo', '--json', '-v'], { cwd: p.root, env: { CACHE_HDR_VALUE: token } });
     expect(result.code, result.stderr).toBe(0);

@@ -47,7 +47,13 @@ describe.skipIf(skipWithout(NGINX))('remote cache on nginx: poisoned entries', (
     const b = track(demoProject());
     const result = await run(b, 'tamper');
     expect(result.code, result.stderr).toBe(0);
-    expect(warnings(result)).toEqual([expect.stringMatching(new RegExp(`^remote cache: refused the entry for stage b: blob cas/${sha256(good)} holds 22 bytes with sha256 [0-9a-f]{64}, not the ${good.length} bytes it is named by; it runs here$`))]);
+    expect(warnings(result)).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^remote cache: refused the entry for stage b: blob cas/${sha256(good)} holds 22 bytes with sha256 [0-9a-f]{64}, not the ${good.length} bytes it is named by; it runs here$`,
+        ),
+      ),
+    ]);
     expect(stageStarts(result)).toEqual(['b']);
     expect(readFileSync(b.path('out/b.json'))).toEqual(good);
     expect(runEnd(result).remote).toMatchObject({ stages: 1, refused: 1 });
@@ -57,11 +63,21 @@ describe.skipIf(skipWithout(NGINX))('remote cache on nginx: poisoned entries', (
   it('invalid artifact - an entry with sound digests whose artifact breaks its schema is refused like a local one', async () => {
     const a = track(demoProject());
     expect((await run(a, 'schema')).code).toBe(0);
-    forgeStageEntry(ngx, { fingerprint: fingerprints(a, 'demo').b as string, stage: 'b', files: [{ name: 'report', path: 'out/b.json', data: '{"lines": 42}' }] }, 'schema');
+    forgeStageEntry(
+      ngx,
+      {
+        fingerprint: fingerprints(a, 'demo').b as string,
+        stage: 'b',
+        files: [{ name: 'report', path: 'out/b.json', data: '{"lines": 42}' }],
+      },
+      'schema',
+    );
     const b = track(demoProject());
     const result = await run(b, 'schema');
     expect(result.code, result.stderr).toBe(0);
-    expect(warnings(result)).toEqual(["remote cache: refused the entry for stage b: output 'report' (out/b.json) at /lines must be array (schema demo-report); it runs here"]);
+    expect(warnings(result)).toEqual([
+      "remote cache: refused the entry for stage b: output 'report' (out/b.json) at /lines must be array (schema demo-report); it runs here",
+    ]);
     expect(stageStarts(result)).toEqual(['b']);
     expect(JSON.parse(readFileSync(b.path('out/b.json'), 'utf8'))).toEqual({ lines: ['alpha', 'hello'] });
     noStagingLeft(b);
@@ -75,7 +91,11 @@ describe.skipIf(skipWithout(NGINX))('remote cache on nginx: poisoned entries', (
     expect((await run(a, 'paths', 'p')).code).toBe(0);
     const fp = fingerprints(a, 'p');
     const forge = (stage: string, files: Array<{ path: string; data: string }>, acPaths?: string[]): void => {
-      forgeStageEntry(ngx, { fingerprint: fp[stage] as string, stage, files: files.map((f) => ({ name: 'o', ...f })), ...(acPaths ? { acPaths } : {}) }, 'paths');
+      forgeStageEntry(
+        ngx,
+        { fingerprint: fp[stage] as string, stage, files: files.map((f) => ({ name: 'o', ...f })), ...(acPaths ? { acPaths } : {}) },
+        'paths',
+      );
     };
     forge('up', [{ path: '../escape.txt', data: 'x' }]);
     forge('abs', [{ path: outside, data: 'x' }]);
@@ -128,7 +148,9 @@ describe.skipIf(skipWithout(NGINX))('remote cache on nginx: poisoned entries', (
     const first = await run(a, 'signed', 'demo', signer);
     expect(first.code, first.stderr).toBe(0);
     expect(runEnd(first).remote).toMatchObject({ uploaded: 2 });
-    expect(readFileSync(path.join(ngx.root, 'signed', 'cas', sha256(JSON.stringify({ lines: ['alpha', 'hello'] }))), 'utf8')).toBe(readFileSync(a.path('out/b.json'), 'utf8'));
+    expect(readFileSync(path.join(ngx.root, 'signed', 'cas', sha256(JSON.stringify({ lines: ['alpha', 'hello'] }))), 'utf8')).toBe(
+      readFileSync(a.path('out/b.json'), 'utf8'),
+    );
 
     const reader = await run(clone(team.publicKey), 'signed');
     expect(reader.code, reader.stderr).toBe(0);
@@ -145,10 +167,20 @@ describe.skipIf(skipWithout(NGINX))('remote cache on nginx: poisoned entries', (
     expect(stageStarts(stranger)).toEqual(['a', 'b']);
 
     // An entry written without the key (a forged or misconfigured writer) is refused too.
-    forgeStageEntry(ngx, { fingerprint: fingerprints(a, 'demo').b as string, stage: 'b', files: [{ name: 'report', path: 'out/b.json', data: '{"lines":["forged"]}' }] }, 'signed');
+    forgeStageEntry(
+      ngx,
+      {
+        fingerprint: fingerprints(a, 'demo').b as string,
+        stage: 'b',
+        files: [{ name: 'report', path: 'out/b.json', data: '{"lines":["forged"]}' }],
+      },
+      'signed',
+    );
     const c = clone(team.publicKey);
     const unsigned = await run(c, 'signed');
-    expect(warnings(unsigned)).toEqual(['remote cache: refused the entry for stage b: it is not signed, and remote_cache.verify_key requires signed entries; it runs here']);
+    expect(warnings(unsigned)).toEqual([
+      'remote cache: refused the entry for stage b: it is not signed, and remote_cache.verify_key requires signed entries; it runs here',
+    ]);
     expect(JSON.parse(readFileSync(c.path('out/b.json'), 'utf8'))).toEqual({ lines: ['alpha', 'hello'] });
   });
 });

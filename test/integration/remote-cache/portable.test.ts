@@ -58,7 +58,8 @@ describe('portable fingerprints', () => {
     cpSync(a.root, b, { recursive: true, verbatimSymlinks: true });
     // No stat record can vouch for the copy: the fingerprints are computed again from content.
     rmSync(path.join(b, '.refinery/cache/file-hashes.json'), { force: true });
-    for (const f of readdirSync(path.join(b, '.refinery/state')).filter((f) => f.startsWith('noop-'))) rmSync(path.join(b, '.refinery/state', f));
+    for (const f of readdirSync(path.join(b, '.refinery/state')).filter((f) => f.startsWith('noop-')))
+      rmSync(path.join(b, '.refinery/state', f));
     const moved = { root: b } as TempProject;
     for (const result of [await runAnalyze(moved), await runRefine(moved)]) {
       expect(result.code, result.stderr).toBe(0);

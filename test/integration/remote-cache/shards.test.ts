@@ -84,7 +84,7 @@ describe.skipIf(skipWithout(NGINX))('CI shards with a remote cache on nginx', ()
     expect(executed.sort()).toEqual([...ITEMS.map((i) => `item[${i}]`), 'all'].sort());
   });
 
-  it('shards - the analyze example spreads its turns over the shards: each runs its share, none runs another\'s', async () => {
+  it("shards - the analyze example spreads its turns over the shards: each runs its share, none runs another's", async () => {
     const whole = track(exampleClone());
     const unsharded = await runAnalyze(whole);
     expect(unsharded.code, unsharded.stderr).toBe(0);
@@ -112,7 +112,11 @@ describe.skipIf(skipWithout(NGINX))('CI shards with a remote cache on nginx', ()
     const alone = artifacts(whole, unsharded);
     expect(Object.keys(sharded).sort()).toEqual(Object.keys(alone).sort());
     const verdicts = (files: Record<string, string>) =>
-      Object.fromEntries(Object.entries(files).filter(([k]) => k.endsWith('analysis.json')).map(([k, v]) => [k, (JSON.parse(v) as { state: { value: string } }).state.value]));
+      Object.fromEntries(
+        Object.entries(files)
+          .filter(([k]) => k.endsWith('analysis.json'))
+          .map(([k, v]) => [k, (JSON.parse(v) as { state: { value: string } }).state.value]),
+      );
     expect(verdicts(sharded)).toEqual(verdicts(alone));
   });
 

@@ -62,11 +62,23 @@ describe.skipIf(skipWithout(NGINX))('remote cache on nginx: two clones', () => {
 
     const again = await runRefine(b, env);
     expect(stageStarts(again)).toEqual([]);
-    expect(Object.values(Object.fromEntries(events(again.stdout).filter((e) => e.type === 'stage-end').map((e) => [e.stage, e.status]))).every((s) => s === 'fresh' || s === 'skipped')).toBe(true);
+    expect(
+      Object.values(
+        Object.fromEntries(
+          events(again.stdout)
+            .filter((e) => e.type === 'stage-end')
+            .map((e) => [e.stage, e.status]),
+        ),
+      ).every((s) => s === 'fresh' || s === 'skipped'),
+    ).toBe(true);
 
     const status = await runCli(['status'], { cwd: b.root });
     expect(status.code, status.stderr).toBe(0);
-    expect(status.stdout).toMatch(new RegExp(`remote cache ${ngx.url.replace(/[.]/g, '\\.')}: 7 stages and ${modelCalls(refineA)} model calls from it, saving [0-9.]+m?s and \\$[0-9.]+`));
+    expect(status.stdout).toMatch(
+      new RegExp(
+        `remote cache ${ngx.url.replace(/[.]/g, '\\.')}: 7 stages and ${modelCalls(refineA)} model calls from it, saving [0-9.]+m?s and \\$[0-9.]+`,
+      ),
+    );
     expect(status.stdout).toContain(`remote cache ${ngx.url}: 7 stages and 0 model calls from it`);
   });
 
@@ -87,7 +99,9 @@ describe.skipIf(skipWithout(NGINX))('remote cache on nginx: two clones', () => {
     expect(modelCalls(forced)).toBe(0);
     const calls = events(forced.stdout).filter((e) => e.type === 'stage-report' && (e.report as { kind: string }).kind === 'llm-call');
     expect(calls).toHaveLength(made);
-    expect(calls.every((e) => (e.report as { cached: boolean; costUsd: number }).cached && (e.report as { costUsd: number }).costUsd === 0)).toBe(true);
+    expect(
+      calls.every((e) => (e.report as { cached: boolean; costUsd: number }).cached && (e.report as { costUsd: number }).costUsd === 0),
+    ).toBe(true);
     expect(runEnd(forced).remote).toMatchObject({ stages: 0, calls: made });
   });
 

@@ -14,7 +14,15 @@ export const CHROMIUM = systemTool('chromium');
 /** Screenshots of the browser tests (the test output folder; ignored by git). */
 export const SHOTS_DIR = path.join(REPO_ROOT, 'test-results', 'ui');
 
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: toolPath(CHROMIUM), args: CHROMIUM_ARGS });
@@ -62,7 +70,13 @@ export async function openDashboard(browser: Browser, ui: UiProcess, viewport = 
 /** A project with the bundled examples (MassGen logs and the offline refine example), analyzed and refined. */
 export async function examplesProject(): Promise<TempProject> {
   const project = tempProject();
-  for (const rel of ['refinery.config.yaml', 'pipelines/analyze.yaml', 'pipelines/refine.yaml', 'examples/refine', 'examples/massgen_logs']) {
+  for (const rel of [
+    'refinery.config.yaml',
+    'pipelines/analyze.yaml',
+    'pipelines/refine.yaml',
+    'examples/refine',
+    'examples/massgen_logs',
+  ]) {
     cpSync(path.join(REPO_ROOT, rel), project.path(rel), { recursive: true });
   }
   return project;

@@ -80,7 +80,13 @@ describe.skipIf(skipWithout(CHROMIUM))('dashboard in a browser', () => {
     const rows = await page.$$eval('#view table.stages tbody tr td:first-child', (cells) => cells.map((c) => c.textContent));
     expect(rows.sort()).toEqual([...ids].sort());
     // The graph folds the six foreach instances into one box that counts them, before the summary.
-    const boxesOfAnalyze = await page.$$eval('.dag .node', (nodes) => nodes.map((n) => [n.getAttribute('data-id'), n.querySelector('.label')?.textContent, n.querySelector('.counts')?.textContent ?? null]));
+    const boxesOfAnalyze = await page.$$eval('.dag .node', (nodes) =>
+      nodes.map((n) => [
+        n.getAttribute('data-id'),
+        n.querySelector('.label')?.textContent,
+        n.querySelector('.counts')?.textContent ?? null,
+      ]),
+    );
     expect(boxesOfAnalyze.map((b) => b[0]).sort()).toEqual(['summary', 'turn']);
     expect(boxesOfAnalyze).toContainEqual(['turn', 'turn', '×6']);
     await shot('pipeline-analyze');
@@ -90,7 +96,9 @@ describe.skipIf(skipWithout(CHROMIUM))('dashboard in a browser', () => {
     const refineIds = planIds('refine', ['--param', 'judges=a', '--param', 'deliverable=x']);
     const boxes = await page.$$eval('.dag .node', (nodes) => nodes.map((n) => n.getAttribute('data-id')));
     expect(boxes.sort()).toEqual(['criteria', 'guard', 'rounds', 'summary']);
-    const refineRows = await page.$$eval('#view table.stages tbody tr td:first-child', (cells) => cells.map((c) => c.textContent as string));
+    const refineRows = await page.$$eval('#view table.stages tbody tr td:first-child', (cells) =>
+      cells.map((c) => c.textContent as string),
+    );
     for (const id of refineIds) expect(refineRows).toContain(id);
     // The loop's iterations the run reached are listed too.
     expect(refineRows).toContain('rounds#1.consensus');
@@ -107,7 +115,10 @@ describe.skipIf(skipWithout(CHROMIUM))('dashboard in a browser', () => {
     expect(await page.$$eval('#view .mermaid-box pre', (p) => p.length)).toBe(0);
     await shot('massgen-report');
 
-    const analysis = JSON.parse(readFileSync(project.path(`${TURN}/analysis.json`), 'utf8')) as { answers: Array<{ label: string }>; votes: Array<{ voterId: string; votedFor: string; reason: string; superseded: boolean }> };
+    const analysis = JSON.parse(readFileSync(project.path(`${TURN}/analysis.json`), 'utf8')) as {
+      answers: Array<{ label: string }>;
+      votes: Array<{ voterId: string; votedFor: string; reason: string; superseded: boolean }>;
+    };
     await go(`${route('massgen', 'turn', TURN)}?tab=answers`);
     await page.waitForSelector('#view .answer');
     const labels = await page.$$eval('#view .answer', (els) => els.map((e) => e.getAttribute('data-label')));
@@ -119,7 +130,9 @@ describe.skipIf(skipWithout(CHROMIUM))('dashboard in a browser', () => {
 
     await go(`${route('massgen', 'turn', TURN)}?tab=votes`);
     await page.waitForSelector('#view table.vote-table');
-    const votes = await page.$$eval('#view table.vote-table tbody tr', (rows) => rows.map((r) => ({ cells: [...r.querySelectorAll('td')].map((c) => c.textContent), superseded: r.classList.contains('superseded') })));
+    const votes = await page.$$eval('#view table.vote-table tbody tr', (rows) =>
+      rows.map((r) => ({ cells: [...r.querySelectorAll('td')].map((c) => c.textContent), superseded: r.classList.contains('superseded') })),
+    );
     expect(votes).toHaveLength(analysis.votes.length);
     votes.forEach((v, i) => {
       const want = analysis.votes[i] as (typeof analysis.votes)[number];
@@ -135,9 +148,13 @@ describe.skipIf(skipWithout(CHROMIUM))('dashboard in a browser', () => {
     const { go, page, shot } = await openDashboard(browser, ui);
     await go(route('refine', 'example'));
     await page.waitForSelector('#view .chart[data-chart^="Consensus score"] canvas');
-    const legend = await page.$$eval('#view .chart[data-chart^="Consensus score"] .u-legend .u-series .u-label', (l) => l.map((x) => x.textContent));
+    const legend = await page.$$eval('#view .chart[data-chart^="Consensus score"] .u-legend .u-series .u-label', (l) =>
+      l.map((x) => x.textContent),
+    );
     expect(legend).toEqual(['round', 'E1', 'E2', 'E3', 'E4', 'E5']);
-    const summary = JSON.parse(readFileSync(project.path('.refinery/sessions/example/summary.json'), 'utf8')) as { rounds: Array<{ judges: Array<{ name: string; scores: Record<string, number> }> }> };
+    const summary = JSON.parse(readFileSync(project.path('.refinery/sessions/example/summary.json'), 'utf8')) as {
+      rounds: Array<{ judges: Array<{ name: string; scores: Record<string, number> }> }>;
+    };
     const judgeA = summary.rounds[0]?.judges.find((j) => j.name === 'example-judge-a');
     const row = await page.$$eval('#view table.matrix tbody tr:first-child td', (cells) => cells.map((c) => c.textContent));
     expect(row[0]).toBe(String(judgeA?.scores.E1));
@@ -155,7 +172,9 @@ describe.skipIf(skipWithout(CHROMIUM))('dashboard in a browser', () => {
     await page.waitForFunction(() => document.querySelectorAll('#view table.sessions tbody tr').length === 1);
     await page.reload();
     await page.waitForSelector('#view table.sessions tbody tr');
-    expect(await page.$$eval('#view table.sessions tbody tr', (r) => r.map((x) => x.getAttribute('data-session')))).toEqual(['log_20251201_091040_312100']);
+    expect(await page.$$eval('#view table.sessions tbody tr', (r) => r.map((x) => x.getAttribute('data-session')))).toEqual([
+      'log_20251201_091040_312100',
+    ]);
     expect(await page.inputValue('#view input[type=search]')).toBe('Python');
     expect(path.basename(page.url())).toContain('sort=cost');
   });

@@ -15,7 +15,14 @@ let token: string;
 beforeAll(async () => {
   project = tempProject();
   const paths = registryPaths(project.root);
-  const { record, extras } = await new JobRegistry(paths).register({ prompt: 'Fix the failing test', agent: 'claude', agentSession: 's1', broker: { host: '127.0.0.1', port: 1883, tls: false, username: null, password: null }, timeoutSec: 600, idleTimeoutSec: 60 });
+  const { record, extras } = await new JobRegistry(paths).register({
+    prompt: 'Fix the failing test',
+    agent: 'claude',
+    agentSession: 's1',
+    broker: { host: '127.0.0.1', port: 1883, tls: false, username: null, password: null },
+    timeoutSec: 600,
+    idleTimeoutSec: 60,
+  });
   jobId = record.job_id;
   token = record.auth_token as string;
   const audit = new AuditLog(paths);
@@ -36,10 +43,25 @@ describe('refinery ui jobs', () => {
     expect(list.status).toBe(200);
     expect(list.body).not.toContain(token);
     const jobs = (JSON.parse(list.body) as { jobs: Array<Record<string, unknown>> }).jobs;
-    expect(jobs).toEqual([expect.objectContaining({ job_id: jobId, status: 'pending', registry: '.mam/jobs', auth_token: '[redacted]', prompt: 'Fix the failing test' })]);
+    expect(jobs).toEqual([
+      expect.objectContaining({
+        job_id: jobId,
+        status: 'pending',
+        registry: '.mam/jobs',
+        auth_token: '[redacted]',
+        prompt: 'Fix the failing test',
+      }),
+    ]);
 
     const changed = ui.nextEvent((m) => m.kind === 'changed' && m.topic === 'jobs', { since: Number.MAX_SAFE_INTEGER });
-    await new AuditLog(registryPaths(project.root)).append({ job_id: jobId, event: 'progress', timestamp: '2026-01-01T00:00:00Z', source: 'mqtt', seq: 1, detail: 'halfway' });
+    await new AuditLog(registryPaths(project.root)).append({
+      job_id: jobId,
+      event: 'progress',
+      timestamp: '2026-01-01T00:00:00Z',
+      source: 'mqtt',
+      seq: 1,
+      detail: 'halfway',
+    });
     await changed;
     const page = await ui.request(`/api/jobs/job?registry=${encodeURIComponent('.mam/jobs')}&id=${jobId}`, { auth: true });
     expect(page.status).toBe(200);

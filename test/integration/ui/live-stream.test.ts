@@ -34,7 +34,10 @@ describe('refinery ui event stream', () => {
     expect(run.code, run.stderr).toBe(0);
     const end = await ended;
     const runId = end.event.runId as string;
-    const logged = readFileSync(path.join(project.root, '.refinery', 'runs', runId, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const logged = readFileSync(path.join(project.root, '.refinery', 'runs', runId, 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const streamed = seen.filter((m) => m.kind === 'run-event' && m.event.runId === runId).map((m) => m.event as Record<string, unknown>);
     expect(streamed).toEqual(logged);
   });
@@ -43,18 +46,27 @@ describe('refinery ui event stream', () => {
     project.write('src/in.txt', 'v2\n');
     const before: Array<Record<string, any>> = [];
     // Drop the connection as soon as the new run's second stage has started.
-    const dropPoint = ui.nextEvent((m) => m.kind === 'run-event' && m.event.type === 'stage-start' && m.event.stage === 's1', { collect: before, since: Number.MAX_SAFE_INTEGER });
+    const dropPoint = ui.nextEvent((m) => m.kind === 'run-event' && m.event.type === 'stage-start' && m.event.stage === 's1', {
+      collect: before,
+      since: Number.MAX_SAFE_INTEGER,
+    });
     const running = runCli(['run', 'chain'], { cwd: project.root });
     const dropped = await dropPoint;
     const run = await running;
     expect(run.code, run.stderr).toBe(0);
     const after: Array<Record<string, any>> = [];
-    await ui.nextEvent((m) => m.kind === 'run-event' && m.event.type === 'run-end' && m.event.runId === dropped.event.runId, { collect: after, lastEventId: dropped.seq as number });
+    await ui.nextEvent((m) => m.kind === 'run-event' && m.event.type === 'run-end' && m.event.runId === dropped.event.runId, {
+      collect: after,
+      lastEventId: dropped.seq as number,
+    });
     const all = [...before, ...after].filter((m) => m.kind === 'run-event' && m.event.runId === dropped.event.runId);
     const seqs = all.map((m) => m.seq as number);
     for (let i = 1; i < seqs.length; i += 1) expect(seqs[i]).toBe((seqs[i - 1] as number) + 1);
     expect(after[0]?.seq).toBe((dropped.seq as number) + 1);
-    const logged = readFileSync(path.join(project.root, '.refinery', 'runs', dropped.event.runId as string, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const logged = readFileSync(path.join(project.root, '.refinery', 'runs', dropped.event.runId as string, 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(all.map((m) => m.event)).toEqual(logged);
   });
 

@@ -34,16 +34,26 @@ describe('refinery ui pipeline API', () => {
   it('ui - a stage whose artifact was rejected is failed; its page lists the errors by JSON pointer', async () => {
     const graph = await get<{ graph: { nodes: Array<{ id: string; state: string }> } }>('/api/pipelines/demo');
     expect(Object.fromEntries(graph.graph.nodes.map((n) => [n.id, n.state]))).toEqual({ a: 'up-to-date', b: 'failed' });
-    const b = await get<{ state: string; why: { decision: string; reasons: string[] } | null; outputs: Array<{ name: string; exists: boolean; schema: string }>; history: { rejected: Array<{ dir: string; issues: Array<{ output: string; pointer: string; message: string }> }>; runs: Array<{ status: string }> } }>(
-      `/api/pipelines/demo/stage?id=b&why=1`,
-    );
+    const b = await get<{
+      state: string;
+      why: { decision: string; reasons: string[] } | null;
+      outputs: Array<{ name: string; exists: boolean; schema: string }>;
+      history: {
+        rejected: Array<{ dir: string; issues: Array<{ output: string; pointer: string; message: string }> }>;
+        runs: Array<{ status: string }>;
+      };
+    }>(`/api/pipelines/demo/stage?id=b&why=1`);
     expect(b.state).toBe('failed');
     expect(b.outputs).toMatchObject([{ name: 'report', exists: false, schema: 'demo-report' }]);
     expect(b.history.runs.map((r) => r.status)).toEqual(['failed']);
-    expect(b.history.rejected[0]?.issues).toEqual([{ output: 'report', path: 'out/b.json', pointer: '', message: "is missing required property 'title' (schema demo-report)" }]);
+    expect(b.history.rejected[0]?.issues).toEqual([
+      { output: 'report', path: 'out/b.json', pointer: '', message: "is missing required property 'title' (schema demo-report)" },
+    ]);
     expect(b.history.rejected[0]?.dir).toMatch(/^\.refinery\/rejected\//);
     // Why it would run: the very answer of refinery why.
-    const why = JSON.parse(execFileSync(process.execPath, [CLI, 'why', 'demo', 'b', '--json'], { cwd: project.root, encoding: 'utf8' })) as Array<{ decision: string; reasons: string[] }>;
+    const why = JSON.parse(
+      execFileSync(process.execPath, [CLI, 'why', 'demo', 'b', '--json'], { cwd: project.root, encoding: 'utf8' }),
+    ) as Array<{ decision: string; reasons: string[] }>;
     expect(b.why).toEqual({ decision: why[0]?.decision, reasons: why[0]?.reasons });
   });
 
@@ -63,8 +73,13 @@ describe('refinery ui pipeline API', () => {
     expect(b.state).toBe('up-to-date');
     expect(b.outputs[0]).toMatchObject({ exists: true, validation: { ok: true } });
     project.write('out/b.json', '{"oops": true}');
-    const edited = await get<{ outputs: Array<{ validation: { ok: boolean; issues: Array<{ pointer: string; message: string }> } }> }>('/api/pipelines/demo/stage?id=b');
-    expect(edited.outputs[0]?.validation).toEqual({ ok: false, issues: [{ pointer: '', message: "is missing required property 'lines'" }] });
+    const edited = await get<{ outputs: Array<{ validation: { ok: boolean; issues: Array<{ pointer: string; message: string }> } }> }>(
+      '/api/pipelines/demo/stage?id=b',
+    );
+    expect(edited.outputs[0]?.validation).toEqual({
+      ok: false,
+      issues: [{ pointer: '', message: "is missing required property 'lines'" }],
+    });
     // An output edited by hand makes its stage stale (refinery plan says so).
     await get('/api/pipelines/demo/assess?maxAgeMs=0');
     const rows = await get<{ total: number; rows: Array<{ id: string; state: string }> }>('/api/pipelines/demo/stages?select=status:stale');

@@ -59,7 +59,15 @@ describe('refinery ui server', () => {
   });
 
   it('ui - requests without the token, or with a wrong one, get 401', async () => {
-    for (const p of ['/', '/api/overview', '/api/pipelines', '/api/events', '/assets/app.js', '/vendor/marked.umd.js', '/files/src/a.txt']) {
+    for (const p of [
+      '/',
+      '/api/overview',
+      '/api/pipelines',
+      '/api/events',
+      '/assets/app.js',
+      '/vendor/marked.umd.js',
+      '/files/src/a.txt',
+    ]) {
       expect((await ui.request(p)).status, p).toBe(401);
       expect((await ui.request(`${p}${p.includes('?') ? '&' : '?'}token=${'x'.repeat(43)}`)).status, p).toBe(401);
       expect((await ui.request(p, { headers: { Cookie: `refinery-ui-${ui.port}=wrong` } })).status, p).toBe(401);
@@ -101,10 +109,26 @@ describe('refinery ui server', () => {
     const json = { 'Content-Type': 'application/json' };
     const own = `http://127.0.0.1:${ui.port}`;
     expect((await ui.request('/api/actions/run', { method: 'POST', auth: true, body, headers: { ...json } })).status).toBe(403);
-    expect((await ui.request('/api/actions/run', { method: 'POST', auth: true, body, headers: { ...json, Origin: 'http://evil.test' } })).status).toBe(403);
-    expect((await ui.request('/api/actions/run', { method: 'POST', auth: true, body, headers: { ...json, Origin: own, 'Sec-Fetch-Site': 'cross-site' } })).status).toBe(403);
+    expect(
+      (await ui.request('/api/actions/run', { method: 'POST', auth: true, body, headers: { ...json, Origin: 'http://evil.test' } })).status,
+    ).toBe(403);
+    expect(
+      (
+        await ui.request('/api/actions/run', {
+          method: 'POST',
+          auth: true,
+          body,
+          headers: { ...json, Origin: own, 'Sec-Fetch-Site': 'cross-site' },
+        })
+      ).status,
+    ).toBe(403);
     expect((await ui.request('/api/actions/run', { method: 'POST', body, headers: { ...json, Origin: own } })).status).toBe(401);
-    const readOnly = await ui.request('/api/actions/run', { method: 'POST', auth: true, body, headers: { ...json, Origin: own, 'Sec-Fetch-Site': 'same-origin' } });
+    const readOnly = await ui.request('/api/actions/run', {
+      method: 'POST',
+      auth: true,
+      body,
+      headers: { ...json, Origin: own, 'Sec-Fetch-Site': 'same-origin' },
+    });
     expect(readOnly.status).toBe(403);
     expect(readOnly.body).toContain('--allow-actions');
   });
@@ -181,7 +205,9 @@ describe('refinery ui with --allow-actions', () => {
       });
       expect(answer.status, answer.body).toBe(200);
       expect((await ended).event.status).toBe('succeeded');
-      const runs = JSON.parse((await withActions.request('/api/runs', { auth: true })).body) as { rows: Array<{ status: string; pipeline: string }> };
+      const runs = JSON.parse((await withActions.request('/api/runs', { auth: true })).body) as {
+        rows: Array<{ status: string; pipeline: string }>;
+      };
       expect(runs.rows[0]).toMatchObject({ pipeline: 'demo', status: 'succeeded' });
       expect(readFileSync(p.path('out/b.json'), 'utf8')).toContain('alpha');
     } finally {

@@ -38,7 +38,9 @@ export class UiProcess {
         this.stderr += d.toString();
         look();
       });
-      this.child.on('close', (code) => reject(new Error(`refinery exited (${code}) before printing its URL\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`)));
+      this.child.on('close', (code) =>
+        reject(new Error(`refinery exited (${code}) before printing its URL\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`)),
+      );
     });
     this.exited = new Promise((resolve) => this.child.on('close', (code, signal) => resolve({ code, signal })));
   }
@@ -60,7 +62,10 @@ export class UiProcess {
   }
 
   /** A request with the path sent as given; `auth: true` adds the token cookie. */
-  request(path: string, options: { method?: string; headers?: Record<string, string>; body?: string; auth?: boolean } = {}): Promise<HttpAnswer> {
+  request(
+    path: string,
+    options: { method?: string; headers?: Record<string, string>; body?: string; auth?: boolean } = {},
+  ): Promise<HttpAnswer> {
     const url = new URL(this.base);
     return new Promise((resolve, reject) => {
       const req = httpRequest(
@@ -98,34 +103,49 @@ export class UiProcess {
    * passes `test`; resolves with it. Frames are `id:`, `event:` and `data:` lines;
    * each message is its data with `frame`, the frame's event name (run-event, changed, hello, reset).
    */
-  nextEvent(test: (message: Record<string, any>) => boolean, options: { since?: number; lastEventId?: number; timeoutMs?: number; collect?: Array<Record<string, any>> } = {}): Promise<Record<string, any>> {
+  nextEvent(
+    test: (message: Record<string, any>) => boolean,
+    options: { since?: number; lastEventId?: number; timeoutMs?: number; collect?: Array<Record<string, any>> } = {},
+  ): Promise<Record<string, any>> {
     const url = new URL(this.base);
     return new Promise((resolve, reject) => {
       const headers: Record<string, string> = { Cookie: this.cookie };
       if (options.lastEventId !== undefined) headers['Last-Event-ID'] = String(options.lastEventId);
-      const req = httpRequest({ host: url.hostname, port: url.port, path: `/api/events${options.lastEventId === undefined ? `?since=${options.since ?? 0}` : ''}`, headers }, (res) => {
-        let buffer = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => {
-          buffer += d;
-          let end: number;
-          while ((end = buffer.indexOf('\n\n')) >= 0) {
-            const frame = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            const data = frame.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
-            const event = /^event: (.*)$/m.exec(frame)?.[1];
-            if (!data) continue;
-            const message = { frame: event, ...(JSON.parse(data) as Record<string, any>) };
-            options.collect?.push(message);
-            if (test(message)) {
-              clearTimeout(timer);
-              req.destroy();
-              resolve(message);
-              return;
+      const req = httpRequest(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: `/api/events${options.lastEventId === undefined ? `?since=${options.since ?? 0}` : ''}`,
+          headers,
+        },
+        (res) => {
+          let buffer = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => {
+            buffer += d;
+            let end: number;
+            while ((end = buffer.indexOf('\n\n')) >= 0) {
+              const frame = buffer.slice(0, end);
+              buffer = buffer.slice(end + 2);
+              const data = frame
+                .split('\n')
+                .filter((l) => l.startsWith('data: '))
+                .map((l) => l.slice(6))
+                .join('\n');
+              const event = /^event: (.*)$/m.exec(frame)?.[1];
+              if (!data) continue;
+              const message = { frame: event, ...(JSON.parse(data) as Record<string, any>) };
+              options.collect?.push(message);
+              if (test(message)) {
+                clearTimeout(timer);
+                req.destroy();
+                resolve(message);
+                return;
+              }
             }
-          }
-        });
-      });
+          });
+        },
+      );
       const timer = setTimeout(() => {
         req.destroy();
         reject(new Error(`no matching event within ${options.timeoutMs ?? 30_000} ms\nstderr:\n${this.stderr}`));

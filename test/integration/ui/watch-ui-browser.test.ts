@@ -55,7 +55,9 @@ describe.skipIf(skipWithout(CHROMIUM))('refinery watch --ui', () => {
     await page.waitForSelector(node('a', 'up-to-date'));
     await page.waitForSelector(node('b', 'up-to-date'));
     // The table row followed too, and the file really changed.
-    await page.waitForFunction(() => [...document.querySelectorAll('#view table.stages tbody tr')].every((r) => r.textContent?.includes('up-to-date')));
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll('#view table.stages tbody tr')].every((r) => r.textContent?.includes('up-to-date')),
+    );
     expect(existsSync(project.path('out/b.txt'))).toBe(true);
     await shot('watch-up-to-date');
     expect(problems).toEqual([]);
@@ -70,7 +72,9 @@ describe.skipIf(skipWithout(CHROMIUM))('refinery watch --ui', () => {
       const w = window as unknown as { seenA: string[] };
       w.seenA = [];
       new MutationObserver((records) => {
-        for (const r of records) if ((r.target as Element).getAttribute('data-id') === 'a') w.seenA.push((r.target as Element).getAttribute('data-state') as string);
+        for (const r of records)
+          if ((r.target as Element).getAttribute('data-id') === 'a')
+            w.seenA.push((r.target as Element).getAttribute('data-state') as string);
       }).observe(document.querySelector('#view') as Element, { subtree: true, attributes: true, attributeFilter: ['data-state'] });
     });
     // The network drops: the stream and its reconnections fail until it is back.

@@ -15,7 +15,8 @@ const SESSION = 'log_20251201_091040_312100';
 const TURN = `logs/${SESSION}/turn_1`;
 const ANSWER = `${TURN}/attempt_1/agent_a/20251201_091042_962413/answer.txt`;
 
-const HOSTILE_ANSWER = 'Tip 1 <script>window.__xss = "answer-script"</script> <img src=x onerror="window.__xss = \'answer-img\'"> </pre><svg onload="window.__xss=\'answer-svg\'">';
+const HOSTILE_ANSWER =
+  'Tip 1 <script>window.__xss = "answer-script"</script> <img src=x onerror="window.__xss = \'answer-img\'"> </pre><svg onload="window.__xss=\'answer-svg\'">';
 const HOSTILE_LOG = ['<img src=x onerror=window.__xss=1>', '<script>window.__xss=2</script>'];
 const HOSTILE_MARKDOWN = `
 <script>window.__xss = 'md-script'</script>
@@ -38,10 +39,14 @@ describe.skipIf(skipWithout(CHROMIUM))('dashboard renders hostile text as text',
     project = tempProject({
       'pipelines/say.yaml': `pipeline: say\nstages:\n  hello: { run: "echo '${HOSTILE_LOG[0]}'; echo '${HOSTILE_LOG[1]}' >&2; echo ok > \${outputs.o}", outputs: { o: out/say.txt } }\n`,
     });
-    for (const rel of ['refinery.config.yaml', 'pipelines/refine.yaml', 'examples/refine']) cpSync(path.join(REPO_ROOT, rel), project.path(rel), { recursive: true });
+    for (const rel of ['refinery.config.yaml', 'pipelines/refine.yaml', 'examples/refine'])
+      cpSync(path.join(REPO_ROOT, rel), project.path(rel), { recursive: true });
     cpSync(path.join(REPO_ROOT, 'examples/massgen_logs', SESSION), project.path(`logs/${SESSION}`), { recursive: true });
     writeFileSync(project.path(ANSWER), HOSTILE_ANSWER);
-    for (const args of [['run', 'say'], ['run', 'refine', ...EXAMPLE_REFINE_PARAMS]]) {
+    for (const args of [
+      ['run', 'say'],
+      ['run', 'refine', ...EXAMPLE_REFINE_PARAMS],
+    ]) {
       const result = await runCli(args, { cwd: project.root });
       expect(result.code, result.stderr).toBe(0);
     }
@@ -85,7 +90,11 @@ describe.skipIf(skipWithout(CHROMIUM))('dashboard renders hostile text as text',
     await page.waitForSelector('#view details.judge .markdown');
     const markdown = page.locator('#view details.judge .markdown').first();
     expect(await markdown.textContent()).toContain('click me');
-    expect(await page.$$('#view .markdown script, #view .markdown iframe, #view .markdown [onerror], #view .markdown [onclick], #view .markdown a[href^="javascript"]')).toHaveLength(0);
+    expect(
+      await page.$$(
+        '#view .markdown script, #view .markdown iframe, #view .markdown [onerror], #view .markdown [onclick], #view .markdown a[href^="javascript"]',
+      ),
+    ).toHaveLength(0);
     // Clicking what was a javascript: link does nothing.
     await page.locator('#view .markdown a:text("click me")').first().click();
     expect(await page.evaluate(() => (window as unknown as { __xss?: string }).__xss)).toBeUndefined();

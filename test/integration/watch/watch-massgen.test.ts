@@ -26,7 +26,9 @@ function copyLog(from: string, to: string): void {
 describe('refinery watch on MassGen logs', () => {
   it('watch - a new turn directory in the logs folder is analyzed without a restart, reanalyzed as it changes, and retired when deleted', async () => {
     project = tempProject();
-    const logs = readdirSync(EXAMPLES).filter((d) => d.startsWith('log_')).sort();
+    const logs = readdirSync(EXAMPLES)
+      .filter((d) => d.startsWith('log_'))
+      .sort();
     const source = logs[0] as string;
     copyLog(path.join(EXAMPLES, source), project.path(`logs/${source}`));
     watcher = new WatchProcess(['analyze', '--param', 'logs=logs'], project.root);

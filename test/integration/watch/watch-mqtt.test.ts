@@ -45,12 +45,18 @@ async function subscribe(url: string): Promise<IncomingMessage[]> {
   return received;
 }
 
-async function changeAndCollect(w: WatchProcess, p: TempProject, received: IncomingMessage[]): Promise<Array<{ topic: string; payload: Record<string, unknown> }>> {
+async function changeAndCollect(
+  w: WatchProcess,
+  p: TempProject,
+  received: IncomingMessage[],
+): Promise<Array<{ topic: string; payload: Record<string, unknown> }>> {
   p.write('data/a/x.txt', 'changed\n');
   await w.nth(2, 'run-end');
   const runId = w.events.filter((e) => e.type === 'run-end')[1]?.runId as string;
   await w.until(() => received.some((m) => m.topic === `refinery/p/${runId}/-/run-end`), 'run-end over MQTT');
-  return received.filter((m) => m.topic.includes(`/${runId}/`)).map((m) => ({ topic: m.topic, payload: JSON.parse(m.payload.toString()) as Record<string, unknown> }));
+  return received
+    .filter((m) => m.topic.includes(`/${runId}/`))
+    .map((m) => ({ topic: m.topic, payload: JSON.parse(m.payload.toString()) as Record<string, unknown> }));
 }
 
 function checkMessages(messages: Array<{ topic: string; payload: Record<string, unknown> }>): void {
@@ -87,25 +93,27 @@ client.loop_forever()
 `;
 
 describe('refinery watch over MQTT', () => {
-  it.skipIf(skipWithout(paho))('watch - a Python paho-mqtt client subscribed to refinery/+/+/+/stage-end gets the stage-end events', async () => {
-    project = tempProject({ 'pipelines/p.yaml': PIPELINE, 'data/a/x.txt': 'x\n', 'data/b/y.txt': 'y\n' });
-    watcher = new WatchProcess(['--mqtt-port', '0'], project.root, { mqtt: true });
-    await watcher.nth(1, 'run-end');
-    const port = /events on mqtt:\/\/127\.0\.0\.1:(\d+)/.exec(watcher.stderr)?.[1] as string;
-    const python = spawn(toolPath(paho), ['-c', PYTHON_SUBSCRIBER, port], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    python.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      watcher?.check();
-    });
-    python.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<number | null>((resolve) => python.on('close', resolve));
-    await watcher.until(() => out.includes('subscribed'), 'the Python subscriber');
-    project.write('data/a/x.txt', 'changed\n');
-    expect(await exited).toBe(0);
-    expect(out).toMatch(/^refinery\/p\/[^/]+\/each\[a%2Fx\.txt\]\/stage-end each\[a\/x\.txt\] succeeded$/m);
-  });
-
+  it.skipIf(skipWithout(paho))(
+    'watch - a Python paho-mqtt client subscribed to refinery/+/+/+/stage-end gets the stage-end events',
+    async () => {
+      project = tempProject({ 'pipelines/p.yaml': PIPELINE, 'data/a/x.txt': 'x\n', 'data/b/y.txt': 'y\n' });
+      watcher = new WatchProcess(['--mqtt-port', '0'], project.root, { mqtt: true });
+      await watcher.nth(1, 'run-end');
+      const port = /events on mqtt:\/\/127\.0\.0\.1:(\d+)/.exec(watcher.stderr)?.[1] as string;
+      const python = spawn(toolPath(paho), ['-c', PYTHON_SUBSCRIBER, port], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      python.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        watcher?.check();
+      });
+      python.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      const exited = new Promise<number | null>((resolve) => python.on('close', resolve));
+      await watcher.until(() => out.includes('subscribed'), 'the Python subscriber');
+      project.write('data/a/x.txt', 'changed\n');
+      expect(await exited).toBe(0);
+      expect(out).toMatch(/^refinery\/p\/[^/]+\/each\[a%2Fx\.txt\]\/stage-end each\[a\/x\.txt\] succeeded$/m);
+    },
+  );
 
   it('watch - events go to the embedded broker on 127.0.0.1 as refinery/<pipeline>/<run-id>/<stage>/<event>', async () => {
     project = tempProject({ 'pipelines/p.yaml': PIPELINE, 'data/a/x.txt': 'x\n', 'data/b/y.txt': 'y\n' });

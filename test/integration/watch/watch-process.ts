@@ -32,11 +32,13 @@ export class WatchProcess {
       this.stderr += d.toString();
       this.check();
     });
-    this.exited = new Promise((resolve) => this.child.on('close', (code, signal) => {
-      this.check();
-      for (const w of this.waiters) w.reject(new Error(`watch exited (${code ?? signal}) while waiting\nstderr:\n${this.stderr}`));
-      resolve({ code, signal });
-    }));
+    this.exited = new Promise((resolve) =>
+      this.child.on('close', (code, signal) => {
+        this.check();
+        for (const w of this.waiters) w.reject(new Error(`watch exited (${code ?? signal}) while waiting\nstderr:\n${this.stderr}`));
+        resolve({ code, signal });
+      }),
+    );
   }
 
   get pid(): number {
@@ -63,7 +65,11 @@ export class WatchProcess {
         reject,
         timer: setTimeout(() => {
           this.waiters.delete(waiter);
-          reject(new Error(`timed out waiting for ${what}\nevents: ${this.events.map((e) => `${e.type} ${e.stage ?? ''} ${e.status ?? ''}`).join('\n')}\nstderr:\n${this.stderr}`));
+          reject(
+            new Error(
+              `timed out waiting for ${what}\nevents: ${this.events.map((e) => `${e.type} ${e.stage ?? ''} ${e.status ?? ''}`).join('\n')}\nstderr:\n${this.stderr}`,
+            ),
+          );
         }, timeoutMs),
       };
       this.waiters.add(waiter);
@@ -71,7 +77,9 @@ export class WatchProcess {
   }
 
   count(type: string, stage?: string, status?: string): number {
-    return this.events.filter((e) => e.type === type && (stage === undefined || e.stage === stage) && (status === undefined || e.status === status)).length;
+    return this.events.filter(
+      (e) => e.type === type && (stage === undefined || e.stage === stage) && (status === undefined || e.status === status),
+    ).length;
   }
 
   /** Waits for the n-th event of a kind (1-based). */

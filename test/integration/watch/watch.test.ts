@@ -29,7 +29,10 @@ function basicProject(): TempProject {
 function startedInRun(w: WatchProcess, n: number): string[] {
   const runIds = w.events.filter((e) => e.type === 'run-start').map((e) => e.runId);
   const id = runIds[n - 1];
-  return w.events.filter((e) => e.type === 'stage-start' && e.runId === id).map((e) => e.stage as string).sort();
+  return w.events
+    .filter((e) => e.type === 'stage-start' && e.runId === id)
+    .map((e) => e.stage as string)
+    .sort();
 }
 
 /** A change to `other` and its run: every run caused by earlier changes has been seen once it ended. */

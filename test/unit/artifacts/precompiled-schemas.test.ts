@@ -6,7 +6,13 @@ import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BUILTIN_SCHEMA_DIR, compileStandalone, loadPrecompiled, precompiledHeader, SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
+import {
+  BUILTIN_SCHEMA_DIR,
+  compileStandalone,
+  loadPrecompiled,
+  precompiledHeader,
+  SchemaRegistry,
+} from '../../../src/engine/artifacts/schema-registry.ts';
 import { analyzeTurnUnit } from '../../../src/workflows/massgen/analyze.ts';
 import { resolveTurnUnit } from '../../../src/workflows/massgen/discover.ts';
 import { REPO_ROOT } from '../../helpers/project.ts';
@@ -63,7 +69,15 @@ describe('SchemaRegistry with built-in validators', () => {
       const registry = new SchemaRegistry(project);
       expect(registry.validate('llm-usage', {}).ok).toBe(false);
       const own = path.join(project, 'wrapped.schema.json');
-      writeFileSync(own, JSON.stringify({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', required: ['usage'], properties: { usage: { $ref: usage.$id } } }));
+      writeFileSync(
+        own,
+        JSON.stringify({
+          $schema: 'https://json-schema.org/draft/2020-12/schema',
+          type: 'object',
+          required: ['usage'],
+          properties: { usage: { $ref: usage.$id } },
+        }),
+      );
       const nested = registry.validate(own, { usage: {} });
       expect(nested.ok).toBe(false);
       expect(!nested.ok && nested.issues.map((i) => i.pointer)).toContain('/usage');

@@ -20,14 +20,28 @@ describe('cache', () => {
     const base = { backend: 'j', kind: 'openai', model: 'm', identity: { base_url: 'u' }, prompt: 'p', temperature: 0 };
     const key = cacheKey(base);
     expect(cacheKey({ ...base, identity: { base_url: 'u' } })).toBe(key);
-    for (const change of [{ backend: 'k' }, { model: 'n' }, { prompt: 'q' }, { temperature: 1 }, { identity: { base_url: 'v' } }, { jsonSchema: {} }])
+    for (const change of [
+      { backend: 'k' },
+      { model: 'n' },
+      { prompt: 'q' },
+      { temperature: 1 },
+      { identity: { base_url: 'v' } },
+      { jsonSchema: {} },
+    ])
       expect(cacheKey({ ...base, ...change })).not.toBe(key);
   });
 
   it('ResponseCache - round trip; empty replies are not stored; bad keys are refused', () => {
     const cache = new ResponseCache(dir);
     const key = cacheKey({ backend: 'j', kind: 'replay', model: 'm', identity: {}, prompt: 'p' });
-    const entry = { key, backend: 'j', result: { text: 'hi', model: 'm', inputTokens: 1, outputTokens: 2 }, costUsd: 0.1, latencyMs: 5, savedAt: 'now' };
+    const entry = {
+      key,
+      backend: 'j',
+      result: { text: 'hi', model: 'm', inputTokens: 1, outputTokens: 2 },
+      costUsd: 0.1,
+      latencyMs: 5,
+      savedAt: 'now',
+    };
     expect(cache.get(key)).toBeUndefined();
     cache.put(entry);
     expect(cache.get(key)).toEqual(entry);

@@ -15,9 +15,9 @@ describe('parseBackendsConfig', () => {
   });
 
   it('parseBackendsConfig - a secret in the file is refused with the fix', () => {
-    expect(() => parseBackendsConfig('backends:\n  o: {kind: openai, base_url: "http://x/v1", model: m, api_key: sk-123}\n', 'r.yaml')).toThrowError(
-      /r\.yaml: backends\.o\.api_key: secrets are never read from the config file; .*api_key_env/,
-    );
+    expect(() =>
+      parseBackendsConfig('backends:\n  o: {kind: openai, base_url: "http://x/v1", model: m, api_key: sk-123}\n', 'r.yaml'),
+    ).toThrowError(/r\.yaml: backends\.o\.api_key: secrets are never read from the config file; .*api_key_env/);
   });
 
   it('parseBackendsConfig - schema errors carry file:line:col and the path', () => {
@@ -32,23 +32,49 @@ describe('presets', () => {
   it('presets - print mode arguments, prompt never in argv', () => {
     expect(PRESETS.claude.args('sonnet')).toEqual(['-p', '--output-format', 'json', '--model', 'sonnet']);
     expect(PRESETS.codex.args(undefined)).toEqual(['exec', '--json', '--skip-git-repo-check', '-']);
-    expect(PRESETS.gemini.args('gemini-pro')).toEqual(['--output-format', 'json', '-m', 'gemini-pro', '-p', 'Follow the instructions given above.']);
-    expect(expandTemplate(['run', '--model={model}', '{prompt_file}'], { model: 'm', promptFile: '/tmp/p.md' })).toEqual(['run', '--model=m', '/tmp/p.md']);
+    expect(PRESETS.gemini.args('gemini-pro')).toEqual([
+      '--output-format',
+      'json',
+      '-m',
+      'gemini-pro',
+      '-p',
+      'Follow the instructions given above.',
+    ]);
+    expect(expandTemplate(['run', '--model={model}', '{prompt_file}'], { model: 'm', promptFile: '/tmp/p.md' })).toEqual([
+      'run',
+      '--model=m',
+      '/tmp/p.md',
+    ]);
   });
 });
 
 describe('parseCliOutput', () => {
   it('parseCliOutput - claude: result, total_cost_usd and all input tokens', () => {
     const stdout = JSON.stringify({
-      type: 'result', subtype: 'success', is_error: false, result: 'hello', total_cost_usd: 0.0389,
+      type: 'result',
+      subtype: 'success',
+      is_error: false,
+      result: 'hello',
+      total_cost_usd: 0.0389,
       usage: { input_tokens: 9, cache_creation_input_tokens: 18078, cache_read_input_tokens: 22363, output_tokens: 90 },
       modelUsage: { 'claude-haiku': {} },
     });
-    expect(parseCliOutput('claude-json', 'c', 'haiku', stdout)).toEqual({ text: 'hello', model: 'claude-haiku', inputTokens: 40450, outputTokens: 90, costUsd: 0.0389 });
+    expect(parseCliOutput('claude-json', 'c', 'haiku', stdout)).toEqual({
+      text: 'hello',
+      model: 'claude-haiku',
+      inputTokens: 40450,
+      outputTokens: 90,
+      costUsd: 0.0389,
+    });
   });
 
   it('parseCliOutput - claude: is_error with a rate limit is a retryable rate_limit error', () => {
-    const stdout = JSON.stringify({ type: 'result', subtype: 'error_during_execution', is_error: true, result: 'API Error: 429 rate_limit_error' });
+    const stdout = JSON.stringify({
+      type: 'result',
+      subtype: 'error_during_execution',
+      is_error: true,
+      result: 'API Error: 429 rate_limit_error',
+    });
     try {
       parseCliOutput('claude-json', 'c', 'm', stdout);
       expect.unreachable();
@@ -66,12 +92,22 @@ describe('parseCliOutput', () => {
       { type: 'item.completed', item: { type: 'agent_message', text: 'final' } },
       { type: 'turn.completed', usage: { input_tokens: 100, cached_input_tokens: 90, output_tokens: 7 } },
     ].map((l) => JSON.stringify(l));
-    expect(parseCliOutput('codex-jsonl', 'x', 'gpt', `warning: noise\n${lines.join('\n')}\n`)).toEqual({ text: 'final', model: 'gpt', inputTokens: 100, outputTokens: 7 });
-    expect(() => parseCliOutput('codex-jsonl', 'x', 'gpt', JSON.stringify({ type: 'turn.failed', error: { message: 'boom' } }))).toThrow(/codex reported boom/);
+    expect(parseCliOutput('codex-jsonl', 'x', 'gpt', `warning: noise\n${lines.join('\n')}\n`)).toEqual({
+      text: 'final',
+      model: 'gpt',
+      inputTokens: 100,
+      outputTokens: 7,
+    });
+    expect(() => parseCliOutput('codex-jsonl', 'x', 'gpt', JSON.stringify({ type: 'turn.failed', error: { message: 'boom' } }))).toThrow(
+      /codex reported boom/,
+    );
   });
 
   it('parseCliOutput - gemini: response and per-model token stats; error object is an error', () => {
-    const stdout = JSON.stringify({ response: 'hi', stats: { models: { 'gemini-pro': { tokens: { prompt: 50, candidates: 5, thoughts: 3 } } } } });
+    const stdout = JSON.stringify({
+      response: 'hi',
+      stats: { models: { 'gemini-pro': { tokens: { prompt: 50, candidates: 5, thoughts: 3 } } } },
+    });
     expect(parseCliOutput('gemini-json', 'g', 'm', stdout)).toEqual({ text: 'hi', model: 'gemini-pro', inputTokens: 50, outputTokens: 8 });
     expect(() => parseCliOutput('gemini-json', 'g', 'm', JSON.stringify({ error: { message: 'auth failed' } }))).toThrow(/gemini reported/);
     expect(() => parseCliOutput('gemini-json', 'g', 'm', 'not json')).toThrow(/printed no JSON/);

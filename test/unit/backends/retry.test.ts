@@ -46,25 +46,31 @@ describe('retry', () => {
 
   it('withRetry - gives up after max retries, and at once on non-retryable errors', async () => {
     let n = 0;
-    await expect(withRetry(policy, signal, async () => {
-      n++;
-      throw new BackendError('b', 'timeout', 'slow');
-    })).rejects.toThrow(/slow/);
+    await expect(
+      withRetry(policy, signal, async () => {
+        n++;
+        throw new BackendError('b', 'timeout', 'slow');
+      }),
+    ).rejects.toThrow(/slow/);
     expect(n).toBe(4);
     n = 0;
-    await expect(withRetry(policy, signal, async () => {
-      n++;
-      throw new BackendError('b', 'auth', 'no key');
-    })).rejects.toThrow(/no key/);
+    await expect(
+      withRetry(policy, signal, async () => {
+        n++;
+        throw new BackendError('b', 'auth', 'no key');
+      }),
+    ).rejects.toThrow(/no key/);
     expect(n).toBe(1);
   });
 
   it('withRetry - retry_429 false fails fast on rate limits', async () => {
     let n = 0;
-    await expect(withRetry({ ...policy, retry_429: false }, signal, async () => {
-      n++;
-      throw new BackendError('b', 'rate_limit', '429');
-    })).rejects.toThrow(/429/);
+    await expect(
+      withRetry({ ...policy, retry_429: false }, signal, async () => {
+        n++;
+        throw new BackendError('b', 'rate_limit', '429');
+      }),
+    ).rejects.toThrow(/429/);
     expect(n).toBe(1);
   });
 });

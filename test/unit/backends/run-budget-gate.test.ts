@@ -19,7 +19,13 @@ describe('LlmClient and the run budget', () => {
     const run = createRunBudget(0.005);
     const records: LlmCallRecord[] = [];
     // The engine charges every reported call to the run budget; this stands in for ctx.report.
-    const client = new LlmClient({ config, root, cacheDir: path.join(root, 'cache'), gate: run, onCall: (r) => (records.push(r), run.charge(r.costUsd)) });
+    const client = new LlmClient({
+      config,
+      root,
+      cacheDir: path.join(root, 'cache'),
+      gate: run,
+      onCall: (r) => (records.push(r), run.charge(r.costUsd)),
+    });
     await client.call('r', { tag: 'ask', prompt: 'one' }, signal);
     expect(client.budgetExhausted).toBe(false);
     await client.call('r', { tag: 'ask', prompt: 'two' }, signal);

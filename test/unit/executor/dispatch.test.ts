@@ -84,7 +84,13 @@ describe('Dispatcher', () => {
       poolPeak = Math.max(poolPeak, [...jobs.running].filter((j) => inPool.has(j)).length);
       await job;
     };
-    const done = [dispatcher.dispatch('llm', run(0)), dispatcher.dispatch('llm', run(1)), dispatcher.dispatch(undefined, run(2)), dispatcher.dispatch(undefined, run(3)), dispatcher.dispatch(undefined, run(4))];
+    const done = [
+      dispatcher.dispatch('llm', run(0)),
+      dispatcher.dispatch('llm', run(1)),
+      dispatcher.dispatch(undefined, run(2)),
+      dispatcher.dispatch(undefined, run(3)),
+      dispatcher.dispatch(undefined, run(4)),
+    ];
     await turn();
     // The second llm job waits for its pool; the free run slots go to the others.
     expect(jobs.started).toEqual([0, 2, 3]);
@@ -104,7 +110,10 @@ describe('Dispatcher', () => {
   it('Dispatcher - at least one slot, and a pool the pipeline does not declare uses the run slots', async () => {
     const dispatcher = new Dispatcher(0, {});
     const jobs = gatedJobs(2);
-    const done = [dispatcher.dispatch('ghost', async () => void (await jobs.job(0)())), dispatcher.dispatch(undefined, async () => void (await jobs.job(1)()))];
+    const done = [
+      dispatcher.dispatch('ghost', async () => void (await jobs.job(0)())),
+      dispatcher.dispatch(undefined, async () => void (await jobs.job(1)())),
+    ];
     await turn();
     expect(jobs.started).toEqual([0]);
     jobs.open(0);
@@ -114,7 +123,11 @@ describe('Dispatcher', () => {
   });
 
   it('dispatchFailure - a file-system error is one line naming the file; anything else is an internal error with its stack', () => {
-    const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write', path: '/p/.refinery/state/x.jsonl' });
+    const full = Object.assign(new Error('ENOSPC: no space left on device, write'), {
+      code: 'ENOSPC',
+      syscall: 'write',
+      path: '/p/.refinery/state/x.jsonl',
+    });
     const line = dispatchFailure(full, '/p');
     expect(line.code).toBe('file-system-error');
     expect(line.reason).not.toContain('\n');

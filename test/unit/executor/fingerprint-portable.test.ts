@@ -14,7 +14,9 @@ describe('portable fingerprints', () => {
   });
 
   it('absolute inputs - other content gives another fingerprint', () => {
-    expect(fingerprintOf({ ...base, inputs: { ...base.inputs, '/etc/hosts': 'H3' } })).not.toBe(fingerprintOf({ ...base, inputs: { ...base.inputs, '/etc/hosts': 'H4' } }));
+    expect(fingerprintOf({ ...base, inputs: { ...base.inputs, '/etc/hosts': 'H3' } })).not.toBe(
+      fingerprintOf({ ...base, inputs: { ...base.inputs, '/etc/hosts': 'H4' } }),
+    );
     expect(fingerprintOf({ ...base, inputs: { ...base.inputs, '/etc/hosts': 'H3' } })).not.toBe(fingerprintOf(base));
   });
 

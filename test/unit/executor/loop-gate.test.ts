@@ -1,11 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { beginIteration, gateFingerprint, iterationDeps, iterationOutcome, loopDecision, memberSettled, untilHolds } from '../../../src/engine/executor/loop-gate.ts';
+import {
+  beginIteration,
+  gateFingerprint,
+  iterationDeps,
+  iterationOutcome,
+  loopDecision,
+  memberSettled,
+  untilHolds,
+} from '../../../src/engine/executor/loop-gate.ts';
 import { createSchedule, settle, type LoopGate, type Schedule, type StageNode } from '../../../src/engine/executor/scheduler.ts';
 import { lazyRecord } from '../../../src/engine/expr/evaluate.ts';
 import { parseCondition } from '../../../src/engine/expr/template.ts';
 import type { LoopInstance } from '../../../src/engine/types/plan.ts';
 
-const member = (id: string, opts: { needs?: string[]; inputs?: string[]; outputs?: string[] } = {}) => ({ id, needs: opts.needs ?? [], inputs: opts.inputs ?? [], outputs: opts.outputs ?? [] });
+const member = (id: string, opts: { needs?: string[]; inputs?: string[]; outputs?: string[] } = {}) => ({
+  id,
+  needs: opts.needs ?? [],
+  inputs: opts.inputs ?? [],
+  outputs: opts.outputs ?? [],
+});
 
 /** `seed` and `other` before a loop gate `rounds` that needs `seed`. */
 function withGate(): { schedule: Schedule<string, string>; gate: LoopGate<string, string> } {
@@ -82,7 +95,12 @@ describe('loop gate', () => {
   });
 
   it('untilHolds - evaluated over the iteration and its artifacts; an evaluation error is a problem naming the loop', () => {
-    const loop = (until?: string): LoopInstance => ({ id: 'rounds', needs: [], max: 3, spec: { kind: 'loop', id: 'rounds', needs: [], max: 3, stages: [], ...(until ? { until: parseCondition(until) } : {}) } });
+    const loop = (until?: string): LoopInstance => ({
+      id: 'rounds',
+      needs: [],
+      max: 3,
+      spec: { kind: 'loop', id: 'rounds', needs: [], max: 3, stages: [], ...(until ? { until: parseCondition(until) } : {}) },
+    });
     const vars = { params: { target: 2 }, pipeline: 'p', artifacts: lazyRecord((s) => (s === 'step' ? { value: 2 } : undefined)) };
     expect(untilHolds(loop('artifacts.step.value >= params.target && loop.round == "002"'), 2, vars)).toEqual({ holds: true });
     expect(untilHolds(loop('artifacts.step.value > params.target'), 2, vars)).toEqual({ holds: false });

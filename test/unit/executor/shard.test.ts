@@ -7,7 +7,15 @@ function plan(instances: string[], loops: string[] = [], needs: Record<string, s
     pipeline: { name: 'p' } as Plan['pipeline'],
     root: '/x',
     params: {},
-    instances: instances.map((id) => ({ id, stageId: id.replace(/\[.*$/, ''), spec: {} as never, vars: {}, inputs: [], outputs: {}, needs: needs[id] ?? [] })),
+    instances: instances.map((id) => ({
+      id,
+      stageId: id.replace(/\[.*$/, ''),
+      spec: {} as never,
+      vars: {},
+      inputs: [],
+      outputs: {},
+      needs: needs[id] ?? [],
+    })),
     loops: loops.map((id) => ({ id, spec: {} as never, max: 1, needs: [] })),
   };
 }

@@ -47,7 +47,7 @@ describe('expression evaluator', () => {
   it('evaluate - functions', () => {
     expect(ev("len(xs) + len('abc')", { xs: [1, 2] })).toBe(5);
     expect(ev("basename('a/b/c.txt')")).toBe('c.txt');
-    expect(ev("pad(7, 3)")).toBe('007');
+    expect(ev('pad(7, 3)')).toBe('007');
     expect(ev("join(split('a,b', ','), '-')")).toBe('a-b');
     expect(ev("exists('here') && !exists('there')")).toBe(true);
     expect(ev("default(x, 'd')", { x: null })).toBe('d');

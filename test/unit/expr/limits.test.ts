@@ -3,7 +3,16 @@ import type { Expr } from '../../../src/engine/types/expr.ts';
 import { MAX_EXPR_DEPTH, MAX_EXPR_LENGTH, parseExpr } from '../../../src/engine/expr/parse.ts';
 import { parseTemplate } from '../../../src/engine/expr/template.ts';
 import { constantErrors } from '../../../src/engine/expr/constant.ts';
-import { evaluate, ExprEvalError, FUNCTION_NAMES, MAX_BUILT_TOTAL, MAX_RESULT_ITEMS, MAX_RESULT_LENGTH, renderTemplate, toText } from '../../../src/engine/expr/evaluate.ts';
+import {
+  evaluate,
+  ExprEvalError,
+  FUNCTION_NAMES,
+  MAX_BUILT_TOTAL,
+  MAX_RESULT_ITEMS,
+  MAX_RESULT_LENGTH,
+  renderTemplate,
+  toText,
+} from '../../../src/engine/expr/evaluate.ts';
 import { ExprSyntaxError, tokenize } from '../../../src/engine/expr/tokenize.ts';
 
 const scope = (vars: Record<string, unknown> = {}) => ({ vars, effects: { exists: () => false } });
@@ -32,7 +41,25 @@ describe('expression functions', () => {
   });
 
   it('parseExpr - every documented function is callable', () => {
-    expect(FUNCTION_NAMES).toEqual(['basename', 'contains', 'default', 'dirname', 'endsWith', 'exists', 'int', 'join', 'len', 'lower', 'max', 'min', 'pad', 'split', 'startsWith', 'str', 'upper']);
+    expect(FUNCTION_NAMES).toEqual([
+      'basename',
+      'contains',
+      'default',
+      'dirname',
+      'endsWith',
+      'exists',
+      'int',
+      'join',
+      'len',
+      'lower',
+      'max',
+      'min',
+      'pad',
+      'split',
+      'startsWith',
+      'str',
+      'upper',
+    ]);
     for (const name of FUNCTION_NAMES) expect(() => parseExpr(`${name}('a', 'b')`)).not.toThrow();
   });
 
@@ -112,7 +139,9 @@ describe('expression size limits', () => {
   });
 
   it(`evaluate - split into more than ${MAX_RESULT_ITEMS} items is an ExprEvalError`, () => {
-    expect(() => ev("split(s, '')", { s: 'x'.repeat(MAX_RESULT_ITEMS + 1) })).toThrow('split() would make 100001 items; the limit is 100000');
+    expect(() => ev("split(s, '')", { s: 'x'.repeat(MAX_RESULT_ITEMS + 1) })).toThrow(
+      'split() would make 100001 items; the limit is 100000',
+    );
     expect(ev("len(split(s, ''))", { s: 'x'.repeat(MAX_RESULT_ITEMS) })).toBe(MAX_RESULT_ITEMS);
     // Empty pieces are dropped before counting.
     expect(ev("split(s, ',')", { s: `${','.repeat(MAX_RESULT_ITEMS * 2)}a` })).toEqual(['a']);
@@ -122,7 +151,9 @@ describe('expression size limits', () => {
     const pads = (n: number) => `[${Array.from({ length: n }, () => `pad('', ${MAX_RESULT_LENGTH})`).join(', ')}]`;
     expect(ev(`len(${pads(MAX_BUILT_TOTAL / MAX_RESULT_LENGTH)})`)).toBe(8);
     expect(() => ev(pads(MAX_BUILT_TOTAL / MAX_RESULT_LENGTH + 1))).toThrow(/builds more than 8388608 characters and list items in all/);
-    expect(() => ev(`[${Array.from({ length: 100 }, () => "split(s, '')").join(', ')}]`, { s: 'x'.repeat(MAX_RESULT_ITEMS) })).toThrow(ExprEvalError);
+    expect(() => ev(`[${Array.from({ length: 100 }, () => "split(s, '')").join(', ')}]`, { s: 'x'.repeat(MAX_RESULT_ITEMS) })).toThrow(
+      ExprEvalError,
+    );
     // The count starts again at each evaluation.
     for (let i = 0; i < 20; i += 1) expect(ev(`len(pad('', ${MAX_RESULT_LENGTH}))`)).toBe(MAX_RESULT_LENGTH);
   });

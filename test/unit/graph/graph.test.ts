@@ -3,7 +3,12 @@ import { buildGraph, downstreamOf, findCycle, topologicalOrder, upstreamOf } fro
 import { toMermaid } from '../../../src/engine/graph/render.ts';
 import { matchGlob, staticPrefix } from '../../../src/engine/paths/glob.ts';
 
-const node = (id: string, opts: { needs?: string[]; inputs?: string[]; outputs?: string[] } = {}) => ({ id, needs: opts.needs ?? [], inputs: opts.inputs ?? [], outputs: opts.outputs ?? [] });
+const node = (id: string, opts: { needs?: string[]; inputs?: string[]; outputs?: string[] } = {}) => ({
+  id,
+  needs: opts.needs ?? [],
+  inputs: opts.inputs ?? [],
+  outputs: opts.outputs ?? [],
+});
 
 describe('graph', () => {
   it('buildGraph - explicit needs and edges implied by paths and globs', () => {
@@ -39,7 +44,14 @@ describe('graph', () => {
     expect(cycle[0]).toBe(cycle[cycle.length - 1]);
     expect(new Set(cycle)).toEqual(new Set(['a', 'b', 'c']));
     expect(cycle).toHaveLength(4);
-    expect(findCycle(new Map([['a', []], ['b', ['a']]]))).toBeUndefined();
+    expect(
+      findCycle(
+        new Map([
+          ['a', []],
+          ['b', ['a']],
+        ]),
+      ),
+    ).toBeUndefined();
   });
 
   it('findCycle - a self-edge is a cycle', () => {
@@ -73,7 +85,13 @@ describe('graph', () => {
   });
 
   it('toMermaid - nodes and edges', () => {
-    const text = toMermaid({ nodes: [{ id: 'a', label: 'a', kind: 'run' }, { id: 'b', label: 'b "x"', kind: 'task' }], edges: [['a', 'b']] });
+    const text = toMermaid({
+      nodes: [
+        { id: 'a', label: 'a', kind: 'run' },
+        { id: 'b', label: 'b "x"', kind: 'task' },
+      ],
+      edges: [['a', 'b']],
+    });
     expect(text).toBe('flowchart LR\n  n0["a"]\n  n1("b #quot;x#quot;")\n  n0 --> n1\n');
   });
 });

@@ -14,7 +14,15 @@ const nodes = [
 ].map((n) => ({ ...n, inputs: [], outputs: [] }));
 const graph = buildGraph(nodes);
 const select = { ids: nodes.map((n) => n.id), deps: graph.deps, dependents: graph.dependents };
-const states: Record<string, string> = { a: 'up-to-date', b: 'failed', c: 'blocked', d: 'blocked', x: 'up-to-date', 'turn[1]': 'never-run', 'turn[2]': 'failed' };
+const states: Record<string, string> = {
+  a: 'up-to-date',
+  b: 'failed',
+  c: 'blocked',
+  d: 'blocked',
+  x: 'up-to-date',
+  'turn[1]': 'never-run',
+  'turn[2]': 'failed',
+};
 const run = (q: string): string[] | string => {
   const r = selectStages(q, select, (id) => states[id]);
   return r.ok ? [...r.ids].sort() : r.error;

@@ -24,7 +24,10 @@ beforeEach(() => {
 
 afterEach(() => {
   process.env.PATH = saved.PATH;
-  for (const [key, value] of [['REFINERY_TEST_HIDE_TOOLS', saved.hide], ['REFINERY_TEST_SKIP_LOG', saved.log]] as const) {
+  for (const [key, value] of [
+    ['REFINERY_TEST_HIDE_TOOLS', saved.hide],
+    ['REFINERY_TEST_SKIP_LOG', saved.log],
+  ] as const) {
     if (value === undefined) delete process.env[key];
     else process.env[key] = value;
   }
@@ -55,7 +58,10 @@ describe('system tools for tests', () => {
     script('bin', name);
     process.env.PATH = path.join(dir, 'bin');
     process.env.REFINERY_TEST_HIDE_TOOLS = `tmux, ${name}`;
-    expect(systemTool(name)).toMatchObject({ path: undefined, missing: expect.stringContaining(`${name} hidden by REFINERY_TEST_HIDE_TOOLS`) });
+    expect(systemTool(name)).toMatchObject({
+      path: undefined,
+      missing: expect.stringContaining(`${name} hidden by REFINERY_TEST_HIDE_TOOLS`),
+    });
   });
 
   it('pythonWithPaho - takes the first python3 in PATH that imports paho, passing over one that cannot', () => {
@@ -80,7 +86,11 @@ describe('system tools for tests', () => {
     expect(skipWithout(systemTool(present), systemTool(missing))).toBe(true);
     expect(skipWithout(systemTool(missing))).toBe(true);
     expect(readFileSync(log, 'utf8')).toBe(`missing-tool: ${missing} test/unit/helpers/system-tools.test.ts\n`);
-    expect(warn.mock.calls).toEqual([[`skipping tests in test/unit/helpers/system-tools.test.ts: ${missing} not found in PATH, /usr/sbin or /sbin; install it (Debian package: ${missing})`]]);
+    expect(warn.mock.calls).toEqual([
+      [
+        `skipping tests in test/unit/helpers/system-tools.test.ts: ${missing} not found in PATH, /usr/sbin or /sbin; install it (Debian package: ${missing})`,
+      ],
+    ]);
     warn.mockRestore();
   });
 });

@@ -2,7 +2,13 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
 import { signEvent } from '../../../src/workflows/jobs/event-auth.ts';
-import { buildPayload, decodePayload, formatEventLine, MAX_DETAIL_CHARS, MAX_PAYLOAD_BYTES } from '../../../src/workflows/jobs/event-payload.ts';
+import {
+  buildPayload,
+  decodePayload,
+  formatEventLine,
+  MAX_DETAIL_CHARS,
+  MAX_PAYLOAD_BYTES,
+} from '../../../src/workflows/jobs/event-payload.ts';
 import { skipWithout, systemTool, toolPath } from '../../helpers/system-tools.ts';
 
 const PYTHON = systemTool('python3');
@@ -19,27 +25,40 @@ describe('event payloads', () => {
     expect(new SchemaRegistry().validate('job-event', payload)).toEqual({ ok: true });
   });
 
-  it.skipIf(skipWithout(PYTHON))('signEvent - is the HMAC a Python publisher computes with json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)', () => {
-    const fields = { job_id: 'abc12345', seq: 3, event: 'completed', timestamp: '2026-06-19T09:32:00Z', detail: 'fertig: "ok"\nnext ✓', data: { z: [1, { b: null, a: 'é' }], files: 2 } };
-    const python = [
-      'import hashlib, hmac, json, sys',
-      'f = json.loads(sys.argv[1])',
-      'body = {"schema_version": 1, **f}',
-      'print(hmac.new(sys.argv[2].encode(), json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(), hashlib.sha256).hexdigest())',
-    ].join('\n');
-    const result = spawnSync(toolPath(PYTHON), ['-c', python, JSON.stringify(fields), 's3cr3t-tøken'], { encoding: 'utf8' });
-    expect(result.stderr).toBe('');
-    expect(signEvent(fields, 's3cr3t-tøken')).toBe(result.stdout.trim());
-  });
+  it.skipIf(skipWithout(PYTHON))(
+    'signEvent - is the HMAC a Python publisher computes with json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)',
+    () => {
+      const fields = {
+        job_id: 'abc12345',
+        seq: 3,
+        event: 'completed',
+        timestamp: '2026-06-19T09:32:00Z',
+        detail: 'fertig: "ok"\nnext ✓',
+        data: { z: [1, { b: null, a: 'é' }], files: 2 },
+      };
+      const python = [
+        'import hashlib, hmac, json, sys',
+        'f = json.loads(sys.argv[1])',
+        'body = {"schema_version": 1, **f}',
+        'print(hmac.new(sys.argv[2].encode(), json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(), hashlib.sha256).hexdigest())',
+      ].join('\n');
+      const result = spawnSync(toolPath(PYTHON), ['-c', python, JSON.stringify(fields), 's3cr3t-tøken'], { encoding: 'utf8' });
+      expect(result.stderr).toBe('');
+      expect(signEvent(fields, 's3cr3t-tøken')).toBe(result.stdout.trim());
+    },
+  );
 
   it('decodePayload - accepts the seed payload as Python json.dumps writes it (spaces, empty data)', () => {
-    const raw = '{"schema_version": 1, "seq": 7, "job_id": "abc12345", "event": "progress", "timestamp": "2026-06-19T09:32:00Z", "detail": "x", "data": {}}';
+    const raw =
+      '{"schema_version": 1, "seq": 7, "job_id": "abc12345", "event": "progress", "timestamp": "2026-06-19T09:32:00Z", "detail": "x", "data": {}}';
     const decoded = decodePayload(raw, 'abc12345', null);
     expect(decoded).toMatchObject({ ok: true, payload: { seq: 7, event: 'progress' } });
   });
 
   it('decodePayload - names the reason for each kind of bad payload', () => {
-    const good = JSON.parse(JSON.stringify(buildPayload({ ...base, token: 'tok' }))) as Record<string, unknown> & { data: Record<string, unknown> };
+    const good = JSON.parse(JSON.stringify(buildPayload({ ...base, token: 'tok' }))) as Record<string, unknown> & {
+      data: Record<string, unknown>;
+    };
     const cases: [unknown, string][] = [
       [good, 'ok'],
       ['not json', 'undecodable'],
@@ -67,7 +86,11 @@ describe('event payloads', () => {
 
   it('decodePayload - an oversize payload is refused by its size alone, before it is parsed', () => {
     const decoded = decodePayload(Buffer.alloc(MAX_PAYLOAD_BYTES + 1, 0x7b), 'abc12345', null);
-    expect(decoded).toEqual({ ok: false, reason: 'oversize', message: `payload is ${MAX_PAYLOAD_BYTES + 1} bytes; the limit is ${MAX_PAYLOAD_BYTES}` });
+    expect(decoded).toEqual({
+      ok: false,
+      reason: 'oversize',
+      message: `payload is ${MAX_PAYLOAD_BYTES + 1} bytes; the limit is ${MAX_PAYLOAD_BYTES}`,
+    });
   });
 
   it('decodePayload - a missing detail or timestamp decodes as empty text', () => {

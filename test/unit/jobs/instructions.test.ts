@@ -4,7 +4,16 @@ import { buildInstructions, isApproval, shellQuote } from '../../../src/workflow
 describe('agent instructions', () => {
   const text = buildInstructions({
     jobId: 'abc12345',
-    publisherArgv: ['/usr/bin/node', '/opt/refinery/bin/refinery.js', '-C', "/work/it's here", 'jobs', 'publish', '--registry-dir', '/work/.mam/jobs'],
+    publisherArgv: [
+      '/usr/bin/node',
+      '/opt/refinery/bin/refinery.js',
+      '-C',
+      "/work/it's here",
+      'jobs',
+      'publish',
+      '--registry-dir',
+      '/work/.mam/jobs',
+    ],
     prompt: 'sort the problems',
     idleTimeoutSec: 120,
     expectedArtifacts: ['sort_problems.md'],

@@ -8,7 +8,8 @@ describe('job ids', () => {
   });
 
   it('isValidJobId - rejects anything unsafe as a file name or a topic level', () => {
-    for (const bad of ['', '../x', 'a/b', 'a+b', 'a#', '.hidden', 'a b', 'a\u0000b', 'x'.repeat(65), '-lead']) expect(isValidJobId(bad), bad).toBe(false);
+    for (const bad of ['', '../x', 'a/b', 'a+b', 'a#', '.hidden', 'a b', 'a\u0000b', 'x'.repeat(65), '-lead'])
+      expect(isValidJobId(bad), bad).toBe(false);
     for (const good of ['abc12345', 'Job_1-2', 'x']) expect(isValidJobId(good), good).toBe(true);
   });
 

@@ -8,7 +8,10 @@ const REPO = join(import.meta.dirname, '../../..');
 
 describe('bench/analyze/run.ts', () => {
   it('bench/analyze/run.ts --gb 0.02 - measures both workloads in child processes and prints the ratio', async () => {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bench/analyze/run.ts', '--gb', '0.02'], { cwd: REPO, maxBuffer: 4 * 1024 * 1024 });
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bench/analyze/run.ts', '--gb', '0.02'], {
+      cwd: REPO,
+      maxBuffer: 4 * 1024 * 1024,
+    });
     expect(stdout).toMatch(/generated 20\.\d MB events\.jsonl/);
     expect(stdout).toMatch(/throughput ratio analyze\/naive: \d+\.\d\dx/);
     // both workloads saw the consensus scenario's figures (winner agent_b, 3 answers, 3 votes)

@@ -21,13 +21,18 @@ interface AttemptCase {
 let manifest: Json;
 const cases: AttemptCase[] = [];
 const readJson = (path: string): Json => JSON.parse(readFileSync(path, 'utf8'));
-const jsonl = (path: string): Json[] => readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const jsonl = (path: string): Json[] =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 const countBy = (items: string[]): Record<string, number> => {
   const out: Record<string, number> = {};
   for (const i of items) out[i] = (out[i] ?? 0) + 1;
   return out;
 };
-const sorted = (o: Record<string, number>): Record<string, number> => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
+const sorted = (o: Record<string, number>): Record<string, number> =>
+  Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
 const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
 const SNAPSHOT = /^\d{8}_\d{6}_\d{6}$/;
 
@@ -60,7 +65,8 @@ describe('generated logs - cross-file consistency', () => {
     expect(Object.keys(byName).sort()).toEqual(['consensus', 'crashed', 'enforcement', 'multi-turn', 'restart']);
     expect(byName.consensus.turns[0].attempts[0].winner).toBe('agent_b');
     const enf = byName.enforcement.turns[0].attempts[0];
-    for (const code of ['vote_no_answers', 'no_tool_calls', 'invalid_vote_id', 'vote_and_answer', 'no_workflow_tool']) expect(enf.enforcement.by_reason[code]).toBeGreaterThan(0);
+    for (const code of ['vote_no_answers', 'no_tool_calls', 'invalid_vote_id', 'vote_and_answer', 'no_workflow_tool'])
+      expect(enf.enforcement.by_reason[code]).toBeGreaterThan(0);
     expect(enf.revoters.length).toBeGreaterThan(0);
     expect(enf.votes_ignored).toBeGreaterThan(0);
     expect(byName.restart.turns[0].attempts.map((a: Json) => a.outcome)).toEqual(['restarted', 'completed']);
@@ -89,11 +95,15 @@ describe('generated logs - cross-file consistency', () => {
         const mine = votes.filter((v) => v.agent === agent).sort((x, y) => x.json.unix_timestamp - y.json.unix_timestamp);
         const first = mine[0];
         expect(status.agents[agent].vote_cast, `${c.dir} ${agent}`).toEqual(
-          first ? { voted_for_agent: first.json.voted_for, voted_for_label: first.json.voted_for_label, reason_preview: first.json.reason } : null,
+          first
+            ? { voted_for_agent: first.json.voted_for, voted_for_label: first.json.voted_for_label, reason_preview: first.json.reason }
+            : null,
         );
       }
       const n = agents.length;
-      expect(status.coordination.completion_percentage).toBe(Math.min(100, Math.trunc(((c.entry.answers + c.entry.votes_cast) / (2 * n)) * 100)));
+      expect(status.coordination.completion_percentage).toBe(
+        Math.min(100, Math.trunc(((c.entry.answers + c.entry.votes_cast) / (2 * n)) * 100)),
+      );
       expect(status.results.winner).toBe(c.entry.outcome === 'killed' ? null : c.entry.winner);
     }
   });
@@ -139,7 +149,8 @@ describe('generated logs - cross-file consistency', () => {
       const interrupted = c.entry.votes_ignored + c.entry.enforcement.total > 0;
       if (interrupted) expect(status.costs.total_input_tokens).toBeGreaterThan(status.rounds.total_round_input_tokens);
       else expect(status.costs.total_input_tokens).toBe(status.rounds.total_round_input_tokens);
-      for (const o of ['answer', 'vote', 'presentation']) expect(status.rounds.by_outcome[o]).toBe(history.filter((r) => r.outcome === o).length);
+      for (const o of ['answer', 'vote', 'presentation'])
+        expect(status.rounds.by_outcome[o]).toBe(history.filter((r) => r.outcome === o).length);
       expect(status.costs.total_estimated_cost).toBeCloseTo(sum(agents.map((a) => a.token_usage.estimated_cost)), 9);
       if (!c.entry.end_of_run_files) continue;
       const summary = readJson(join(c.dir, 'metrics_summary.json'));
@@ -169,7 +180,9 @@ describe('generated logs - cross-file consistency', () => {
       expect(count('vote_ignored')).toBe(c.entry.votes_ignored);
       expect(count('session_start')).toBe(2);
       expect(coord.session_metadata.final_winner).toBe(c.entry.winner);
-      expect(coord.events.filter((e: Json) => e.event_type === 'new_answer').map((e: Json) => e.context.label)).toEqual(c.entry.answer_labels);
+      expect(coord.events.filter((e: Json) => e.event_type === 'new_answer').map((e: Json) => e.context.label)).toEqual(
+        c.entry.answer_labels,
+      );
       const mappings = Object.values<Json>(readJson(join(c.dir, 'snapshot_mappings.json')));
       for (const m of mappings) expect(statSync(join(c.dir, m.path)).isFile()).toBe(true);
       expect(mappings.filter((m) => m.type === 'answer').length).toBe(c.entry.answers);
@@ -189,7 +202,9 @@ describe('generated logs - cross-file consistency', () => {
           expect(existsSync(join(turnDir, 'final'))).toBe(false);
           const files = readdirSync(join(root, last.path)).sort();
           const agents = Object.keys(readJson(join(root, last.path, 'status.json')).agents).sort();
-          expect(files).toEqual([...agents, 'agent_outputs', 'events.jsonl', 'execution_metadata.yaml', 'massgen.log', 'status.json'].sort());
+          expect(files).toEqual(
+            [...agents, 'agent_outputs', 'events.jsonl', 'execution_metadata.yaml', 'massgen.log', 'status.json'].sort(),
+          );
           const status = readJson(join(root, last.path, 'status.json'));
           expect([status.finish_reason, status.is_complete, status.coordination.phase]).toEqual(['in_progress', false, 'enforcement']);
           continue;

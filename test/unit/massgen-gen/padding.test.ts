@@ -20,7 +20,11 @@ describe('events.jsonl padding', () => {
   it('--events-bytes - pads to about N bytes with valid, ordered text/thinking lines (real CLI run)', async () => {
     const out = join(root, 'padded');
     const target = 3_000_000;
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/gen-massgen-logs.ts', '--out', out, '--seed', '4', '--scenario', 'consensus', '--events-bytes', '3m'], { cwd: REPO });
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/gen-massgen-logs.ts', '--out', out, '--seed', '4', '--scenario', 'consensus', '--events-bytes', '3m'],
+      { cwd: REPO },
+    );
     expect(stdout).toContain('wrote 1 log dirs');
     const path = eventsPath(out);
     const size = statSync(path).size;
@@ -32,7 +36,13 @@ describe('events.jsonl padding', () => {
     let last = '';
     const types = new Set<string>();
     for (const line of lines) {
-      const e = JSON.parse(line) as { timestamp: string; event_type: string; agent_id: string | null; round_number: number; data: Record<string, unknown> };
+      const e = JSON.parse(line) as {
+        timestamp: string;
+        event_type: string;
+        agent_id: string | null;
+        round_number: number;
+        data: Record<string, unknown>;
+      };
       expect(Object.keys(e)).toEqual(['timestamp', 'event_type', 'agent_id', 'round_number', 'data']);
       expect(e.timestamp >= last, `timestamps go backwards at ${e.timestamp}`).toBe(true);
       last = e.timestamp;

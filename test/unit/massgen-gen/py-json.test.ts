@@ -5,8 +5,17 @@ import { pyYamlDump } from '../../../dev/massgen-gen/py-yaml.ts';
 describe('py-json', () => {
   it('pyFloatRepr - matches Python repr for whole, tiny, large and epoch floats', () => {
     const cases: [number, string][] = [
-      [0, '0.0'], [1, '1.0'], [100, '100.0'], [0.1, '0.1'], [0.00012, '0.00012'], [0.00001, '1e-05'],
-      [5e-6, '5e-06'], [2.5e-7, '2.5e-07'], [1e16, '1e+16'], [1796021299.7752962, '1796021299.7752962'], [-1.5, '-1.5'],
+      [0, '0.0'],
+      [1, '1.0'],
+      [100, '100.0'],
+      [0.1, '0.1'],
+      [0.00012, '0.00012'],
+      [0.00001, '1e-05'],
+      [5e-6, '5e-06'],
+      [2.5e-7, '2.5e-07'],
+      [1e16, '1e+16'],
+      [1796021299.7752962, '1796021299.7752962'],
+      [-1.5, '-1.5'],
     ];
     for (const [value, repr] of cases) expect(pyFloatRepr(value)).toBe(repr);
   });

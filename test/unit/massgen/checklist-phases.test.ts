@@ -3,7 +3,19 @@ import { checklistPhases } from '../../../src/workflows/massgen/analysis-checkli
 import type { RoundRecord, RunData, ToolExecution } from '../../../src/workflows/massgen/model.ts';
 
 function roundOf(agentId: string, roundNumber: number, startTime: number, endTime: number): RoundRecord {
-  return { agentId, roundNumber, roundType: 'initial_answer', outcome: 'answer', startTime, endTime, durationMs: (endTime - startTime) * 1000, toolCalls: 0, inputTokens: 0, outputTokens: 0, cost: 0 };
+  return {
+    agentId,
+    roundNumber,
+    roundType: 'initial_answer',
+    outcome: 'answer',
+    startTime,
+    endTime,
+    durationMs: (endTime - startTime) * 1000,
+    toolCalls: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    cost: 0,
+  };
 }
 
 function tool(toolName: string, agentId: string, startTime: number, executionMs: number): ToolExecution {
@@ -12,8 +24,17 @@ function tool(toolName: string, agentId: string, startTime: number, executionMs:
 
 /** A run with the given rounds (as metrics_summary.json gives them) and tool executions (metrics_events.json). */
 function run(rounds: RoundRecord[], tools: ToolExecution[], attempt = 1): RunData {
-  const agents = [...new Set(rounds.map((r) => r.agentId))].map((id) => ({ id, tokenUsage: null, rounds: rounds.filter((r) => r.agentId === id) }));
-  return { attempt, metrics: { agents } as unknown as RunData['metrics'], metricsEvents: { toolExecutions: tools }, status: null } as unknown as RunData;
+  const agents = [...new Set(rounds.map((r) => r.agentId))].map((id) => ({
+    id,
+    tokenUsage: null,
+    rounds: rounds.filter((r) => r.agentId === id),
+  }));
+  return {
+    attempt,
+    metrics: { agents } as unknown as RunData['metrics'],
+    metricsEvents: { toolExecutions: tools },
+    status: null,
+  } as unknown as RunData;
 }
 
 describe('checklistPhases', () => {
@@ -30,8 +51,20 @@ describe('checklistPhases', () => {
         ],
       ),
     ]);
-    expect(phases.rounds).toEqual([{ agentId: 'agent_a', attempt: 1, round: 1, evaluationSeconds: 20, checklistToProposeSeconds: 15, implementationSeconds: 25, postChecklistSeconds: null }]);
-    expect([phases.evaluationSeconds, phases.implementationSeconds, phases.evaluationPct, phases.implementationPct]).toEqual([20, 25, 44.4, 55.6]);
+    expect(phases.rounds).toEqual([
+      {
+        agentId: 'agent_a',
+        attempt: 1,
+        round: 1,
+        evaluationSeconds: 20,
+        checklistToProposeSeconds: 15,
+        implementationSeconds: 25,
+        postChecklistSeconds: null,
+      },
+    ]);
+    expect([phases.evaluationSeconds, phases.implementationSeconds, phases.evaluationPct, phases.implementationPct]).toEqual([
+      20, 25, 44.4, 55.6,
+    ]);
   });
 
   it('checklistPhases - a checklist with no proposal after it is post-checklist; rounds without one are left out', () => {
@@ -48,8 +81,24 @@ describe('checklistPhases', () => {
       ),
     ]);
     expect(phases.rounds).toEqual([
-      { agentId: 'agent_a', attempt: 1, round: 2, evaluationSeconds: 20, checklistToProposeSeconds: null, implementationSeconds: null, postChecklistSeconds: 20 },
-      { agentId: 'agent_b', attempt: 1, round: 1, evaluationSeconds: 10, checklistToProposeSeconds: null, implementationSeconds: null, postChecklistSeconds: 20 },
+      {
+        agentId: 'agent_a',
+        attempt: 1,
+        round: 2,
+        evaluationSeconds: 20,
+        checklistToProposeSeconds: null,
+        implementationSeconds: null,
+        postChecklistSeconds: 20,
+      },
+      {
+        agentId: 'agent_b',
+        attempt: 1,
+        round: 1,
+        evaluationSeconds: 10,
+        checklistToProposeSeconds: null,
+        implementationSeconds: null,
+        postChecklistSeconds: 20,
+      },
     ]);
     expect(phases.evaluationPct).toBe(100);
   });

@@ -56,7 +56,10 @@ describe('DigestCache', () => {
     writeFileSync(path.join(dir, 'not-json.json'), '{');
     writeFileSync(path.join(dir, 'other.json'), '{"kind":"something-else"}');
     expect(cache.read(path.join(dir, 'not-json.json'))).toMatchObject({ ok: false, problem: expect.stringContaining('not valid JSON') });
-    expect(cache.read(path.join(dir, 'other.json'))).toMatchObject({ ok: false, problem: expect.stringContaining('not a MassGen turn analysis') });
+    expect(cache.read(path.join(dir, 'other.json'))).toMatchObject({
+      ok: false,
+      problem: expect.stringContaining('not a MassGen turn analysis'),
+    });
     expect(cache.read(path.join(dir, 'missing.json'))).toMatchObject({ ok: false, problem: 'cannot read: ENOENT' });
   });
 });

@@ -15,8 +15,12 @@ function tree(files: string[]): string {
 
 describe('discover', () => {
   it('turnUnitsOfSession - sorts turns and attempts numerically, one unit per turn', async () => {
-    const root = tree(['log_20260101_000000_000001/turn_10/attempt_1/status.json', 'log_20260101_000000_000001/turn_2/attempt_10/status.json',
-      'log_20260101_000000_000001/turn_2/attempt_9/status.json', 'log_20260101_000000_000001/turn_1/attempt_1/status.json']);
+    const root = tree([
+      'log_20260101_000000_000001/turn_10/attempt_1/status.json',
+      'log_20260101_000000_000001/turn_2/attempt_10/status.json',
+      'log_20260101_000000_000001/turn_2/attempt_9/status.json',
+      'log_20260101_000000_000001/turn_1/attempt_1/status.json',
+    ]);
     const units = await turnUnitsOfSession(path.join(root, 'log_20260101_000000_000001'));
     expect(units.map((u) => u.turn)).toEqual([1, 2, 10]);
     expect(units[1]?.attempts.map((a) => a.attempt)).toEqual([9, 10]);
@@ -45,12 +49,18 @@ describe('discover', () => {
   });
 
   it('discover - subagents/*/full_logs are nested runs of the attempt, symlinks are never followed', async () => {
-    const root = tree(['log_s/turn_1/attempt_1/status.json', 'log_s/turn_1/attempt_1/subagents/sub1/full_logs/status.json', 'elsewhere/log_z/turn_1/attempt_1/status.json']);
+    const root = tree([
+      'log_s/turn_1/attempt_1/status.json',
+      'log_s/turn_1/attempt_1/subagents/sub1/full_logs/status.json',
+      'elsewhere/log_z/turn_1/attempt_1/status.json',
+    ]);
     symlinkSync(path.join(root, 'elsewhere/log_z'), path.join(root, 'log_link'));
     symlinkSync(path.join(root, 'elsewhere'), path.join(root, 'log_s/turn_1/attempt_1/subagents/sub1/live_logs'));
     const units = await listTurnUnits(root);
     expect(units.map((u) => path.basename(u.logDir))).toEqual(['log_s']);
-    expect(units[0]?.attempts[0]?.subagents).toEqual([{ id: 'sub1', dir: path.join(root, 'log_s/turn_1/attempt_1/subagents/sub1/full_logs') }]);
+    expect(units[0]?.attempts[0]?.subagents).toEqual([
+      { id: 'sub1', dir: path.join(root, 'log_s/turn_1/attempt_1/subagents/sub1/full_logs') },
+    ]);
   });
 
   it('resolveTurnUnit - accepts turn and attempt dirs, rejects a session with turns and empty dirs', async () => {

@@ -48,11 +48,17 @@ describe('parseEventsFile', () => {
     expect(warnings).toEqual([]);
     expect(summary?.lines).toBe(9);
     expect(summary?.byType).toMatchObject({ thinking: 1, text: 3, vote: 1 });
-    expect(summary?.answers).toEqual([{ agentId: 'agent_a', label: 'agent1.1', timestamp: '2026-11-30T06:48:29.358906', content: 'answer text' }]);
+    expect(summary?.answers).toEqual([
+      { agentId: 'agent_a', label: 'agent1.1', timestamp: '2026-11-30T06:48:29.358906', content: 'answer text' },
+    ]);
     expect(summary?.votes[0]).toMatchObject({ agentId: 'agent_c', targetId: 'agent_b', reason: 'best' });
     expect(summary?.restarts).toHaveLength(1);
-    expect(summary?.commands).toEqual([{ agentId: 'agent_a', command: 'ls -la', source: 'events.jsonl', seconds: 1.5, outputChars: 50, isError: false }]);
-    expect(summary?.errors).toEqual([{ agentId: 'agent_b', timestamp: '2026-11-30T06:48:29.358906', message: 'Error: Error code: 500 - boom', source: 'text' }]);
+    expect(summary?.commands).toEqual([
+      { agentId: 'agent_a', command: 'ls -la', source: 'events.jsonl', seconds: 1.5, outputChars: 50, isError: false },
+    ]);
+    expect(summary?.errors).toEqual([
+      { agentId: 'agent_b', timestamp: '2026-11-30T06:48:29.358906', message: 'Error: Error code: 500 - boom', source: 'text' },
+    ]);
     expect(summary?.ignoredVotes).toHaveLength(1);
   });
 
@@ -64,7 +70,13 @@ describe('parseEventsFile', () => {
   });
 
   it('parseEventsFile - garbage lines and wrong types are skipped with one warning', async () => {
-    const { summary, warnings } = await parse(['\u0000\u0001garbage', '[1,2,3]', ev('vote', 'not-an-object'), '{"event_type": "vote", broken}', ev('status', { message: 'ok' })]);
+    const { summary, warnings } = await parse([
+      '\u0000\u0001garbage',
+      '[1,2,3]',
+      ev('vote', 'not-an-object'),
+      '{"event_type": "vote", broken}',
+      ev('status', { message: 'ok' }),
+    ]);
     expect(summary?.votes).toEqual([{ agentId: 'agent_a', targetId: null, reason: '', timestamp: '2026-11-30T06:48:29.358906' }]);
     expect(summary?.malformedLines).toBe(3);
     expect(warnings).toHaveLength(1);
@@ -77,7 +89,14 @@ describe('parseEventsFile', () => {
   });
 
   it('parseEventsFile - a huge tool result line is read from head and tail only', async () => {
-    const big = ev('tool_complete', { tool_id: 't9', tool_name: 'read_file', result: 'r'.repeat(400_000), elapsed_seconds: 2.25, status: 'ok', is_error: true });
+    const big = ev('tool_complete', {
+      tool_id: 't9',
+      tool_name: 'read_file',
+      result: 'r'.repeat(400_000),
+      elapsed_seconds: 2.25,
+      status: 'ok',
+      is_error: true,
+    });
     const { summary } = await parse([ev('tool_start', { tool_id: 't9', tool_name: 'read_file', args: { command: 'cat big' } }), big]);
     expect(summary?.tools[0]).toMatchObject({ name: 'read_file', seconds: 2.25, isError: true });
     expect(summary?.tools[0]?.outputChars).toBeGreaterThan(400_000);

@@ -15,15 +15,18 @@ async function parse(text: string, kind: 'massgen' | 'streaming') {
 
 describe('parseTextLog', () => {
   it('parseTextLog - counts levels, keeps errors, tracebacks and timeouts of massgen.log', async () => {
-    const { summary, warnings } = await parse([
-      '06:48:27 | INFO     | Logging enabled',
-      '06:48:30 | ERROR    | Streaming error: Error code: 500 - boom',
-      '06:48:31 | WARNING  | Agent agent_c timed out after 240s',
-      'Traceback (most recent call last):',
-      'ValueError: too many values to unpack (expected 3)',
-      '06:48:32.123 | DEBUG | massgen.x:f:12 - debug line',
-      '',
-    ].join('\n'), 'massgen');
+    const { summary, warnings } = await parse(
+      [
+        '06:48:27 | INFO     | Logging enabled',
+        '06:48:30 | ERROR    | Streaming error: Error code: 500 - boom',
+        '06:48:31 | WARNING  | Agent agent_c timed out after 240s',
+        'Traceback (most recent call last):',
+        'ValueError: too many values to unpack (expected 3)',
+        '06:48:32.123 | DEBUG | massgen.x:f:12 - debug line',
+        '',
+      ].join('\n'),
+      'massgen',
+    );
     expect(warnings).toEqual([]);
     expect(summary?.byLevel).toEqual({ INFO: 1, ERROR: 1, WARNING: 1, DEBUG: 1 });
     expect(summary?.errors).toEqual([{ line: 2, time: '06:48:30', message: 'Streaming error: Error code: 500 - boom' }]);
@@ -39,6 +42,9 @@ describe('parseTextLog', () => {
   it('parseTextLog - extracts command strings from streaming_debug.log chunks', async () => {
     const line = `12:00:00.000 | 🔹 [chat] Yielding chunk: StreamChunk(type='tool_calls', content='{"command": "npm install", "cwd": "/w"}', source='agent_a')\n`;
     const { summary } = await parse(line + line, 'streaming');
-    expect(summary?.commands.map((c) => [c.command, c.agentId])).toEqual([['npm install', 'agent_a'], ['npm install', 'agent_a']]);
+    expect(summary?.commands.map((c) => [c.command, c.agentId])).toEqual([
+      ['npm install', 'agent_a'],
+      ['npm install', 'agent_a'],
+    ]);
   });
 });

@@ -7,10 +7,14 @@ import { forEachLine, LineSplitter } from '../../../src/workflows/massgen/read-l
 function split(chunks: string[], max = 1024, keep = 8): { lines: string[]; oversized: boolean[]; stats: ReturnType<LineSplitter['end']> } {
   const lines: string[] = [];
   const oversized: boolean[] = [];
-  const s = new LineSplitter((buf, start, end, _n, big) => {
-    lines.push(buf.toString('utf8', start, end));
-    oversized.push(big);
-  }, max, keep);
+  const s = new LineSplitter(
+    (buf, start, end, _n, big) => {
+      lines.push(buf.toString('utf8', start, end));
+      oversized.push(big);
+    },
+    max,
+    keep,
+  );
   for (const c of chunks) s.push(Buffer.from(c));
   return { lines, oversized, stats: s.end() };
 }

@@ -35,7 +35,13 @@ describe('readRun size limits', () => {
     const status = JSON.stringify({ finish_reason: 'completed', is_complete: true, results: { winner: 'a' }, padding: 'x'.repeat(5000) });
     const over = await read({ 'status.json': status }, 4096);
     expect(over.run.status).toBeNull();
-    expect(over.warnings.filter((w) => w.file === 'status.json')).toEqual([{ file: 'status.json', code: 'too-large', message: expect.stringContaining(`file is ${status.length} bytes, over the 4096-byte limit`) as string }]);
+    expect(over.warnings.filter((w) => w.file === 'status.json')).toEqual([
+      {
+        file: 'status.json',
+        code: 'too-large',
+        message: expect.stringContaining(`file is ${status.length} bytes, over the 4096-byte limit`) as string,
+      },
+    ]);
     const under = await read({ 'status.json': status }, 8192);
     expect(under.run.status?.finishReason).toBe('completed');
     expect(under.warnings.filter((w) => w.code === 'too-large')).toEqual([]);
@@ -43,7 +49,9 @@ describe('readRun size limits', () => {
 
   it('readRun - the coordination table TOTALS row is found line by line, after megabytes of rows', async () => {
     const rows = Array.from({ length: 40_000 }, (_, i) => `| round ${i}   | ${'agent answered; '.repeat(3)} |`).join('\n');
-    const { run } = await read({ 'coordination_table.txt': `${rows}\n| TOTALS   |   7 answers, 8 votes, 17 restarts → A selected   |\n${rows}\n` });
+    const { run } = await read({
+      'coordination_table.txt': `${rows}\n| TOTALS   |   7 answers, 8 votes, 17 restarts → A selected   |\n${rows}\n`,
+    });
     expect(run.table).toEqual({ answers: 7, votes: 8, restarts: 17 });
   });
 });

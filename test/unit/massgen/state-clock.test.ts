@@ -44,7 +44,8 @@ describe('run state rule', () => {
 
   it('decideState - end-of-run files mean completed even without status.json', async () => {
     const root = path.resolve(import.meta.dirname, '../../fixtures/massgen-real/.massgen/massgen_logs');
-    for (const unit of await listTurnUnits(root)) expect((await analyzeTurnUnit(unit, { nowMs: 0 })).analysis.state.value).toBe('completed');
+    for (const unit of await listTurnUnits(root))
+      expect((await analyzeTurnUnit(unit, { nowMs: 0 })).analysis.state.value).toBe('completed');
   });
 });
 
@@ -58,7 +59,11 @@ describe('clock', () => {
   it('buildClock - learns the local offset from a vote.json (local dir name + unix_timestamp)', () => {
     const run = {
       snapshots: [{ timestamp: '20261130_084813_000000', vote: { unixTimestamp: Date.UTC(2026, 10, 30, 6, 48, 13) / 1000 } }],
-      status: { startTime: Date.UTC(2026, 10, 30, 6, 48, 0) / 1000 }, metadata: null, coordination: null, events: null, metrics: null,
+      status: { startTime: Date.UTC(2026, 10, 30, 6, 48, 0) / 1000 },
+      metadata: null,
+      coordination: null,
+      events: null,
+      metrics: null,
     } as unknown as RunData;
     const clock = buildClock([run]);
     expect(clock.tzOffsetMs).toBe(2 * 3600 * 1000);

@@ -47,7 +47,9 @@ describe('pipeline diagnostics', () => {
       '    run: "echo ${1 +}"',
       '',
     ].join('\n');
-    const lines = report(text).split('\n').filter((l) => /^pipelines\//.test(l));
+    const lines = report(text)
+      .split('\n')
+      .filter((l) => /^pipelines\//.test(l));
     expect(lines).toEqual([
       "pipelines/x.yaml:4:11 error: unknown task 'copy-jsn'; did you mean 'copy-json'?",
       "pipelines/x.yaml:5:27 error: output '../escape.json' is outside the project; outputs must be paths inside the project root",
@@ -71,7 +73,9 @@ describe('pipeline diagnostics', () => {
       '    needs: [cuont]',
       '',
     ].join('\n');
-    const lines = report(text).split('\n').filter((l) => /^pipelines\//.test(l));
+    const lines = report(text)
+      .split('\n')
+      .filter((l) => /^pipelines\//.test(l));
     expect(lines).toEqual([
       "pipelines/x.yaml:5:11 error: unknown task 'word-cuont'",
       "pipelines/x.yaml:6:5 error: unknown key 'outptus'; did you mean 'outputs'?",
@@ -116,17 +120,22 @@ describe('pipeline diagnostics', () => {
       '  b: { run: "true", outputs: { o: out/same } }',
       '',
     ].join('\n');
-    const lines = report(text).split('\n').filter((l) => /^pipelines\//.test(l));
+    const lines = report(text)
+      .split('\n')
+      .filter((l) => /^pipelines\//.test(l));
     expect(lines).toEqual([
       "pipelines/x.yaml:3:34 error: default of param 'name' is not a string",
       "pipelines/x.yaml:5:13 error: unknown param 'nmae'; did you mean 'name'?",
       "pipelines/x.yaml:6:35 error: stages 'a' and 'b' both write 'out/same'; each output needs one writer",
     ]);
-    expect(report('pipeline: x\nstages:\n  a: { run: "true" }\n  a: { run: "true" }\n')).toMatch(/^pipelines\/x\.yaml:4:3 error: YAML: Map keys must be unique/);
+    expect(report('pipeline: x\nstages:\n  a: { run: "true" }\n  a: { run: "true" }\n')).toMatch(
+      /^pipelines\/x\.yaml:4:3 error: YAML: Map keys must be unique/,
+    );
   });
 
   it('diagnostics - each carries a code to match instead of its words', () => {
-    const codes = (text: string): string[] => sortDiagnostics(loadPipelineText('/p/pipelines/x.yaml', text, resolver).diagnostics).map((d) => d.code);
+    const codes = (text: string): string[] =>
+      sortDiagnostics(loadPipelineText('/p/pipelines/x.yaml', text, resolver).diagnostics).map((d) => d.code);
     const everything = [
       'pipeline: x',
       'params:',
@@ -163,22 +172,39 @@ describe('pipeline diagnostics', () => {
       'unknown-key',
       'duplicate-output',
     ]);
-    expect(codes('pipeline: x\nstages:\n  a: { run: "true", needs: [b] }\n  b: { run: "true", needs: [a] }\n')).toEqual(['dependency-cycle']);
+    expect(codes('pipeline: x\nstages:\n  a: { run: "true", needs: [b] }\n  b: { run: "true", needs: [a] }\n')).toEqual([
+      'dependency-cycle',
+    ]);
     expect(codes('pipeline: x\nstages:\n  a: { run: "x"\n')).toContain('yaml-syntax');
     expect(codes('pipeline: x\nstages:\n  a: { run: "true" }\n  a: { run: "true" }\n')).toEqual(['duplicate-key']);
-    expect(codes('pipeline: x\nstages:\n  a: { run: "true", task: copy-json }\n  1b: { run: "true" }\n')).toEqual(['stage-kind', 'invalid-stage-name']);
+    expect(codes('pipeline: x\nstages:\n  a: { run: "true", task: copy-json }\n  1b: { run: "true" }\n')).toEqual([
+      'stage-kind',
+      'invalid-stage-name',
+    ]);
     expect(codes('- a\n')).toEqual(['not-a-mapping']);
   });
 
   it('resolveParams - an unknown, a malformed and a missing param each have their code', () => {
-    const spec = loadPipelineText('/p/x.yaml', 'pipeline: x\nparams:\n  n: { type: integer }\n  mode: { type: string, enum: [a, b], default: a }\nstages:\n  a: { run: "true" }\n', resolver).spec;
+    const spec = loadPipelineText(
+      '/p/x.yaml',
+      'pipeline: x\nparams:\n  n: { type: integer }\n  mode: { type: string, enum: [a, b], default: a }\nstages:\n  a: { run: "true" }\n',
+      resolver,
+    ).spec;
     if (!spec) throw new Error('the pipeline should load');
     expect(resolveParams(spec, { nn: '1' }).diagnostics.map((d) => d.code)).toEqual(['unknown-param', 'missing-param']);
-    expect(resolveParams(spec, { n: 'one', mode: 'c' }).diagnostics.map((d) => d.code)).toEqual(['invalid-param', 'invalid-param', 'missing-param']);
+    expect(resolveParams(spec, { n: 'one', mode: 'c' }).diagnostics.map((d) => d.code)).toEqual([
+      'invalid-param',
+      'invalid-param',
+      'missing-param',
+    ]);
   });
 
   it('diagnostics - a valid pipeline has none', () => {
-    const result = loadPipelineText('/p/x.yaml', 'pipeline: x\nstages:\n  a: { task: copy-json, outputs: { r: { path: out/r.json, schema: demo-report } } }\n', resolver);
+    const result = loadPipelineText(
+      '/p/x.yaml',
+      'pipeline: x\nstages:\n  a: { task: copy-json, outputs: { r: { path: out/r.json, schema: demo-report } } }\n',
+      resolver,
+    );
     expect(result.diagnostics).toEqual([]);
     expect(result.spec?.stages.map((s) => s.id)).toEqual(['a']);
   });

@@ -10,7 +10,11 @@ const registry = new SchemaRegistry(REPO_ROOT);
 
 function pipelineFiles(): string[] {
   const dirs = ['pipelines', 'templates/init/pipelines'];
-  return dirs.flatMap((dir) => readdirSync(path.join(REPO_ROOT, dir)).filter((f) => f.endsWith('.yaml')).map((f) => path.join(REPO_ROOT, dir, f)));
+  return dirs.flatMap((dir) =>
+    readdirSync(path.join(REPO_ROOT, dir))
+      .filter((f) => f.endsWith('.yaml'))
+      .map((f) => path.join(REPO_ROOT, dir, f)),
+  );
 }
 
 describe('schemas/pipeline.schema.json', () => {
@@ -27,7 +31,13 @@ describe('schemas/pipeline.schema.json', () => {
   it('pipeline JSON Schema - rejects what the loader rejects: an unknown key, two kinds in one stage, a bad duration, a loop without stages', () => {
     const ok = { pipeline: 'p', stages: { a: { run: 'true', timeout: '30s', stale_if: 'self.o.done == false' } } };
     expect(registry.validate('pipeline', ok)).toEqual({ ok: true });
-    for (const stage of [{ run: 'true', ouputs: {} }, { run: 'true', task: 'copy-json' }, { run: 'true', timeout: 'soon' }, { loop: { max: 2 } }, {}]) {
+    for (const stage of [
+      { run: 'true', ouputs: {} },
+      { run: 'true', task: 'copy-json' },
+      { run: 'true', timeout: 'soon' },
+      { loop: { max: 2 } },
+      {},
+    ]) {
       expect(registry.validate('pipeline', { pipeline: 'p', stages: { a: stage } }).ok, JSON.stringify(stage)).toBe(false);
     }
     expect(registry.validate('pipeline', { pipeline: 'p', stages: { 'no spaces': { run: 'true' } } }).ok).toBe(false);

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { validateAgainst } from '../../../src/engine/artifacts/schema-registry.ts';
 import { evaluationAnswerSchema } from '../../../src/workflows/refine/answer-schemas/evaluation-schema.ts';
-import { criteriaAnswerSchema, regressionAnswerSchema, voteAnswerSchema } from '../../../src/workflows/refine/answer-schemas/call-schemas.ts';
+import {
+  criteriaAnswerSchema,
+  regressionAnswerSchema,
+  voteAnswerSchema,
+} from '../../../src/workflows/refine/answer-schemas/call-schemas.ts';
 import { criteriaAnswer, evaluationObject } from '../../integration/refine/helpers/answers.ts';
 import { exampleFromSchema } from '../../helpers/schema-responders.ts';
 
@@ -18,8 +22,12 @@ describe('answer schemas built from the session', () => {
     expect(problems(schema, good)).toEqual([]);
     expect(problems(schema, { ...good, scores: { E1: 6, E3: 6 } })).toContain("/scores is missing required property 'E2'");
     expect(problems(schema, { ...good, scores: { E1: 6, E2: 6, E3: 6, E9: 6 } })).toContain("/scores has unknown property 'E9'");
-    expect(problems(schema, { ...good, scores: { E1: 11, E2: 6.5, E3: 6 } })).toEqual(expect.arrayContaining(['/scores/E1 must be <= 10', '/scores/E2 must be integer']));
-    expect(problems(schema, { ...good, critique: { ...good.critique, criterion_findings: { E1: 'x' } } })).toContain("/critique/criterion_findings is missing required property 'E2'");
+    expect(problems(schema, { ...good, scores: { E1: 11, E2: 6.5, E3: 6 } })).toEqual(
+      expect.arrayContaining(['/scores/E1 must be <= 10', '/scores/E2 must be integer']),
+    );
+    expect(problems(schema, { ...good, critique: { ...good.critique, criterion_findings: { E1: 'x' } } })).toContain(
+      "/critique/criterion_findings is missing required property 'E2'",
+    );
     expect(problems(schema, evaluationObject({ ids: IDS, verdict: 'converged' }))).toEqual([]);
   });
 
@@ -27,21 +35,36 @@ describe('answer schemas built from the session', () => {
     const { schema } = evaluationAnswerSchema(IDS);
     const answer = evaluationObject({ ids: IDS });
     answer.next_tasks!.tasks[0]!.metadata.relates_to = ['E7'];
-    expect(problems(schema, answer).some((p) => p.startsWith('/next_tasks/tasks/0/metadata/relates_to/0 must be equal to one of the allowed values'))).toBe(true);
+    expect(
+      problems(schema, answer).some((p) =>
+        p.startsWith('/next_tasks/tasks/0/metadata/relates_to/0 must be equal to one of the allowed values'),
+      ),
+    ).toBe(true);
   });
 
   it("regressionAnswerSchema - criterion is an enum of the session's ids, one dimension per criterion", () => {
     const { schema } = regressionAnswerSchema(IDS);
-    const dim = (criterion: string) => ({ criterion, answer_a_score: 5, answer_b_score: 7, stronger: 'B', difference: 'marginal', evidence: 'e' });
+    const dim = (criterion: string) => ({
+      criterion,
+      answer_a_score: 5,
+      answer_b_score: 7,
+      stronger: 'B',
+      difference: 'marginal',
+      evidence: 'e',
+    });
     expect(problems(schema, { summary: 's', dimensions: IDS.map(dim) })).toEqual([]);
-    expect(problems(schema, { summary: 's', dimensions: ['E1', 'E2', 'E4'].map(dim) })).toContain('/dimensions/2/criterion must be equal to one of the allowed values: ["E1","E2","E3"]');
+    expect(problems(schema, { summary: 's', dimensions: ['E1', 'E2', 'E4'].map(dim) })).toContain(
+      '/dimensions/2/criterion must be equal to one of the allowed values: ["E1","E2","E3"]',
+    );
     expect(problems(schema, { summary: 's', dimensions: ['E1', 'E2'].map(dim) })).toContain('/dimensions must NOT have fewer than 3 items');
   });
 
   it('voteAnswerSchema - the target is one of the labels shown, or null with a new evaluation', () => {
     const { schema } = voteAnswerSchema(IDS, ['A', 'B']);
     expect(problems(schema, { action: 'vote', target: 'B', reason: 'r', evaluation: null })).toEqual([]);
-    expect(problems(schema, { action: 'vote', target: 'C', reason: 'r', evaluation: null })).toContain('/target must be equal to one of the allowed values: ["A","B"]');
+    expect(problems(schema, { action: 'vote', target: 'C', reason: 'r', evaluation: null })).toContain(
+      '/target must be equal to one of the allowed values: ["A","B"]',
+    );
     expect(problems(schema, { action: 'new_answer', target: null, reason: null, evaluation: evaluationObject({ ids: IDS }) })).toEqual([]);
   });
 
@@ -63,7 +86,12 @@ describe('answer schemas built from the session', () => {
   });
 
   it('exampleFromSchema - the fake server derives an answer valid against each schema it may be sent', () => {
-    for (const { schema } of [evaluationAnswerSchema(IDS), voteAnswerSchema(IDS, ['A', 'B']), regressionAnswerSchema(IDS), criteriaAnswerSchema({ min: 4, max: 7 })])
+    for (const { schema } of [
+      evaluationAnswerSchema(IDS),
+      voteAnswerSchema(IDS, ['A', 'B']),
+      regressionAnswerSchema(IDS),
+      criteriaAnswerSchema({ min: 4, max: 7 }),
+    ])
       expect(problems(schema, exampleFromSchema(schema))).toEqual([]);
   });
 });

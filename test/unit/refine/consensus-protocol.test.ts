@@ -25,7 +25,12 @@ function scripted(script: Script) {
 const vote = (target: string, reason = 'best'): JudgeAction<string> => ({ kind: 'vote', target, reason });
 const answer = (text: string): JudgeAction<string> => ({ kind: 'answer', answer: text });
 
-function options(judges: JudgeSeat[], initial: Record<string, string>, ask: ProtocolOptions<string>['ask'], extra: Partial<ProtocolOptions<string>> = {}): ProtocolOptions<string> {
+function options(
+  judges: JudgeSeat[],
+  initial: Record<string, string>,
+  ask: ProtocolOptions<string>['ask'],
+  extra: Partial<ProtocolOptions<string>> = {},
+): ProtocolOptions<string> {
   return { judges, initial: new Map(Object.entries(initial)), maxRounds: 3, ask, signal: new AbortController().signal, ...extra };
 }
 
@@ -125,8 +130,14 @@ describe('runConsensus', () => {
 
   it('runConsensus - no votes at all: the first answer wins, forced', async () => {
     const { ask } = scripted({
-      a: [{ kind: 'none', why: 'degraded', detail: 'garbage' }, { kind: 'none', why: 'degraded', detail: 'garbage' }],
-      b: [{ kind: 'none', why: 'degraded', detail: 'garbage' }, { kind: 'none', why: 'degraded', detail: 'garbage' }],
+      a: [
+        { kind: 'none', why: 'degraded', detail: 'garbage' },
+        { kind: 'none', why: 'degraded', detail: 'garbage' },
+      ],
+      b: [
+        { kind: 'none', why: 'degraded', detail: 'garbage' },
+        { kind: 'none', why: 'degraded', detail: 'garbage' },
+      ],
     });
     const out = await runConsensus(options(seats('a', 'b'), { b: 'B1' }, ask));
     expect(out.winner).toBe('b');

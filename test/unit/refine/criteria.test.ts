@@ -50,7 +50,9 @@ describe('parseCriteriaResponse', () => {
   });
 
   it('parseCriteriaResponse - fenced output inside prose parses; legacy categories map', () => {
-    const body = JSON.stringify({ criteria: ['must', 'should', 'could', 'core'].map((category, i) => ({ description: `D${i}`, category })) });
+    const body = JSON.stringify({
+      criteria: ['must', 'should', 'could', 'core'].map((category, i) => ({ description: `D${i}`, category })),
+    });
     const parsed = parseCriteriaResponse(`Sure! Here are the criteria:\n\`\`\`json\n${body}\n\`\`\``);
     expect(parsed.ok && parsed.criteria.map((c) => c.category)).toEqual(['standard', 'standard', 'stretch', 'standard']);
     expect(parsed.ok && parsed.criteria[0]?.text).toBe('D0');
@@ -64,7 +66,13 @@ describe('parseCriteriaResponse', () => {
 
 describe('criteriaFromUserData', () => {
   it('criteriaFromUserData - bare array, description preferred over name, ids positional', () => {
-    const criteria = criteriaFromUserData([{ id: 'x9', name: 'N', description: 'Desc' }, { text: 'T', category: 'primary' }], 'c.json');
+    const criteria = criteriaFromUserData(
+      [
+        { id: 'x9', name: 'N', description: 'Desc' },
+        { text: 'T', category: 'primary' },
+      ],
+      'c.json',
+    );
     expect(criteria).toEqual([
       { id: 'E1', text: 'Desc', category: 'standard' },
       { id: 'E2', text: 'T', category: 'primary' },
@@ -73,7 +81,14 @@ describe('criteriaFromUserData', () => {
 
   it("criteriaFromUserData - refine's weights map to primary / standard / stretch", () => {
     const criteria = criteriaFromUserData(
-      { criteria: [{ name: 'a', weight: 2 }, { name: 'b', weight: 5 }, { name: 'c', weight: 1 }, { name: 'd', weight: 3 }] },
+      {
+        criteria: [
+          { name: 'a', weight: 2 },
+          { name: 'b', weight: 5 },
+          { name: 'c', weight: 1 },
+          { name: 'd', weight: 3 },
+        ],
+      },
       'c.json',
     );
     expect(criteria.map((c) => c.category)).toEqual(['stretch', 'primary', 'stretch', 'standard']);
@@ -93,7 +108,12 @@ describe('criteriaFromUserData', () => {
   });
 
   it("DEFAULT_CRITERIA - MassGen's aspects, each with anti-patterns and score anchors for 3, 5, 7 and 9", () => {
-    expect(DEFAULT_CRITERIA.map((c) => c.text.split(':')[0])).toEqual(['Requirements fidelity', 'Multi-level correctness', 'Per-part depth', 'Intentional craft']);
+    expect(DEFAULT_CRITERIA.map((c) => c.text.split(':')[0])).toEqual([
+      'Requirements fidelity',
+      'Multi-level correctness',
+      'Per-part depth',
+      'Intentional craft',
+    ]);
     for (const c of DEFAULT_CRITERIA) {
       expect(c.anti_patterns?.length, c.id).toBeGreaterThanOrEqual(2);
       expect(Object.keys(c.score_anchors ?? {}), c.id).toEqual(['3', '5', '7', '9']);
@@ -107,7 +127,7 @@ describe('criteriaFromUserData', () => {
 describe('criteria export', () => {
   const criteria = criteriaFromUserData(JSON.parse(criteriaAnswer(4)), 'x.json');
 
-  it("toMassgenChecklist - the bare array of {id, text, category, rationale} the quality server indexes as a list", () => {
+  it('toMassgenChecklist - the bare array of {id, text, category, rationale} the quality server indexes as a list', () => {
     const list = toMassgenChecklist(criteria);
     expect(Array.isArray(list)).toBe(true);
     expect(list.map((c) => Object.keys(c))).toEqual(criteria.map(() => ['id', 'text', 'category', 'rationale']));
@@ -117,7 +137,11 @@ describe('criteria export', () => {
   it('toEvalCriteriaFile - the wrapped form --eval-criteria reads: text first, anchors and anti-patterns kept, no ids (MassGen numbers them)', () => {
     const file = toEvalCriteriaFile(DEFAULT_CRITERIA);
     expect(file.criteria).toHaveLength(4);
-    expect(file.criteria[2]).toMatchObject({ text: DEFAULT_CRITERIA[2]?.text, category: 'primary', score_anchors: DEFAULT_CRITERIA[2]?.score_anchors });
+    expect(file.criteria[2]).toMatchObject({
+      text: DEFAULT_CRITERIA[2]?.text,
+      category: 'primary',
+      score_anchors: DEFAULT_CRITERIA[2]?.score_anchors,
+    });
     expect(file.criteria.every((c) => !('id' in c))).toBe(true);
     // Read back the way refinery (and MassGen's criteria_from_inline) reads it.
     expect(criteriaFromUserData(file, 'exported.json')).toEqual(DEFAULT_CRITERIA);

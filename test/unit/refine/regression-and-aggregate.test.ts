@@ -50,7 +50,10 @@ describe('parseGuardAnswer', () => {
     expect(out.value).toMatchObject({ answer_a_wins: ['E1'], answer_b_wins: ['E2'], equivalent: ['E3'] });
   });
   it('parseGuardAnswer - a missing criterion is a reason', () => {
-    const text = JSON.stringify({ summary: 's', dimensions: [{ criterion: 'E1', answer_a_score: 1, answer_b_score: 2, stronger: 'B', difference: 'marginal', evidence: '' }] });
+    const text = JSON.stringify({
+      summary: 's',
+      dimensions: [{ criterion: 'E1', answer_a_score: 1, answer_b_score: 2, stronger: 'B', difference: 'marginal', evidence: '' }],
+    });
     expect(parseGuardAnswer(text, ids)).toEqual({ ok: false, reasons: ['no dimension for E2, E3'] });
   });
 });
@@ -65,18 +68,34 @@ describe('aggregate', () => {
 
   it('aggregate - harshest takes the per-criterion minimum and iterates unless all converged', () => {
     const out = aggregate(
-      [files({ E1: 8, E2: 4, E3: 9 }, 'converged', 'a'), files({ E1: 6, E2: 7, E3: 9 }, 'iterate', 'b'), files({ E1: 9, E2: 9, E3: 9 }, 'converged', 'c')],
+      [
+        files({ E1: 8, E2: 4, E3: 9 }, 'converged', 'a'),
+        files({ E1: 6, E2: 7, E3: 9 }, 'iterate', 'b'),
+        files({ E1: 9, E2: 9, E3: 9 }, 'converged', 'c'),
+      ],
       'harshest',
       ids,
     );
-    expect(out.verdict).toMatchObject({ verdict: 'iterate', scores: { E1: 6, E2: 4, E3: 9 }, aggregate: { mode: 'harshest', judges: ['a', 'b', 'c'] } });
+    expect(out.verdict).toMatchObject({
+      verdict: 'iterate',
+      scores: { E1: 6, E2: 4, E3: 9 },
+      aggregate: { mode: 'harshest', judges: ['a', 'b', 'c'] },
+    });
     expect(out.nextTasks.status).toBe('ok');
     expect(out.packet).toContain('### Evaluator B\n\n- **E1**: Finding for E1 (b).');
     expect(registry.validate('verdict', out.verdict)).toEqual({ ok: true });
   });
 
   it('aggregate - mean rounds and converges when more than half converge', () => {
-    const out = aggregate([files({ E1: 8, E2: 7, E3: 9 }, 'converged', 'a'), files({ E1: 7, E2: 8, E3: 8 }, 'converged', 'b'), files({ E1: 4, E2: 4, E3: 4 }, 'iterate', 'c')], 'mean', ids);
+    const out = aggregate(
+      [
+        files({ E1: 8, E2: 7, E3: 9 }, 'converged', 'a'),
+        files({ E1: 7, E2: 8, E3: 8 }, 'converged', 'b'),
+        files({ E1: 4, E2: 4, E3: 4 }, 'iterate', 'c'),
+      ],
+      'mean',
+      ids,
+    );
     expect(out.verdict).toMatchObject({ verdict: 'converged', scores: { E1: 6, E2: 6, E3: 7 } });
     expect(out.nextTasks).toMatchObject({ status: 'none' });
   });
@@ -93,11 +112,21 @@ describe('votes and labels', () => {
 
   it('parseVoteReply - accepts "answer B" style labels and rejects labels not shown', () => {
     const labels = answerLabels(['zed', 'amy', 'bob']);
-    expect([...labels.entries()]).toEqual([['amy', 'A'], ['bob', 'B'], ['zed', 'C']]);
+    expect([...labels.entries()]).toEqual([
+      ['amy', 'A'],
+      ['bob', 'B'],
+      ['zed', 'C'],
+    ]);
     expect(judgeForLabel(labels, 'Answer-c')).toBe('zed');
     const shown = new Set(['amy', 'bob']);
-    expect(parseVoteReply('{"action":"vote","target":"answer B","reason":"r"}', labels, shown, ids)).toMatchObject({ ok: true, value: { kind: 'vote', target: 'bob' } });
-    expect(parseVoteReply('{"action":"vote","target":"C"}', labels, shown, ids)).toEqual({ ok: false, reasons: ['"target" must be one of A, B, got "C"'] });
+    expect(parseVoteReply('{"action":"vote","target":"answer B","reason":"r"}', labels, shown, ids)).toMatchObject({
+      ok: true,
+      value: { kind: 'vote', target: 'bob' },
+    });
+    expect(parseVoteReply('{"action":"vote","target":"C"}', labels, shown, ids)).toEqual({
+      ok: false,
+      reasons: ['"target" must be one of A, B, got "C"'],
+    });
     expect(parseVoteReply('{"action":"abstain"}', labels, shown, ids)).toMatchObject({ ok: false });
   });
 

@@ -62,14 +62,28 @@ function plan(ids: string[]) {
 
 function usage(stage: string, runId: string, cost: number, cached = false): UsageArtifact {
   const recorder = new UsageRecorder();
-  recorder.add({ backend: 'j', model: 'm', tag: 'evaluate.r1', inputTokens: 100, outputTokens: 50, costUsd: cached ? 0 : cost, originalCostUsd: cost, latencyMs: 1, cached, attempts: cached ? 0 : 1 });
+  recorder.add({
+    backend: 'j',
+    model: 'm',
+    tag: 'evaluate.r1',
+    inputTokens: 100,
+    outputTokens: 50,
+    costUsd: cached ? 0 : cost,
+    originalCostUsd: cost,
+    latencyMs: 1,
+    cached,
+    attempts: cached ? 0 : 1,
+  });
   return recorder.artifact(stage, runId);
 }
 
 function round(n: number, word: 'iterate' | 'converged', scores: number[], opts: { runId?: string; tasks?: string[] } = {}): void {
   const s = Object.fromEntries(IDS.map((id, i) => [id, scores[i] as number]));
   put(sessionFiles.roundFile(n, 'verdict.json'), verdictArtifact({ verdict: word, scores: s }, { backend: 'consensus' }, n));
-  put(sessionFiles.roundFile(n, 'next_tasks.json'), word === 'iterate' ? plan(opts.tasks ?? ['T1']) : placeholderNextTasks('none', 'converged'));
+  put(
+    sessionFiles.roundFile(n, 'next_tasks.json'),
+    word === 'iterate' ? plan(opts.tasks ?? ['T1']) : placeholderNextTasks('none', 'converged'),
+  );
   put(sessionFiles.roundFile(n, 'usage.json'), usage(`rounds#${n}.consensus`, opts.runId ?? 'run-1', 0.01));
   for (const judge of ['b', 'a']) {
     put(sessionFiles.judgeFile(n, judge, 'verdict.json'), verdictArtifact({ verdict: word, scores: s }, { backend: judge }, n));
@@ -97,7 +111,7 @@ describe('summarizeSession', () => {
     expect(validate('refine-summary', s)).toBeUndefined();
   });
 
-  it('summarizeSession - without a worker only round 1 counts and its next tasks are the session\'s', () => {
+  it("summarizeSession - without a worker only round 1 counts and its next tasks are the session's", () => {
     put(sessionFiles.criteria, criteria);
     round(1, 'iterate', [4, 5], { tasks: ['T1', 'T2', 'T3'] });
     round(2, 'iterate', [6, 6]);
@@ -141,9 +155,17 @@ describe('summarizeSession', () => {
   });
 
   it('summarizeSession - a degraded round keeps its reason and has no scores', () => {
-    put(sessionFiles.roundFile(1, 'verdict.json'), degradedVerdict('run budget exhausted (--budget-usd): $0.1 spent', { backend: 'consensus:vote' }, 1));
+    put(
+      sessionFiles.roundFile(1, 'verdict.json'),
+      degradedVerdict('run budget exhausted (--budget-usd): $0.1 spent', { backend: 'consensus:vote' }, 1),
+    );
     const s = summarizeSession(input({ hasWorker: false, judges: ['a'] }));
-    expect(s.rounds[0]).toMatchObject({ status: 'degraded', degraded_reason: expect.stringContaining('budget'), scores: {}, next_tasks_status: 'missing' });
+    expect(s.rounds[0]).toMatchObject({
+      status: 'degraded',
+      degraded_reason: expect.stringContaining('budget'),
+      scores: {},
+      next_tasks_status: 'missing',
+    });
     expect(s.rounds[0]?.judges).toEqual([{ name: 'a', verdict: null, status: 'missing', scores: {} }]);
     expect(renderSummaryMarkdown(s)).toContain('| 1 | iterate (degraded) |');
   });
@@ -155,7 +177,9 @@ describe('renderSummaryMarkdown', () => {
     round(1, 'iterate', [4, 5], { tasks: ['T1'] });
     round(2, 'iterate', [6, 7], { tasks: ['T7', 'T8'] });
     const md = renderSummaryMarkdown(summarizeSession(input({ maxRounds: 1 })));
-    const charts = [...md.matchAll(/```mermaid\nxychart-beta\n([\s\S]*?)```/g)].map((m) => m[1] as string).filter((c) => c.includes('y-axis "score"'));
+    const charts = [...md.matchAll(/```mermaid\nxychart-beta\n([\s\S]*?)```/g)]
+      .map((m) => m[1] as string)
+      .filter((c) => c.includes('y-axis "score"'));
     expect(charts).toHaveLength(2);
     expect(charts[0]).toContain('title "E1 Clarity"');
     expect(charts[0]).toContain('x-axis ["R1", "R2"]');
@@ -173,11 +197,25 @@ describe('renderSummaryMarkdown', () => {
 
 describe('judge quality in the summary', () => {
   /** Round n with judges given as name -> [verdict, scores]; the consensus takes the first judge's evaluation. */
-  function judgedRound(n: number, judges: Record<string, ['iterate' | 'converged', number[]]>, consensus: ['iterate' | 'converged', number[]]): void {
+  function judgedRound(
+    n: number,
+    judges: Record<string, ['iterate' | 'converged', number[]]>,
+    consensus: ['iterate' | 'converged', number[]],
+  ): void {
     const scores = (values: number[]) => Object.fromEntries(IDS.map((id, i) => [id, values[i] as number]));
-    put(sessionFiles.roundFile(n, 'verdict.json'), verdictArtifact({ verdict: consensus[0], scores: scores(consensus[1]) }, { backend: 'consensus' }, n));
-    put(sessionFiles.roundFile(n, 'next_tasks.json'), consensus[0] === 'iterate' ? plan(['T1']) : placeholderNextTasks('none', 'converged'));
-    for (const [name, [word, values]] of Object.entries(judges)) put(sessionFiles.judgeFile(n, name, 'verdict.json'), verdictArtifact({ verdict: word, scores: scores(values) }, { backend: name }, n));
+    put(
+      sessionFiles.roundFile(n, 'verdict.json'),
+      verdictArtifact({ verdict: consensus[0], scores: scores(consensus[1]) }, { backend: 'consensus' }, n),
+    );
+    put(
+      sessionFiles.roundFile(n, 'next_tasks.json'),
+      consensus[0] === 'iterate' ? plan(['T1']) : placeholderNextTasks('none', 'converged'),
+    );
+    for (const [name, [word, values]] of Object.entries(judges))
+      put(
+        sessionFiles.judgeFile(n, name, 'verdict.json'),
+        verdictArtifact({ verdict: word, scores: scores(values) }, { backend: name }, n),
+      );
   }
 
   it('summarizeSession - per round and criterion the spread and pass/fail agreement; per judge the mean offset from the consensus', () => {
@@ -222,11 +260,24 @@ describe('judge quality in the summary', () => {
 
   it('summarizeSession - degraded artifacts and first tries usable are counted from the session', () => {
     put(sessionFiles.criteria, { ...criteria, source: 'default' });
-    put(sessionFiles.roundFile(1, 'verdict.json'), verdictArtifact({ verdict: 'iterate', scores: { E1: 5, E2: 5 } }, { backend: 'consensus' }, 1));
+    put(
+      sessionFiles.roundFile(1, 'verdict.json'),
+      verdictArtifact({ verdict: 'iterate', scores: { E1: 5, E2: 5 } }, { backend: 'consensus' }, 1),
+    );
     put(sessionFiles.roundFile(1, 'next_tasks.json'), placeholderNextTasks('degraded', 'no usable plan'));
     put(sessionFiles.judgeFile(1, 'a', 'verdict.json'), degradedVerdict('malformed output after one repair retry: x', { backend: 'a' }, 1));
     const recorder = new UsageRecorder();
-    const base = { backend: 'a', model: 'm', inputTokens: 1, outputTokens: 1, costUsd: 0, originalCostUsd: 0, latencyMs: 1, cached: false, attempts: 1 };
+    const base = {
+      backend: 'a',
+      model: 'm',
+      inputTokens: 1,
+      outputTokens: 1,
+      costUsd: 0,
+      originalCostUsd: 0,
+      latencyMs: 1,
+      cached: false,
+      attempts: 1,
+    };
     recorder.add({ ...base, tag: 'evaluate.r1', schema: 'response_format', valid: false });
     recorder.add({ ...base, tag: 'repair-evaluate.r1', schema: 'response_format', valid: false });
     put(sessionFiles.judgeFile(1, 'a', 'usage.json'), recorder.artifact('rounds#1.evaluate[a]', 'run-2'));

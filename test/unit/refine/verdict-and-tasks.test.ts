@@ -135,7 +135,12 @@ describe('parseEvaluation', () => {
     const files = degradedFiles('malformed output after one repair retry: x', 'raw ```text``` ~~~~', { backend: 'j' }, 1);
     expect(registry.validate('verdict', files.verdict)).toEqual({ ok: true });
     expect(registry.validate('next-tasks', files.nextTasks)).toEqual({ ok: true });
-    expect(files.verdict).toMatchObject({ verdict: 'iterate', scores: {}, status: 'degraded', degraded_reason: 'malformed output after one repair retry: x' });
+    expect(files.verdict).toMatchObject({
+      verdict: 'iterate',
+      scores: {},
+      status: 'degraded',
+      degraded_reason: 'malformed output after one repair retry: x',
+    });
     expect(files.packet).toContain('**Reason**: malformed output');
     expect(files.packet).toContain(SUMMARY_HEADING);
   });

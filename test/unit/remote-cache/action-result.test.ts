@@ -17,7 +17,11 @@ const SAMPLE: Pick<ActionResult, 'outputFiles' | 'exitCode' | 'worker'> = {
   outputFiles: [
     { path: 'logs/log_1/turn_1/analysis.json', digest: { hash: HASH_A, sizeBytes: 12_345 }, isExecutable: false },
     { path: 'out/tool.sh', digest: { hash: HASH_B, sizeBytes: 3_000_000_000 }, isExecutable: true },
-    { path: '.refinery/manifest.json', digest: { hash: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', sizeBytes: 0 }, isExecutable: false },
+    {
+      path: '.refinery/manifest.json',
+      digest: { hash: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', sizeBytes: 0 },
+      isExecutable: false,
+    },
   ],
   exitCode: 0,
   worker: 'refinery/0.1.0',
@@ -25,7 +29,11 @@ const SAMPLE: Pick<ActionResult, 'outputFiles' | 'exitCode' | 'worker'> = {
 
 function viaProtobufjs(result: typeof SAMPLE): Buffer {
   const message = ActionResultType.fromObject({
-    outputFiles: result.outputFiles.map((f) => ({ path: f.path, digest: { hash: f.digest.hash, sizeBytes: f.digest.sizeBytes }, isExecutable: f.isExecutable })),
+    outputFiles: result.outputFiles.map((f) => ({
+      path: f.path,
+      digest: { hash: f.digest.hash, sizeBytes: f.digest.sizeBytes },
+      isExecutable: f.isExecutable,
+    })),
     exitCode: result.exitCode,
     executionMetadata: { worker: result.worker },
   });
@@ -38,7 +46,11 @@ describe('ActionResult encoding', () => {
     expect(ours.toString('hex')).toBe(viaProtobufjs(SAMPLE).toString('hex'));
     const decoded = ActionResultType.toObject(ActionResultType.decode(ours), { longs: Number, defaults: true });
     expect(decoded.outputFiles).toEqual([
-      expect.objectContaining({ path: 'logs/log_1/turn_1/analysis.json', digest: { hash: HASH_A, sizeBytes: 12_345 }, isExecutable: false }),
+      expect.objectContaining({
+        path: 'logs/log_1/turn_1/analysis.json',
+        digest: { hash: HASH_A, sizeBytes: 12_345 },
+        isExecutable: false,
+      }),
       expect.objectContaining({ path: 'out/tool.sh', digest: { hash: HASH_B, sizeBytes: 3_000_000_000 }, isExecutable: true }),
       expect.objectContaining({ path: '.refinery/manifest.json', digest: { hash: SAMPLE.outputFiles[2]?.digest.hash, sizeBytes: 0 } }),
     ]);
@@ -67,14 +79,30 @@ describe('ActionResult encoding', () => {
   it('decoder - reads what a server re-marshalled with fields refinery does not write, and counts directories and symlinks', () => {
     // What bazel-remote may store: timestamps in the metadata, inline contents, stdout digest, a tree.
     const message = ActionResultType.fromObject({
-      outputFiles: [{ path: 'a.txt', digest: { hash: HASH_A, sizeBytes: 5 }, contents: Buffer.from('hello'), nodeProperties: { properties: [{ name: 'MTime', value: 'x' }], unixMode: { value: 0o644 } } }],
+      outputFiles: [
+        {
+          path: 'a.txt',
+          digest: { hash: HASH_A, sizeBytes: 5 },
+          contents: Buffer.from('hello'),
+          nodeProperties: { properties: [{ name: 'MTime', value: 'x' }], unixMode: { value: 0o644 } },
+        },
+      ],
       outputDirectories: [{ path: 'dir', treeDigest: { hash: HASH_B, sizeBytes: 10 } }],
       outputSymlinks: [{ path: 'link', target: 'a.txt' }],
       stdoutDigest: { hash: HASH_B, sizeBytes: 1 },
-      executionMetadata: { worker: '10.0.0.7', queuedTimestamp: { seconds: 1_700_000_000, nanos: 5 }, virtualExecutionDuration: { seconds: 3 } },
+      executionMetadata: {
+        worker: '10.0.0.7',
+        queuedTimestamp: { seconds: 1_700_000_000, nanos: 5 },
+        virtualExecutionDuration: { seconds: 3 },
+      },
     });
     const decoded = decodeActionResult(Buffer.from(ActionResultType.encode(message).finish()));
-    expect(decoded).toEqual({ outputFiles: [{ path: 'a.txt', digest: { hash: HASH_A, sizeBytes: 5 }, isExecutable: false }], exitCode: 0, worker: '10.0.0.7', otherOutputs: 2 });
+    expect(decoded).toEqual({
+      outputFiles: [{ path: 'a.txt', digest: { hash: HASH_A, sizeBytes: 5 }, isExecutable: false }],
+      exitCode: 0,
+      worker: '10.0.0.7',
+      otherOutputs: 2,
+    });
   });
 
   it.each([

@@ -31,9 +31,13 @@ describe('remote cache config', () => {
   it('source - the flag wins over REFINERY_REMOTE_CACHE, which wins over the config file', () => {
     const dir = project('remote_cache: { url: "http://127.0.0.1:1/file" }\n');
     const env = { REFINERY_REMOTE_CACHE: 'http://127.0.0.1:2/env/' };
-    expect(resolve({ root: dir })).toMatchObject({ settings: { baseUrl: 'http://127.0.0.1:1/file', source: 'refinery.config.yaml remote_cache.url' } });
+    expect(resolve({ root: dir })).toMatchObject({
+      settings: { baseUrl: 'http://127.0.0.1:1/file', source: 'refinery.config.yaml remote_cache.url' },
+    });
     expect(resolve({ root: dir, env })).toMatchObject({ settings: { baseUrl: 'http://127.0.0.1:2/env', source: 'REFINERY_REMOTE_CACHE' } });
-    expect(resolve({ root: dir, env, flagUrl: 'http://127.0.0.1:3' })).toMatchObject({ settings: { baseUrl: 'http://127.0.0.1:3', source: '--remote-cache' } });
+    expect(resolve({ root: dir, env, flagUrl: 'http://127.0.0.1:3' })).toMatchObject({
+      settings: { baseUrl: 'http://127.0.0.1:3', source: '--remote-cache' },
+    });
     expect(resolve({ root: dir, env, flagOff: true })).toEqual({ settings: undefined, warnings: [] });
     expect(resolve({ root: dir, env: { REFINERY_REMOTE_CACHE: 'off' } })).toEqual({ settings: undefined, warnings: [] });
     // Empty is unset (a secret a fork's pull request does not get): the file's URL stands.
@@ -46,7 +50,9 @@ describe('remote cache config', () => {
     expect(resolve({ root: writable, flagReadOnly: true })).toMatchObject({ settings: { readOnly: true } });
     expect(resolve({ root: writable, env: { REFINERY_REMOTE_CACHE_READ_ONLY: '1' } })).toMatchObject({ settings: { readOnly: true } });
     rmSync(writable, { recursive: true });
-    expect(resolve({ root: project('remote_cache: { url: "http://127.0.0.1:1", read_only: true }\n') })).toMatchObject({ settings: { readOnly: true } });
+    expect(resolve({ root: project('remote_cache: { url: "http://127.0.0.1:1", read_only: true }\n') })).toMatchObject({
+      settings: { readOnly: true },
+    });
   });
 
   it('secrets - credentials in the URL become a Basic header, are redacted, and never appear in the base URL', () => {
@@ -56,13 +62,20 @@ describe('remote cache config', () => {
       headers: { authorization: `Basic ${Buffer.from('ci:s3cret-passw0rd').toString('base64')}` },
     });
     expect(redactSecrets('password s3cret-passw0rd in a log')).not.toContain('s3cret-passw0rd');
-    expect(redactSecrets(`header ${Buffer.from('ci:s3cret-passw0rd').toString('base64')}`)).not.toContain(Buffer.from('ci:s3cret-passw0rd').toString('base64'));
+    expect(redactSecrets(`header ${Buffer.from('ci:s3cret-passw0rd').toString('base64')}`)).not.toContain(
+      Buffer.from('ci:s3cret-passw0rd').toString('base64'),
+    );
   });
 
   it('secrets - headers come from the environment variables the file names, and their values are redacted', () => {
-    const dir = project('remote_cache:\n  url: https://cache.example.com\n  headers_from_env: { Authorization: CACHE_AUTH, X-Team: CACHE_TEAM }\n');
+    const dir = project(
+      'remote_cache:\n  url: https://cache.example.com\n  headers_from_env: { Authorization: CACHE_AUTH, X-Team: CACHE_TEAM }\n',
+    );
     const result = resolve({ root: dir, env: { CACHE_AUTH: 'Bearer tok-4f9a8b7c6d5e', CACHE_TEAM: 'platform-team-7' } });
-    expect('settings' in result && result.settings?.headers).toEqual({ authorization: 'Bearer tok-4f9a8b7c6d5e', 'x-team': 'platform-team-7' });
+    expect('settings' in result && result.settings?.headers).toEqual({
+      authorization: 'Bearer tok-4f9a8b7c6d5e',
+      'x-team': 'platform-team-7',
+    });
     const leaked = redactSecrets('sent Bearer tok-4f9a8b7c6d5e and tok-4f9a8b7c6d5e and platform-team-7');
     expect(leaked).not.toContain('tok-4f9a8b7c6d5e');
     expect(leaked).not.toContain('platform-team-7');
@@ -70,13 +83,24 @@ describe('remote cache config', () => {
 
   it('secrets - a header variable that is not set is a warning, not an error (a fork PR has no secrets)', () => {
     const dir = project('remote_cache:\n  url: https://cache.example.com\n  headers_from_env: { Authorization: CACHE_AUTH }\n');
-    expect(resolve({ root: dir })).toMatchObject({ settings: { headers: {} }, warnings: [expect.stringContaining('CACHE_AUTH (remote_cache.headers_from_env.Authorization) is not set')] });
+    expect(resolve({ root: dir })).toMatchObject({
+      settings: { headers: {} },
+      warnings: [expect.stringContaining('CACHE_AUTH (remote_cache.headers_from_env.Authorization) is not set')],
+    });
   });
 
   it.each([
     ['credentials in the file', 'remote_cache: { url: "https://u:p@cache.example.com" }\n', 'credentials never go in the config file'],
-    ['an unknown key', 'remote_cache:\n  url: https://c.example.com\n  readonly: true\n', "refinery.config.yaml:3:3 remote_cache: unknown key 'readonly'; did you mean 'read_only'?"],
-    ['a header value in the file', 'remote_cache:\n  url: https://c.example.com\n  headers_from_env: { Authorization: "Bearer abc" }\n', 'refinery.config.yaml:3:38 remote_cache.headers_from_env.Authorization: must be an environment variable name'],
+    [
+      'an unknown key',
+      'remote_cache:\n  url: https://c.example.com\n  readonly: true\n',
+      "refinery.config.yaml:3:3 remote_cache: unknown key 'readonly'; did you mean 'read_only'?",
+    ],
+    [
+      'a header value in the file',
+      'remote_cache:\n  url: https://c.example.com\n  headers_from_env: { Authorization: "Bearer abc" }\n',
+      'refinery.config.yaml:3:38 remote_cache.headers_from_env.Authorization: must be an environment variable name',
+    ],
     ['another protocol', 'remote_cache: { url: "grpcs://remote.example.com" }\n', 'grpcs: is not supported'],
     ['a dotted prefix', 'remote_cache: { url: "http://127.0.0.1:1/a/../b" }\n', undefined],
     ['a query', 'remote_cache: { url: "http://127.0.0.1:1/?x=1" }\n', 'no query or fragment'],
@@ -101,7 +125,9 @@ describe('remote cache config', () => {
     expect(resolve({ root: dir, env: { CACHE_SIGNING_KEY: pem } })).toMatchObject({ settings: { readOnly: false } });
     expect(redactSecrets(`key ${pem}`)).not.toContain(pem.split('\n')[1]);
     const wrong = other.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
-    expect(resolve({ root: dir, env: { CACHE_SIGNING_KEY: wrong } })).toEqual({ error: expect.stringContaining('does not match remote_cache.verify_key') });
+    expect(resolve({ root: dir, env: { CACHE_SIGNING_KEY: wrong } })).toEqual({
+      error: expect.stringContaining('does not match remote_cache.verify_key'),
+    });
   });
 
   it('signing - a key that is not Ed25519 is refused', () => {
@@ -112,7 +138,9 @@ describe('remote cache config', () => {
   });
 
   it('transport - plain HTTP to another host is a warning; loopback is not', () => {
-    expect(resolve({ root: project(), env: { REFINERY_REMOTE_CACHE: 'http://cache.internal:8080' } })).toMatchObject({ warnings: [expect.stringContaining('plain HTTP')] });
+    expect(resolve({ root: project(), env: { REFINERY_REMOTE_CACHE: 'http://cache.internal:8080' } })).toMatchObject({
+      warnings: [expect.stringContaining('plain HTTP')],
+    });
     expect(resolve({ root: project(), env: { REFINERY_REMOTE_CACHE: 'http://127.0.0.1:8080' } })).toMatchObject({ warnings: [] });
   });
 });

@@ -67,7 +67,9 @@ describe('remote cache HTTP client', () => {
     expect(await cache.put('ac', KEY, { data: Buffer.from('entry') })).toEqual({ kind: 'stored' });
     expect(await cache.put('cas', sha, { file, size: data.length, sha256: sha })).toEqual({ kind: 'stored' });
     cache.close();
-    expect(seen.map((s) => [s.method, s.url, s.headers['content-length'], s.headers['transfer-encoding'], s.headers['x-team'], s.body.length])).toEqual([
+    expect(
+      seen.map((s) => [s.method, s.url, s.headers['content-length'], s.headers['transfer-encoding'], s.headers['x-team'], s.body.length]),
+    ).toEqual([
       ['PUT', `/ac/${KEY}`, '5', undefined, 'blue', 5],
       ['PUT', `/cas/${sha}`, '300000', undefined, 'blue', 300_000],
     ]);
@@ -119,7 +121,10 @@ describe('remote cache HTTP client', () => {
     expect(cache.disabledBecause).toMatch(/3 requests in a row failed/);
     expect(cache.requests).toBe(3);
     // Off: no more requests at all.
-    expect(await cache.put('cas', KEY, { data: Buffer.from('x') })).toEqual({ kind: 'failed', message: expect.stringContaining('off for this run') });
+    expect(await cache.put('cas', KEY, { data: Buffer.from('x') })).toEqual({
+      kind: 'failed',
+      message: expect.stringContaining('off for this run'),
+    });
     expect(cache.requests).toBe(3);
     cache.close();
   });
@@ -129,7 +134,13 @@ describe('remote cache HTTP client', () => {
     const server = net.createServer((socket) => sockets.push(socket));
     servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-    const cache = new HttpCache({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, headers: {}, idleTimeoutMs: 200, attempts: 1, ...fast });
+    const cache = new HttpCache({
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      headers: {},
+      idleTimeoutMs: 200,
+      attempts: 1,
+      ...fast,
+    });
     const started = Date.now();
     const result = await cache.get('cas', KEY);
     const took = Date.now() - started;
@@ -180,7 +191,10 @@ describe('remote cache HTTP client', () => {
     expect(await cache.getToFile(sha, file, { sha256: sha, size: good.length })).toEqual({ kind: 'hit' });
     expect(readFileSync(file)).toEqual(good);
     body = Buffer.from('the fake artifact!\n');
-    expect(await cache.getToFile(sha, file, { sha256: sha, size: good.length })).toEqual({ kind: 'mismatch', message: expect.stringContaining('not the 18 bytes it is named by') });
+    expect(await cache.getToFile(sha, file, { sha256: sha, size: good.length })).toEqual({
+      kind: 'mismatch',
+      message: expect.stringContaining('not the 18 bytes it is named by'),
+    });
     body = Buffer.alloc(10_000, 1);
     expect((await cache.getToFile(sha, file, { sha256: sha, size: good.length })).kind).toBe('mismatch');
     cache.close();

@@ -35,7 +35,15 @@ async function store(known: Set<string>): Promise<{ url: string; seen: string[];
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, bodies };
 }
 
-const settings = (url: string) => ({ baseUrl: url, readOnly: false, headers: {}, concurrency: 4, maxBlobBytes: 64 * 1024 * 1024, idleTimeoutMs: 5000, source: 'test' });
+const settings = (url: string) => ({
+  baseUrl: url,
+  readOnly: false,
+  headers: {},
+  concurrency: 4,
+  maxBlobBytes: 64 * 1024 * 1024,
+  idleTimeoutMs: 5000,
+  source: 'test',
+});
 
 describe('remote cache entries', () => {
   it('write - blobs first, the action-cache entry last; a large blob the server has is not sent again', async () => {
@@ -50,12 +58,30 @@ describe('remote cache entries', () => {
     const server = await store(new Set([`/cas/${bigSha}`]));
     const cache = new RemoteCache(settings(server.url), '0.1.0');
     const files: EntryFile[] = [
-      { name: 'big', path: 'out/big.bin', sha256: bigSha, size: big.length, isExecutable: false, body: { file: path.join(dir, 'big.bin') } },
-      { name: 'small', path: 'out/small.json', sha256: smallSha, size: small.length, isExecutable: false, body: { file: path.join(dir, 'small.json') } },
+      {
+        name: 'big',
+        path: 'out/big.bin',
+        sha256: bigSha,
+        size: big.length,
+        isExecutable: false,
+        body: { file: path.join(dir, 'big.bin') },
+      },
+      {
+        name: 'small',
+        path: 'out/small.json',
+        sha256: smallSha,
+        size: small.length,
+        isExecutable: false,
+        body: { file: path.join(dir, 'small.json') },
+      },
     ];
     const key = 'f'.repeat(64);
     const warnings: string[] = [];
-    expect(await cache.write(key, { kind: 'stage', fingerprint: 'fp', stage: 's', durationMs: 10, costUsd: 0, llmCalls: 0 }, files, (m) => warnings.push(m))).toBe(true);
+    expect(
+      await cache.write(key, { kind: 'stage', fingerprint: 'fp', stage: 's', durationMs: 10, costUsd: 0, llmCalls: 0 }, files, (m) =>
+        warnings.push(m),
+      ),
+    ).toBe(true);
     cache.close();
     expect(warnings).toEqual([]);
     expect(server.seen).toContain(`HEAD /cas/${bigSha}`);
@@ -72,7 +98,21 @@ describe('remote cache entries', () => {
     const server = await store(new Set());
     const cache = new RemoteCache({ ...settings(server.url), readOnly: true }, '0.1.0');
     const data = Buffer.from('x');
-    const ok = await cache.write('e'.repeat(64), { kind: 'llm', durationMs: 1, costUsd: 0, llmCalls: 1 }, [{ name: 'response', path: 'llm/response.json', sha256: createHash('sha256').update(data).digest('hex'), size: 1, isExecutable: false, body: { data } }], () => {});
+    const ok = await cache.write(
+      'e'.repeat(64),
+      { kind: 'llm', durationMs: 1, costUsd: 0, llmCalls: 1 },
+      [
+        {
+          name: 'response',
+          path: 'llm/response.json',
+          sha256: createHash('sha256').update(data).digest('hex'),
+          size: 1,
+          isExecutable: false,
+          body: { data },
+        },
+      ],
+      () => {},
+    );
     cache.close();
     expect(ok).toBe(false);
     expect(server.seen).toEqual([]);

@@ -17,7 +17,9 @@ describe('redact', () => {
   });
 
   it('redact - configured secret values of any shape, longest first, counted as secret_value', () => {
-    const out = redact('k1=plainvalue1234 k2=plainvalue1234extra again plainvalue1234', { secrets: ['plainvalue1234', 'plainvalue1234extra'] });
+    const out = redact('k1=plainvalue1234 k2=plainvalue1234extra again plainvalue1234', {
+      secrets: ['plainvalue1234', 'plainvalue1234extra'],
+    });
     expect(out.text).toBe('k1=[redacted:secret_value] k2=[redacted:secret_value] again [redacted:secret_value]');
     expect(out.counts.secret_value).toBe(3);
   });
@@ -27,7 +29,8 @@ describe('redact', () => {
   });
 
   it('redact - prose and look-alikes are left alone', () => {
-    const text = 'Bearer authentication uses tokens; task-list, desk-chair, sk-short, ask-me-anything-about-this, user@example.com /home/alice/x';
+    const text =
+      'Bearer authentication uses tokens; task-list, desk-chair, sk-short, ask-me-anything-about-this, user@example.com /home/alice/x';
     const out = redact(text);
     expect(out).toEqual({ text, counts: expect.objectContaining({ sk_key: 0, bearer_token: 0 }), total: 0 });
     expect(out.text).toBe(text);
@@ -42,7 +45,17 @@ describe('redact', () => {
   });
 
   it('mayHoldCredential - never false for a text redact would change (it gates every event)', () => {
-    const samples = [SK, GOOGLE, GITHUB, SLACK, `github_pat_${'x1'.repeat(20)}`, 'Bearer abcdefgh1', 'BEARER ABCDEFGH1', 'bearer Abcdefgh', 'v=plainvalue1234'];
+    const samples = [
+      SK,
+      GOOGLE,
+      GITHUB,
+      SLACK,
+      `github_pat_${'x1'.repeat(20)}`,
+      'Bearer abcdefgh1',
+      'BEARER ABCDEFGH1',
+      'bearer Abcdefgh',
+      'v=plainvalue1234',
+    ];
     for (const sample of samples) {
       const text = `before ${sample} after`;
       const changed = redact(text, { secrets: ['plainvalue1234'], kinds: KEY_KINDS }).total > 0;

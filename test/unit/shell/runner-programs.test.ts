@@ -47,17 +47,20 @@ describe('runner programs', () => {
     expect(readFileSync(PERL_RUNNER_FILE, 'utf8')).toContain('setpgrp');
   });
 
-  it.skipIf(skipWithout(python))('runner.py - runs JSON jobs through sh or directly, answering pid, exit code and output sizes', async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'refinery-runner-py-'));
-    const answers = await converse(toolPath(python), PYTHON_RUNNER_FILE, dir, [
-      JSON.stringify({ s: 'echo hello; echo oops >&2; exit 3' }),
-      JSON.stringify({ s: 'printf "%s" "$X"', a: ['printf', '%s', 'direct'], r: [], e: { X: 'unused' } }),
-      JSON.stringify({ s: 'kill -TERM $$' }),
-    ]);
-    const exits = answers.filter((a) => a.startsWith('exit '));
-    expect(answers.filter((a) => /^pid [1-9]\d*$/.test(a))).toHaveLength(3);
-    expect(exits).toEqual(['exit 3 6 5', 'exit 0 6 0', 'exit 143 0 0']);
-  });
+  it.skipIf(skipWithout(python))(
+    'runner.py - runs JSON jobs through sh or directly, answering pid, exit code and output sizes',
+    async () => {
+      dir = mkdtempSync(path.join(os.tmpdir(), 'refinery-runner-py-'));
+      const answers = await converse(toolPath(python), PYTHON_RUNNER_FILE, dir, [
+        JSON.stringify({ s: 'echo hello; echo oops >&2; exit 3' }),
+        JSON.stringify({ s: 'printf "%s" "$X"', a: ['printf', '%s', 'direct'], r: [], e: { X: 'unused' } }),
+        JSON.stringify({ s: 'kill -TERM $$' }),
+      ]);
+      const exits = answers.filter((a) => a.startsWith('exit '));
+      expect(answers.filter((a) => /^pid [1-9]\d*$/.test(a))).toHaveLength(3);
+      expect(exits).toEqual(['exit 3 6 5', 'exit 0 6 0', 'exit 143 0 0']);
+    },
+  );
 
   it.skipIf(skipWithout(perl))('runner.pl - runs c and f job lines through sh, answering pid and exit code', async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'refinery-runner-pl-'));

@@ -10,7 +10,14 @@ describe('parseSimpleCommand', () => {
   });
 
   it('parseSimpleCommand - quotes are removed as sh removes them', () => {
-    expect(parseSimpleCommand(`wc -l 'my file.txt' "two words" x'y'"z" ''`)?.argv).toEqual(['wc', '-l', 'my file.txt', 'two words', 'xyz', '']);
+    expect(parseSimpleCommand(`wc -l 'my file.txt' "two words" x'y'"z" ''`)?.argv).toEqual([
+      'wc',
+      '-l',
+      'my file.txt',
+      'two words',
+      'xyz',
+      '',
+    ]);
   });
 
   it('parseSimpleCommand - every plain redirection form', () => {

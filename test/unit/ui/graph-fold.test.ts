@@ -18,7 +18,10 @@ describe('dashboard graph folding', () => {
       ['report', 'stage', 1, 'never-run'],
     ]);
     expect(g.nodes[1]?.counts).toEqual({ 'up-to-date': 1, failed: 1, stale: 1 });
-    expect(g.edges).toEqual([['prep', 'turn'], ['turn', 'report']]);
+    expect(g.edges).toEqual([
+      ['prep', 'turn'],
+      ['turn', 'report'],
+    ]);
   });
 
   it('graph-fold - a loop is one group counting its iterations stages', () => {
@@ -34,7 +37,12 @@ describe('dashboard graph folding', () => {
   });
 
   it('graph-fold - past the node budget, depth layers fold into one box each', () => {
-    const items: FoldInput[] = Array.from({ length: 1000 }, (_, i) => ({ id: `s${i}`, needs: i === 0 ? [] : [`s${Math.floor((i - 1) / 2)}`], kind: 'stage' as const, state: i % 7 === 0 ? ('failed' as const) : ('up-to-date' as const) }));
+    const items: FoldInput[] = Array.from({ length: 1000 }, (_, i) => ({
+      id: `s${i}`,
+      needs: i === 0 ? [] : [`s${Math.floor((i - 1) / 2)}`],
+      kind: 'stage' as const,
+      state: i % 7 === 0 ? ('failed' as const) : ('up-to-date' as const),
+    }));
     const g = foldGraph(items, 50);
     expect(g.layered).toBe(true);
     expect(g.nodes.length).toBeLessThanOrEqual(50);
@@ -46,6 +54,18 @@ describe('dashboard graph folding', () => {
   });
 
   it('graph-fold - depths are longest paths', () => {
-    expect(Object.fromEntries(depths(['a', 'b', 'c', 'd'], [['a', 'b'], ['b', 'c'], ['a', 'c'], ['c', 'd']]))).toEqual({ a: 0, b: 1, c: 2, d: 3 });
+    expect(
+      Object.fromEntries(
+        depths(
+          ['a', 'b', 'c', 'd'],
+          [
+            ['a', 'b'],
+            ['b', 'c'],
+            ['a', 'c'],
+            ['c', 'd'],
+          ],
+        ),
+      ),
+    ).toEqual({ a: 0, b: 1, c: 2, d: 3 });
   });
 });

@@ -44,7 +44,22 @@ describe('dashboard request checks', () => {
   it('safe-path - dot segments, encoded separators and secret folders are refused', () => {
     expect(safeSegments('out/a.txt', true)).toEqual(['out', 'a.txt']);
     expect(safeSegments('.refinery/runs/x/events.jsonl', true)).toEqual(['.refinery', 'runs', 'x', 'events.jsonl']);
-    for (const bad of ['../x', 'a/../b', '%2e%2e/x', 'a%2fb', 'a%5cb', 'a%00b', '/etc/passwd', 'a//b', '.mam/jobs/j.json', '.git/config', '.env', '.refinery/ui/1.json', 'node_modules/x', '%E0%A4%A']) {
+    for (const bad of [
+      '../x',
+      'a/../b',
+      '%2e%2e/x',
+      'a%2fb',
+      'a%5cb',
+      'a%00b',
+      '/etc/passwd',
+      'a//b',
+      '.mam/jobs/j.json',
+      '.git/config',
+      '.env',
+      '.refinery/ui/1.json',
+      'node_modules/x',
+      '%E0%A4%A',
+    ]) {
       expect(safeSegments(bad, true), bad).toBeUndefined();
     }
   });

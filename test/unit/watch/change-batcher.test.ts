@@ -24,7 +24,12 @@ describe('ChangeBatcher', () => {
       }
     });
     await flushed;
-    expect(batches).toEqual([[{ kind: 'change', path: 'a' }, { kind: 'change', path: 'b' }]]);
+    expect(batches).toEqual([
+      [
+        { kind: 'change', path: 'a' },
+        { kind: 'change', path: 'b' },
+      ],
+    ]);
   });
 
   it('ChangeBatcher - after the process stalls past the quiet time, notifications queued meanwhile join the batch instead of starting another', async () => {

@@ -33,7 +33,11 @@ export class CommandAgent implements Agent {
       proc = await startInGroup({ executable: file, args, cwd: launch.workdir, env: launch.env, outputFd: out });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      throw new AgentStartError(code === 'ENOENT' ? `agent command '${file}' was not found on PATH` : `cannot start agent command '${file}': ${(error as Error).message}`);
+      throw new AgentStartError(
+        code === 'ENOENT'
+          ? `agent command '${file}' was not found on PATH`
+          : `cannot start agent command '${file}': ${(error as Error).message}`,
+      );
     } finally {
       closeSync(out);
     }

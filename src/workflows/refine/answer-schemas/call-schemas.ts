@@ -41,5 +41,8 @@ export function regressionAnswerSchema(ids: readonly string[]): AnswerSchema {
     difference: choice(['substantial', 'marginal']),
     evidence: text,
   });
-  return { name: 'regression_guard', schema: closed({ summary: text, dimensions: listOf(dimension, { min: ids.length, max: ids.length }) }) };
+  return {
+    name: 'regression_guard',
+    schema: closed({ summary: text, dimensions: listOf(dimension, { min: ids.length, max: ids.length }) }),
+  };
 }

@@ -39,5 +39,10 @@ export function keyed(ids: readonly string[], value: Schema): Schema {
 }
 
 export function listOf(item: Schema, bounds: { min?: number; max?: number } = {}): Schema {
-  return { type: 'array', items: item, ...(bounds.min !== undefined ? { minItems: bounds.min } : {}), ...(bounds.max !== undefined ? { maxItems: bounds.max } : {}) };
+  return {
+    type: 'array',
+    items: item,
+    ...(bounds.min !== undefined ? { minItems: bounds.min } : {}),
+    ...(bounds.max !== undefined ? { maxItems: bounds.max } : {}),
+  };
 }

@@ -37,8 +37,12 @@ export function readJudgeInputs(
   return verdictPaths.map((given, i) => {
     const file = resolveInside(root, given, 'verdict path');
     const dir = path.dirname(file);
-    const packetFile = overrides.critiques?.[i] ? resolveInside(root, overrides.critiques[i], 'critique path') : path.join(dir, 'critique_packet.md');
-    const tasksFile = overrides.nextTasks?.[i] ? resolveInside(root, overrides.nextTasks[i], 'next_tasks path') : path.join(dir, 'next_tasks.json');
+    const packetFile = overrides.critiques?.[i]
+      ? resolveInside(root, overrides.critiques[i], 'critique path')
+      : path.join(dir, 'critique_packet.md');
+    const tasksFile = overrides.nextTasks?.[i]
+      ? resolveInside(root, overrides.nextTasks[i], 'next_tasks path')
+      : path.join(dir, 'next_tasks.json');
     const base = { verdictPath: given };
     let verdict: VerdictArtifact | undefined;
     let problem: string | undefined;

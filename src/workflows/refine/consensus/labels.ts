@@ -6,7 +6,10 @@ export function answerLabels(judges: readonly string[]): Map<string, string> {
 
 /** Label -> judge, accepting "B", "answer B", "Answer-B" and the like. */
 export function judgeForLabel(labels: ReadonlyMap<string, string>, given: string): string | undefined {
-  const cleaned = given.trim().replace(/^(answer|evaluation|evaluator)[\s_-]*/i, '').toUpperCase();
+  const cleaned = given
+    .trim()
+    .replace(/^(answer|evaluation|evaluator)[\s_-]*/i, '')
+    .toUpperCase();
   for (const [judge, label] of labels) if (label === cleaned) return judge;
   return undefined;
 }

@@ -116,7 +116,8 @@ async function playRound<A>(session: Session<A>, round: number): Promise<void> {
   const latest = session.latest();
   for (const judge of launch) {
     const vote = session.votes.get(judge.name);
-    if (vote?.round === round) log.votes.push({ voter: vote.voter, target: vote.target, reason: vote.reason, fresh: !isVoteStale(vote, latest) });
+    if (vote?.round === round)
+      log.votes.push({ voter: vote.voter, target: vote.target, reason: vote.reason, fresh: !isVoteStale(vote, latest) });
   }
   session.rounds.push(log);
 }

@@ -59,11 +59,19 @@ export function voteReport(
   };
 }
 
-export function aggregateReport(mode: 'harshest' | 'mean', judges: readonly JudgeInput[], result: EvaluationFiles, ids: readonly string[]): ConsensusReport {
+export function aggregateReport(
+  mode: 'harshest' | 'mean',
+  judges: readonly JudgeInput[],
+  result: EvaluationFiles,
+  ids: readonly string[],
+): ConsensusReport {
   const ok = judges.filter((j) => j.files);
   const scores: NonNullable<ConsensusReport['scores']> = {};
   for (const id of ids) {
-    const byJudge = Object.fromEntries(ok.map((j) => [j.name, j.files?.verdict.scores[id]]).filter(([, s]) => s !== undefined)) as Record<string, number>;
+    const byJudge = Object.fromEntries(ok.map((j) => [j.name, j.files?.verdict.scores[id]]).filter(([, s]) => s !== undefined)) as Record<
+      string,
+      number
+    >;
     const value = result.verdict.scores[id];
     if (value !== undefined) scores[id] = { result: value, by_judge: byJudge };
   }

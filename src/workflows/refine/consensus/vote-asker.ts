@@ -23,7 +23,9 @@ export interface VoteContext {
 }
 
 function answerBody(files: EvaluationFiles): string {
-  const scores = Object.entries(files.verdict.scores).map(([id, s]) => `${id}=${s}`).join(', ');
+  const scores = Object.entries(files.verdict.scores)
+    .map(([id, s]) => `${id}=${s}`)
+    .join(', ');
   const tasks =
     files.nextTasks.status === 'ok'
       ? `\n\nPlanned tasks:\n${files.nextTasks.tasks.map((t) => `- ${t.id}: ${t.description}`).join('\n')}`
@@ -32,17 +34,26 @@ function answerBody(files: EvaluationFiles): string {
 }
 
 /** The `ask` of the consensus protocol: one judge votes or answers anew through its backend. */
-export function voteAsker(context: VoteContext): (judge: JudgeSeat, view: RoundView<EvaluationFiles>, signal: AbortSignal) => Promise<JudgeAction<EvaluationFiles>> {
+export function voteAsker(
+  context: VoteContext,
+): (judge: JudgeSeat, view: RoundView<EvaluationFiles>, signal: AbortSignal) => Promise<JudgeAction<EvaluationFiles>> {
   const ids = context.criteria.map((c) => c.id);
   return async (judge, view, signal) => {
-    if (!judge.backend) return { kind: 'none', why: 'degraded', detail: 'no backend is known for this judge (its verdict.json has no judge.backend)' };
+    if (!judge.backend)
+      return { kind: 'none', why: 'degraded', detail: 'no backend is known for this judge (its verdict.json has no judge.backend)' };
     const shown = new Set(view.answers.map((a) => a.judge));
     const labeled: LabeledAnswer[] = view.answers.map((a) => ({ label: context.labels.get(a.judge) ?? '?', body: answerBody(a.answer) }));
     const order = seededShuffle(
       [...labeled].sort((a, b) => (a.label < b.label ? -1 : 1)),
       `${context.seed}|${judge.name}|${view.round}`,
     );
-    const prompt = votePrompt({ task: context.task, criteria: context.criteria, deliverable: context.deliverable, round: view.round, answers: order });
+    const prompt = votePrompt({
+      task: context.task,
+      criteria: context.criteria,
+      deliverable: context.deliverable,
+      round: view.round,
+      answers: order,
+    });
     const result = await askWithRepair(
       context.client,
       judge.backend,
@@ -53,6 +64,9 @@ export function voteAsker(context: VoteContext): (judge: JudgeSeat, view: RoundV
     if (!result.ok) return { kind: 'none', why: result.budgetExhausted ? 'budget' : 'degraded', detail: result.reason };
     if (result.value.kind === 'vote') return { kind: 'vote', target: result.value.target, reason: result.value.reason };
     const model = context.models.get(judge.name);
-    return { kind: 'answer', answer: filesFromEvaluation(result.value.evaluation, { backend: judge.backend, ...(model ? { model } : {}) }, context.round) };
+    return {
+      kind: 'answer',
+      answer: filesFromEvaluation(result.value.evaluation, { backend: judge.backend, ...(model ? { model } : {}) }, context.round),
+    };
   };
 }

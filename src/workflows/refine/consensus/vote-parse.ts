@@ -8,17 +8,31 @@ export type VoteOrAnswer = { kind: 'vote'; target: string; reason: string } | { 
 const VOTE_MARKER = /\{\s*"action"/;
 
 /** Parses a voting-round reply; the vote target must be one of the labels shown. */
-export function parseVoteReply(text: string, labels: ReadonlyMap<string, string>, shown: ReadonlySet<string>, ids: readonly string[]): ParseOutcome<VoteOrAnswer> {
+export function parseVoteReply(
+  text: string,
+  labels: ReadonlyMap<string, string>,
+  shown: ReadonlySet<string>,
+  ids: readonly string[],
+): ParseOutcome<VoteOrAnswer> {
   const extracted = extractJson(text, VOTE_MARKER);
   if (!extracted.ok) return { ok: false, reasons: [extracted.reason] };
   return voteFromValue(extracted.value, labels, shown, ids);
 }
 
-export function voteReader(labels: ReadonlyMap<string, string>, shown: ReadonlySet<string>, ids: readonly string[]): AnswerReader<VoteOrAnswer> {
+export function voteReader(
+  labels: ReadonlyMap<string, string>,
+  shown: ReadonlySet<string>,
+  ids: readonly string[],
+): AnswerReader<VoteOrAnswer> {
   return { marker: VOTE_MARKER, parse: (value) => voteFromValue(value, labels, shown, ids) };
 }
 
-function voteFromValue(value: unknown, labels: ReadonlyMap<string, string>, shown: ReadonlySet<string>, ids: readonly string[]): ParseOutcome<VoteOrAnswer> {
+function voteFromValue(
+  value: unknown,
+  labels: ReadonlyMap<string, string>,
+  shown: ReadonlySet<string>,
+  ids: readonly string[],
+): ParseOutcome<VoteOrAnswer> {
   if (!isRecord(value)) return { ok: false, reasons: ['the reply is not a JSON object'] };
   const action = typeof value.action === 'string' ? value.action.trim().toLowerCase() : '';
   const validLabels = [...labels.entries()].filter(([judge]) => shown.has(judge)).map(([, label]) => label);

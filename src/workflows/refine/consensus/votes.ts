@@ -46,7 +46,10 @@ export function plurality(tally: Readonly<Record<string, number>>, judges: reado
 }
 
 /** The first answer submitted: earliest round, then registration order. */
-export function firstAnswer<A>(answers: ReadonlyMap<string, ReadonlyArray<AnswerRecord<A>>>, judges: readonly JudgeSeat[]): string | undefined {
+export function firstAnswer<A>(
+  answers: ReadonlyMap<string, ReadonlyArray<AnswerRecord<A>>>,
+  judges: readonly JudgeSeat[],
+): string | undefined {
   let best: { judge: JudgeSeat; round: number } | undefined;
   for (const judge of judges) {
     const first = answers.get(judge.name)?.[0];

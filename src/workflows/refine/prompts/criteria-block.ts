@@ -8,7 +8,11 @@ export function renderCriteria(criteria: readonly Criterion[]): string {
       if (c.anti_patterns?.length) lines.push(`  - anti-patterns: ${c.anti_patterns.join('; ')}`);
       if (c.verify_by) lines.push(`  - verify by: ${c.verify_by}`);
       if (c.score_anchors)
-        lines.push(`  - anchors: ${Object.entries(c.score_anchors).map(([k, v]) => `${k} = ${v}`).join('; ')}`);
+        lines.push(
+          `  - anchors: ${Object.entries(c.score_anchors)
+            .map(([k, v]) => `${k} = ${v}`)
+            .join('; ')}`,
+        );
       return lines.join('\n');
     })
     .join('\n');

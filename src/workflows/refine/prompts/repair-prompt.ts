@@ -2,7 +2,12 @@
  * The one repair retry: the original request, the unusable answer, ajv's errors against the call's
  * schema (quoted as ajv gives them) and the other problems found.
  */
-export function repairPrompt(originalPrompt: string, badAnswer: string, problems: readonly string[], schemaErrors: readonly string[] = []): string {
+export function repairPrompt(
+  originalPrompt: string,
+  badAnswer: string,
+  problems: readonly string[],
+  schemaErrors: readonly string[] = [],
+): string {
   const shown = badAnswer.length > 20_000 ? `${badAnswer.slice(0, 20_000)}\n[... cut ...]` : badAnswer;
   return [
     originalPrompt,

@@ -45,7 +45,10 @@ export function judgeResponder(plan: JudgePlan = {}): Responder {
         : kind === 'evaluate'
           ? evaluationAnswer({ ids, scores: plan.scores?.(model) ?? 6, verdict: plan.verdict?.(model) ?? 'iterate', note: model })
           : kind === 'vote'
-            ? voteAnswer(plan.voteFor?.(model, labelsShown(req.prompt)) ?? labelsShown(req.prompt)[0] ?? 'A', `${model} finds it most precise`)
+            ? voteAnswer(
+                plan.voteFor?.(model, labelsShown(req.prompt)) ?? labelsShown(req.prompt)[0] ?? 'A',
+                `${model} finds it most precise`,
+              )
             : kind === 'regression'
               ? JSON.stringify({
                   summary: 'B is stronger overall',

@@ -23,7 +23,8 @@ export function readJson<T = Record<string, any>>(file: string): T {
 
 /** Every file under `dir`, as paths relative to it with / separators. */
 export function sessionFileList(dir: string): string[] {
-  const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]));
+  const walk = (d: string): string[] =>
+    readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]));
   return walk(dir).map((f) => path.relative(dir, f).split(path.sep).join('/'));
 }
 
