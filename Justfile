@@ -55,10 +55,15 @@ screenshots:
 test:
     npm test
 
-# Type-check and test.
+# Format and lint check, type-check and test.
 check:
+    npm run lint
     npx tsc --noEmit -p tsconfig.json
     npm test
+
+# Format the tree (Biome).
+format:
+    npm run format
 
 # All benchmarks.
 bench: bench-graph bench-analyze bench-analyze-run bench-refine bench-jobs bench-ui bench-cache bench-massgen

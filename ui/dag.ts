@@ -100,7 +100,6 @@ export class DagView {
   private readonly boxes = new Map<string, SVGGElement>();
   private selected: string | undefined;
   private view = { x: 0, y: 0, w: 1, h: 1 };
-  private svgEl: SVGSVGElement | undefined;
 
   constructor(private readonly open: (node: GraphNode) => void) {
     this.el = h('div', { class: 'dag', attrs: { tabindex: 0, 'aria-label': 'pipeline graph: arrow keys move, Enter opens' } });
@@ -167,7 +166,6 @@ export class DagView {
       this.boxes.set(node.id, g);
     }
     root.appendChild(nodes);
-    this.svgEl = root;
     this.enablePanZoom(root);
     this.el.appendChild(root);
     this.markDownstream();

@@ -113,7 +113,7 @@ function main(): void {
   mkdirSync(project, { recursive: true });
   writeFileSync(path.join(project, 'package.json'), '{ "private": true }\n');
   console.log(`bench/massgen: ${RUNS} generated runs, ${REPS} reps, engine: ${engine()}`);
-  let t = process.hrtime.bigint();
+  const t = process.hrtime.bigint();
   const generated = generateLogs({ outDir: logs, seed: 1, scripts: fleetScripts(RUNS) });
   console.log(
     `generated ${generated.logDirs.length} log folders (${generated.files} files) in ${ms(Number(process.hrtime.bigint() - t) / 1e6)}`,

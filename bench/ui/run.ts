@@ -178,14 +178,14 @@ async function measurePage(
 }
 
 const WATCH_PIPELINE = (n: number): string =>
-  [
+  `${[
     'pipeline: live',
     'stages:',
     ...Array.from(
       { length: n },
       (_, i) => `  s${i}: { run: "cat src/f${i}.txt > \${outputs.o}", inputs: [src/f${i}.txt], outputs: { o: out/f${i}.txt } }`,
     ),
-  ].join('\n') + '\n';
+  ].join('\n')}\n`;
 
 async function eventToPixel(browser: Browser): Promise<number[]> {
   const root = project('watch');

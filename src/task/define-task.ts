@@ -64,6 +64,7 @@ export interface TaskDefinition<S extends zod.ZodType = zod.ZodType> {
   params: S;
   /** Output names the task writes, with the default path used when it runs alone. */
   outputs?: Record<string, { default?: string; schema?: string; description?: string }>;
+  // biome-ignore lint/suspicious/noConfusingVoidType: a task whose run returns nothing is an async () => void
   run(ctx: TaskContext<zod.output<S>>): Promise<TaskResult | void>;
   /**
    * What would stop this task, found before any stage of the run starts (an unknown backend,

@@ -101,7 +101,7 @@ export class RunTailer {
     }
   }
 
-  private read(name: string, tail: Tail): void {
+  private read(_name: string, tail: Tail): void {
     if (this.closed || tail.finished) return;
     let fd: number;
     try {

@@ -54,7 +54,7 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
       'autosave_interval 0',
       `max_queued_messages ${options.maxQueued ?? 10000}`,
       'max_inflight_messages 0',
-      'log_dest file ' + path.join(dir, 'mosquitto.log'),
+      `log_dest file ${path.join(dir, 'mosquitto.log')}`,
       'log_type error',
       'log_type warning',
       'user root',

@@ -57,7 +57,7 @@ function countsBar(counts: Partial<Record<StageState, number>>): HTMLElement {
   );
 }
 
-export function pipelinesView(app: App): View {
+export function pipelinesView(_app: App): View {
   const list = h('div', { class: 'cards' }, empty('Loading pipelines…'));
   const el = h('div', { class: 'page' }, h('h1', null, 'Pipelines'), list);
   const load = async (): Promise<void> => {

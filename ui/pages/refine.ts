@@ -233,7 +233,7 @@ export function refineView(app: App, name: string): View {
     const criteria = s?.criteria ?? data.criteria?.criteria ?? [];
     const roundNumbers = s?.rounds.map((r) => r.round) ?? data.rounds.map((r) => r.round);
     const scoreChart =
-      s && s.rounds.length
+      s?.rounds.length
         ? lineChart({
             title: 'Consensus score per criterion per round',
             x: roundNumbers,

@@ -10,7 +10,7 @@ import { formatEventLine } from '../../workflows/jobs/event-payload.ts';
 import { buildInstructions } from '../../workflows/jobs/instructions.ts';
 import { newJobId } from '../../workflows/jobs/job-id.ts';
 import { publisherArgv } from '../../workflows/jobs/publisher-command.ts';
-import { type AgentKind, type JobType } from '../../workflows/jobs/types.ts';
+import type { AgentKind, JobType } from '../../workflows/jobs/types.ts';
 import { COMMON, UsageError, diagnosticLine, pathsOf, requireJob, seconds, tlsFiles } from './jobs-options.ts';
 
 export async function submit(argv: string[], io: CommandIo): Promise<number> {

@@ -14,7 +14,6 @@ import {
 } from '../artifacts/commit.ts';
 import { contentStamp } from '../state/file-hashes.ts';
 import { describeWriteProblem, isFsError, writeProblem } from '../state/write-problem.ts';
-import { createHash } from 'node:crypto';
 import type { FileHashes } from '../state/file-hashes.ts';
 import type { FingerprintParts, StageRecord, StageState } from '../state/stage-state.ts';
 import type { RunBudget, TaskContext, TaskResult } from '../../task/define-task.ts';

@@ -468,9 +468,9 @@ class Scanner {
       }
       // a backslash
       out += s.slice(chunk, i);
-      const escape = decodeEscape(s, i);
-      out += escape.text;
-      i = escape.next;
+      const decoded = decodeEscape(s, i);
+      out += decoded.text;
+      i = decoded.next;
       chunk = i;
     }
   }

@@ -1,6 +1,6 @@
 import { readFileSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import { digest, hashFile, type HashFileOptions } from './hash-file.ts';
+import { hashFile, type HashFileOptions } from './hash-file.ts';
 import { writeFileAtomicSync } from './atomic-file.ts';
 import { ensureStateDir, setAsideAndWarn, type StateWarn } from './set-aside.ts';
 import { writeProblem, type WriteProblem } from './write-problem.ts';

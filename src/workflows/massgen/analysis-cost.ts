@@ -7,7 +7,7 @@ import type { RunData, TokenUsage } from './model.ts';
 export function tokensByAgent(runs: RunData[]): Map<string, TokenUsage> {
   const out = new Map<string, TokenUsage>();
   for (const run of runs) {
-    const source = run.metrics && run.metrics.agents.some((a) => a.tokenUsage) ? run.metrics.agents : (run.status?.agents ?? []);
+    const source = run.metrics?.agents.some((a) => a.tokenUsage) ? run.metrics.agents : (run.status?.agents ?? []);
     for (const a of source) {
       if (!a.tokenUsage) continue;
       const cur = out.get(a.id) ?? { inputTokens: 0, outputTokens: 0, reasoningTokens: 0, cachedInputTokens: 0, estimatedCost: 0 };

@@ -21,7 +21,7 @@ export function toolRows(runs: RunData[]): ToolRow[] {
   };
   for (const run of runs) {
     if (run.metrics && run.metrics.tools.length > 0) run.metrics.tools.forEach(add);
-    else if (run.status && run.status.agents.some((a) => a.tools.length > 0)) run.status.agents.flatMap((a) => a.tools).forEach(add);
+    else if (run.status?.agents.some((a) => a.tools.length > 0)) run.status.agents.flatMap((a) => a.tools).forEach(add);
     else if (run.events && run.events.tools.length > 0) {
       for (const t of run.events.tools)
         add({ name: t.name, calls: 1, failures: t.isError ? 1 : 0, totalMs: (t.seconds ?? 0) * 1000, outputChars: t.outputChars });

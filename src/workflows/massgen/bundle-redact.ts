@@ -20,7 +20,7 @@ export interface BundleRedactorOptions {
   homeDirs: readonly string[];
 }
 
-const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const PATH_END = `(?=$|[\\\\/\\s"'\`<>|,;:)\\]}])`;
 
 export class BundleRedactor {
@@ -43,14 +43,14 @@ export class BundleRedactor {
     };
     // /any/absolute/path/.../log_X[/...] -> log_X[/...]
     this.throughSession = new RegExp(
-      `(?<![\\w.~\\\\/-])(?:[A-Za-z]:)?(?:[\\\\/][^\\\\/\\s"'\`<>|]+)*?[\\\\/](?=${escape(options.session)}${PATH_END})`,
+      `(?<![\\w.~\\\\/-])(?:[A-Za-z]:)?(?:[\\\\/][^\\\\/\\s"'\`<>|]+)*?[\\\\/](?=${escapeRegExp(options.session)}${PATH_END})`,
       'g',
     );
     this.folders = [...new Set(options.runFolders)]
       .map((f) => f.replace(/[\\/]+$/, ''))
       .filter((f) => f.length > 1)
       .sort((a, b) => b.length - a.length)
-      .map((f) => new RegExp(`${escape(f)}${PATH_END}`, 'g'));
+      .map((f) => new RegExp(`${escapeRegExp(f)}${PATH_END}`, 'g'));
   }
 
   get total(): number {

@@ -48,7 +48,7 @@ export function digestOf(raw: unknown): TurnDigest | null {
   const a = obj(raw);
   const source = obj(a?.source);
   const session = str(source?.session);
-  if (!a || a.kind !== 'massgen-turn-analysis' || !source || !session) return null;
+  if (a?.kind !== 'massgen-turn-analysis' || !source || !session) return null;
   const overview = obj(a.overview) ?? {};
   const errors = obj(a.errors) ?? {};
   const winner = obj(a.winner);

@@ -9,7 +9,7 @@ export interface TaskLine {
 }
 
 export function taskLines(next: NextTasksArtifact | undefined): TaskLine[] {
-  if (!next || next.status !== 'ok') return [];
+  if (next?.status !== 'ok') return [];
   return next.tasks.map((t) => ({
     id: t.id,
     description: t.description,

@@ -107,8 +107,8 @@ function mermaidBlocks(report: string): string[][] {
 }
 
 const GANTT_LINE =
-  /^(gantt|    title [^"`#;<>]*|    dateFormat HH:mm:ss|    axisFormat %H:%M:%S|    section [^:;#"`<>|[\]]+|    [^:;#"`<>|[\]]+ :milestone, m\d+, \d\d:\d\d:\d\d, 1s)$/;
-const FLOW_LINE = /^(flowchart LR|    n\d+\["[^"`#;<>|[\]]+"\]|    n\d+ (-->|-\.->)\|"[^"`#;<>|[\]]+"\| n\d+)$/;
+  /^(gantt| {4}title [^"`#;<>]*| {4}dateFormat HH:mm:ss| {4}axisFormat %H:%M:%S| {4}section [^:;#"`<>|[\]]+| {4}[^:;#"`<>|[\]]+ :milestone, m\d+, \d\d:\d\d:\d\d, 1s)$/;
+const FLOW_LINE = /^(flowchart LR| {4}n\d+\["[^"`#;<>|[\]]+"\]| {4}n\d+ (-->|-\.->)\|"[^"`#;<>|[\]]+"\| n\d+)$/;
 
 describe('ANALYSIS_REPORT.md from a hostile log', () => {
   let project: TempProject;

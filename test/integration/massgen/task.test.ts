@@ -47,7 +47,7 @@ describe('analyze-turn task', () => {
     expect(new SchemaRegistry(REPO).validate('turn-analysis', analysis)).toEqual({ ok: true });
     expect(analysis.winner.agentId).toBe('agent_a');
     expect(readFileSync(ctx.outputs.report as string, 'utf8')).toContain('# MassGen Log Analysis Report');
-    expect(result && result.summary).toContain('completed, winner agent_a');
+    expect(result?.summary).toContain('completed, winner agent_a');
     expect(reports.some((r) => r.kind === 'metric' && r.name === 'massgen.votes' && r.value === 4)).toBe(true);
   });
 

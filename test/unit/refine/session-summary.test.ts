@@ -247,7 +247,7 @@ describe('judge quality in the summary', () => {
     expect(md).toContain('| verdict | 2/3 gave iterate | 2/3 gave iterate |');
     expect(md).toContain('| harsh | 2 | -2.50 | 2.50 | harsher than the consensus |');
     expect(md).toContain('| kind | 2 | +2.25 | 2.25 | more lenient than the consensus |');
-    const chart = /```mermaid\nxychart-beta\n  title "Mean offset from the consensus[^\n]*\n([\s\S]*?)```/.exec(md)?.[1];
+    const chart = /```mermaid\nxychart-beta\n {2}title "Mean offset from the consensus[^\n]*\n([\s\S]*?)```/.exec(md)?.[1];
     expect(chart).toContain('x-axis ["mid", "harsh", "kind"]');
     expect(chart).toContain('y-axis "points" -3 --> 3');
     expect(chart).toContain('bar [0.00, -2.50, 2.25]');

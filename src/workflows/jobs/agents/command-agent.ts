@@ -1,6 +1,6 @@
 import { openSync, closeSync } from 'node:fs';
 import { startInGroup } from '../../../engine/shell/process-group.ts';
-import { AgentStartError, type Agent, type AgentExit, type AgentHandle, type AgentLaunch } from './agent.ts';
+import { AgentStartError, type Agent, type AgentHandle, type AgentLaunch } from './agent.ts';
 
 /** Presets for the agent CLIs in non-interactive mode; the instructions go to stdin. */
 export const AGENT_PRESETS: Record<string, string[]> = {

@@ -47,7 +47,7 @@ export function mergePackets(inputs: readonly Scored[], verdict: 'iterate' | 'co
     '**Preserve**:',
     preserve.length ? preserve.map((p) => `- ${p}`).join('\n') : '- _Nothing singled out._',
     '',
-    `**Next steps**: ${verdict === 'converged' ? 'None; every evaluator agrees the deliverable has converged.' : 'Apply the top improvements; scores are the ' + mode + ' across evaluators.'}`,
+    `**Next steps**: ${verdict === 'converged' ? 'None; every evaluator agrees the deliverable has converged.' : `Apply the top improvements; scores are the ${mode} across evaluators.`}`,
   ].join('\n');
   return `# Critique Packet (${mode} of ${inputs.length} evaluators)\n\n${sections.join('\n\n')}\n\n${summary}\n`;
 }

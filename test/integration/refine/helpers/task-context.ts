@@ -9,6 +9,7 @@ import type { TaskContext, TaskDefinition, TaskReport, TaskResult } from '../../
 import type { z } from 'zod';
 
 export interface TaskRun {
+  // biome-ignore lint/suspicious/noConfusingVoidType: what a task's run resolves to
   result: TaskResult | void;
   reports: TaskReport[];
   logs: string[];
