@@ -370,18 +370,16 @@ function answersTab(app: App, data: TurnData): HTMLElement {
     'div',
     { class: 'toolbar' },
     h('span', { class: 'muted small' }, 'agent: '),
-    ['']
-      .concat(agents)
-      .map((ag) =>
-        h(
-          'a',
-          {
-            class: `pill${ag === selectedAgent ? ' active' : ''}`,
-            href: turnHref(data.dir, { tab: 'answers', ...(ag ? { agent: ag } : {}) }),
-          },
-          ag || 'all',
-        ),
+    [''].concat(agents).map((ag) =>
+      h(
+        'a',
+        {
+          class: `pill${ag === selectedAgent ? ' active' : ''}`,
+          href: turnHref(data.dir, { tab: 'answers', ...(ag ? { agent: ag } : {}) }),
+        },
+        ag || 'all',
       ),
+    ),
   );
   const list = keys
     .filter((k) => !selectedAgent || (meta.get(k)?.agentId ?? byKey.get(k)?.agentId) === selectedAgent)

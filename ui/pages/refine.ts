@@ -232,19 +232,18 @@ export function refineView(app: App, name: string): View {
     const s = data.summary;
     const criteria = s?.criteria ?? data.criteria?.criteria ?? [];
     const roundNumbers = s?.rounds.map((r) => r.round) ?? data.rounds.map((r) => r.round);
-    const scoreChart =
-      s?.rounds.length
-        ? lineChart({
-            title: 'Consensus score per criterion per round',
-            x: roundNumbers,
-            xName: 'round',
-            series: criteria.map((c) => ({ label: c.id, values: s.rounds.map((r) => r.scores[c.id] ?? null) })),
-            xLabel: (x) => `round ${x}`,
-            yLabel: 'score (1-10)',
-            points: true,
-            width: 520,
-          })
-        : empty('No scores yet: summary.json is written after the loop.');
+    const scoreChart = s?.rounds.length
+      ? lineChart({
+          title: 'Consensus score per criterion per round',
+          x: roundNumbers,
+          xName: 'round',
+          series: criteria.map((c) => ({ label: c.id, values: s.rounds.map((r) => r.scores[c.id] ?? null) })),
+          xLabel: (x) => `round ${x}`,
+          yLabel: 'score (1-10)',
+          points: true,
+          width: 520,
+        })
+      : empty('No scores yet: summary.json is written after the loop.');
     const critiques = h('div');
     replace(
       body,

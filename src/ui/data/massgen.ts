@@ -321,9 +321,7 @@ export class MassGenStore {
   }
 
   /** Every answer snapshot named by the attempts' snapshot_mappings.json, with its text (capped). */
-  private async answerTexts(
-    unit: TurnUnit,
-  ): Promise<
+  private async answerTexts(unit: TurnUnit): Promise<
     Array<{
       label: string;
       agentId: string;

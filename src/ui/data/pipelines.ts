@@ -208,9 +208,7 @@ export class PipelineStore {
   }
 
   /** Every instance of the plan (and the newest run's loop iterations) with its state. */
-  async states(
-    name: string,
-  ): Promise<
+  async states(name: string): Promise<
     | {
         pipeline: LoadedPipeline;
         items: Array<FoldInput & { inst?: StageInstance }>;
