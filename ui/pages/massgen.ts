@@ -10,6 +10,7 @@ import { barList, lineChart } from '../charts.ts';
 import { diffView } from '../diff.ts';
 import { chip, empty, errorBox, h, link, replace, route, seconds, section, svg, table, usd } from '../dom.ts';
 import { renderMarkdown } from '../markdown.ts';
+import type { ChartPoint } from '../../src/ui/data/massgen.ts';
 
 interface TurnRow {
   turn: number;
@@ -34,19 +35,6 @@ interface SessionRow {
   enforcementRetries: number | null;
   state: string | null;
   analyzedTurns: number;
-}
-
-interface ChartPoint {
-  session: string;
-  turn: number;
-  dir: string;
-  time: string;
-  costUsd: number | null;
-  wallClockSeconds: number | null;
-  enforcementRetries: number | null;
-  winner: string | null;
-  winnerModel: string | null;
-  state: string | null;
 }
 
 const COLUMNS: Array<[string, string | null]> = [

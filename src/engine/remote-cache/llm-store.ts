@@ -2,7 +2,7 @@
 // everywhere else. An answer is one file (`llm/response.json`, the local cache's entry) under the
 // action-cache key derived from the local cache key. The LLM client asks it after a local miss
 // and tells it every new answer; tasks find the store of their run by the run id.
-import type { CachedEntry } from '../../workflows/backends/response-cache.ts';
+import { isCachedEntry, type CachedEntry } from '../../workflows/backends/response-cache.ts';
 import { llmCacheKey, sha256Hex } from './keys.ts';
 import type { RemoteCache, Warn } from './remote-cache.ts';
 
@@ -15,20 +15,9 @@ export interface RemoteResponses {
   put(entry: CachedEntry, warn?: Warn): void;
 }
 
+/** A shared answer is taken only when whole: a non-empty text, a cost and a latency. */
 function isEntry(value: unknown, key: string): value is CachedEntry {
-  if (typeof value !== 'object' || value === null) return false;
-  const entry = value as Partial<CachedEntry>;
-  return (
-    entry.key === key &&
-    typeof entry.backend === 'string' &&
-    typeof entry.result === 'object' &&
-    entry.result !== null &&
-    typeof entry.result.text === 'string' &&
-    entry.result.text.trim() !== '' &&
-    typeof entry.costUsd === 'number' &&
-    entry.costUsd >= 0 &&
-    typeof entry.latencyMs === 'number'
-  );
+  return isCachedEntry(value, key) && value.result.text.trim() !== '' && value.costUsd >= 0 && typeof value.latencyMs === 'number';
 }
 
 const ignore: Warn = () => {};

@@ -135,6 +135,20 @@ const EMPTY_NUMBERS = {
   apiErrors: null,
 };
 
+/** One analyzed turn on the cross-run charts (the page reads the same shape). */
+export interface ChartPoint {
+  session: string;
+  turn: number;
+  dir: string;
+  time: string;
+  costUsd: number | null;
+  wallClockSeconds: number | null;
+  enforcementRetries: number | null;
+  winner: string | null;
+  winnerModel: string | null;
+  state: string | null;
+}
+
 export class MassGenStore {
   private readonly sessionsCache = new Map<string, CachedSession>();
   private readonly analysisCache = new Map<string, { stamp: string; numbers: ReturnType<typeof turnNumbers> | null }>();
@@ -371,20 +385,7 @@ export class MassGenStore {
   }
 
   /** One point per analyzed turn, oldest first: the cross-run charts. */
-  async chartPoints(): Promise<
-    Array<{
-      session: string;
-      turn: number;
-      dir: string;
-      time: string;
-      costUsd: number | null;
-      wallClockSeconds: number | null;
-      enforcementRetries: number | null;
-      winner: string | null;
-      winnerModel: string | null;
-      state: string | null;
-    }>
-  > {
+  async chartPoints(): Promise<ChartPoint[]> {
     const rows = await this.allRows();
     const points = rows.flatMap((r) =>
       r.turns

@@ -14,7 +14,8 @@ export interface CachedEntry {
   savedAt: string;
 }
 
-function isEntry(value: unknown, key: string): value is CachedEntry {
+/** Whether `value` is a cached response for `key` (the local cache's entries, and the remote cache's). */
+export function isCachedEntry(value: unknown, key: string): value is CachedEntry {
   if (typeof value !== 'object' || value === null) return false;
   const entry = value as Partial<CachedEntry>;
   return (
@@ -57,7 +58,7 @@ export class ResponseCache {
     } catch {
       value = undefined;
     }
-    if (isEntry(value, key)) return value;
+    if (isCachedEntry(value, key)) return value;
     this.report.warn?.(setAside(this.report.root ?? this.dir, file, 'is not a cached model response', 'the call is made again'));
     return undefined;
   }
