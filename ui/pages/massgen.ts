@@ -10,32 +10,7 @@ import { barList, lineChart } from '../charts.ts';
 import { diffView } from '../diff.ts';
 import { chip, empty, errorBox, h, link, replace, route, seconds, section, svg, table, usd } from '../dom.ts';
 import { renderMarkdown } from '../markdown.ts';
-import type { ChartPoint } from '../../src/ui/data/massgen.ts';
-
-interface TurnRow {
-  turn: number;
-  dir: string;
-  analyzed: boolean;
-  state: string | null;
-  question: string | null;
-  winner: string | null;
-  costUsd: number | null;
-  wallClockSeconds: number | null;
-  enforcementRetries: number | null;
-}
-
-interface SessionRow {
-  session: string;
-  dir: string;
-  timestamp: string;
-  turns: TurnRow[];
-  question: string | null;
-  costUsd: number | null;
-  wallClockSeconds: number | null;
-  enforcementRetries: number | null;
-  state: string | null;
-  analyzedTurns: number;
-}
+import type { ChartPoint, SessionRow, TurnRow } from '../../src/ui/data/massgen.ts';
 
 const COLUMNS: Array<[string, string | null]> = [
   ['session', 'time'],

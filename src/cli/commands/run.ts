@@ -358,6 +358,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     env: io.env,
     taskFile: (n) => target.resolver.taskFile(n),
     expandIteration: (loop, i) => target.expandIteration(loop, i),
+    ...(select ? { select } : {}),
   });
   if (preflight.length > 0) {
     printDiagnostics(io, preflight, new Map());

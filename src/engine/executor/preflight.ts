@@ -14,6 +14,8 @@ export interface PreflightOptions {
   env: NodeJS.ProcessEnv;
   taskFile(name: string): string | undefined;
   expandIteration(loop: LoopInstance, iteration: number): { instances: StageInstance[] };
+  /** The stages this run may run (a run that checks only what changed); all of them when absent. */
+  select?: ReadonlySet<string>;
 }
 
 function templatesOf(value: unknown, out: Template[]): Template[] {
@@ -44,7 +46,13 @@ function whenReadsArtifacts(when: Expr): boolean {
  * the run. Each problem is reported once, with the stages it concerns.
  */
 export async function preflightPlan(plan: Plan, options: PreflightOptions): Promise<Diagnostic[]> {
-  const instances = [...plan.instances, ...plan.loops.flatMap((loop) => options.expandIteration(loop, 1).instances)];
+  // A run that checks only what changed runs nothing else: the rest needs no preflight (nor its task loaded).
+  const chosen = options.select;
+  const loops = chosen ? plan.loops.filter((l) => chosen.has(l.id)) : plan.loops;
+  const instances = [
+    ...(chosen ? plan.instances.filter((i) => chosen.has(i.id)) : plan.instances),
+    ...loops.flatMap((loop) => options.expandIteration(loop, 1).instances),
+  ];
   const stagesByProblem = new Map<string, string[]>();
   for (const inst of instances) {
     if (inst.spec.kind !== 'task' || readsArtifacts(inst)) continue;

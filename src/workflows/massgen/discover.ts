@@ -4,7 +4,8 @@ import path from 'node:path';
 import { listDir, numberedName, SNAPSHOT_DIR, type Entry } from './fs-safe.ts';
 import type { RunDir, TurnUnit } from './model.ts';
 
-const RUN_MARKERS = new Set([
+/** Files only a MassGen run folder holds: a folder with one of them is a run. */
+export const RUN_MARKERS: ReadonlySet<string> = new Set([
   'status.json',
   'metrics_summary.json',
   'coordination_events.json',

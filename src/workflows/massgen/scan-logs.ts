@@ -7,18 +7,8 @@
 // are those of discover.ts (spec §1.2); symlinks are not followed.
 import { readdirSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
+import { RUN_MARKERS } from './discover.ts';
 import { numberedName } from './fs-safe.ts';
-
-const RUN_MARKERS = new Set([
-  'status.json',
-  'metrics_summary.json',
-  'coordination_events.json',
-  'execution_metadata.yaml',
-  'events.jsonl',
-  'massgen.log',
-  'massgen_debug.log',
-  'snapshot_mappings.json',
-]);
 
 export interface ScannedTurn {
   session: string;

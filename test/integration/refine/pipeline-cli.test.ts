@@ -4,60 +4,13 @@
 import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../../helpers/fake-openai-server.ts';
 import { events, REPO_ROOT, runCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
 import { judgeResponder } from './helpers/judge-responder.ts';
-import { EXAMPLE_REFINE_PARAMS } from '../../helpers/refine-example.ts';
-
-const registry = new SchemaRegistry(REPO_ROOT);
+import { EXAMPLE_REFINE_PARAMS, exampleProject } from '../../helpers/refine-example.ts';
+import { invalidArtifacts, readJson, sessionFileList } from './helpers/session-files.ts';
 
 const EXAMPLE = EXAMPLE_REFINE_PARAMS;
-
-/** A fresh clone's files the refine example needs, in a temp project. */
-function exampleProject(): TempProject {
-  const project = tempProject();
-  for (const rel of ['refinery.config.yaml', 'pipelines/refine.yaml', 'examples/refine'])
-    cpSync(path.join(REPO_ROOT, rel), project.path(rel), { recursive: true });
-  return project;
-}
-
-function readJson<T = Record<string, any>>(file: string): T {
-  return JSON.parse(readFileSync(file, 'utf8')) as T;
-}
-
-function listFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? listFiles(path.join(dir, e.name)) : [path.join(dir, e.name)],
-  );
-}
-
-const SCHEMA_OF: Array<[RegExp, string]> = [
-  [/(^|\/)criteria\.json$/, 'eval-criteria'],
-  [/usage\.json$/, 'llm-usage'],
-  [/(^|\/)regression\.json$/, 'regression'],
-  [/(^|\/)consensus\.json$/, 'consensus'],
-  [/(^|\/)verdict\.json$/, 'verdict'],
-  [/(^|\/)next_tasks\.json$/, 'next-tasks'],
-  [/(^|\/)worker\.json$/, 'job-record'],
-  [/(^|\/)summary\.json$/, 'refine-summary'],
-];
-
-/** Every JSON artifact of the session (the worker's job registry and logs aside), checked against its schema: [file, problems]. */
-function invalidArtifacts(sessionDir: string): Array<[string, string]> {
-  const bad: Array<[string, string]> = [];
-  for (const file of listFiles(sessionDir).map((f) => path.relative(sessionDir, f).split(path.sep).join('/'))) {
-    if (!file.endsWith('.json') || file.startsWith('worker/')) continue;
-    const schema = SCHEMA_OF.find(([re]) => re.test(file))?.[1];
-    if (!schema) {
-      bad.push([file, 'no schema known for this file']);
-      continue;
-    }
-    const result = registry.validate(schema, readJson(path.join(sessionDir, file)));
-    if (!result.ok) bad.push([file, result.issues.map((i) => `${i.pointer} ${i.message}`).join('; ')]);
-  }
-  return bad;
-}
 
 function summaryOf(stdout: string, stage: string): string {
   const end = events(stdout).find((e) => e.type === 'stage-end' && e.stage === stage);
@@ -83,11 +36,7 @@ describe('refine pipeline through the CLI', () => {
           ['verdict.json', 'critique_packet.md', 'next_tasks.json', 'usage.json'].map((f) => `round_001/judges/example-judge-${j}/${f}`),
         ),
       ];
-      expect(
-        listFiles(session)
-          .map((f) => path.relative(session, f).split(path.sep).join('/'))
-          .sort(),
-      ).toEqual(expected.sort());
+      expect(sessionFileList(session).sort()).toEqual(expected.sort());
       expect(invalidArtifacts(session)).toEqual([]);
       expect(existsSync(project.path('refine'))).toBe(false);
 

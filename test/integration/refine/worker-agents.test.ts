@@ -7,18 +7,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { events, REPO_ROOT, runCli, stageEnds, startCli, tempProject, type CliResult, type TempProject } from '../../helpers/project.ts';
-import { EXAMPLE_REFINE_PARAMS } from '../../helpers/refine-example.ts';
+import { EXAMPLE_REFINE_PARAMS, exampleProject } from '../../helpers/refine-example.ts';
 import { skipWithout, systemTool } from '../../helpers/system-tools.ts';
 
 const WORKER = path.join(REPO_ROOT, 'test/helpers/scripted-worker.mjs');
 const README = 'examples/refine/deliverable/README.md';
-
-function exampleProject(): TempProject {
-  const project = tempProject();
-  for (const rel of ['refinery.config.yaml', 'pipelines/refine.yaml', 'examples/refine'])
-    cpSync(path.join(REPO_ROOT, rel), project.path(rel), { recursive: true });
-  return project;
-}
 
 function readJson<T = Record<string, any>>(file: string): T {
   return JSON.parse(readFileSync(file, 'utf8')) as T;
