@@ -13,7 +13,6 @@ import { projectResolver } from '../../engine/pipeline/resolve-names.ts';
 import { Locator } from '../../engine/pipeline/locate.ts';
 import { parseLocatedYaml } from '../../engine/pipeline/yaml-source.ts';
 import { affectedStages } from '../affected.ts';
-import { PACKAGE_ROOT } from '../../engine/paths/package-root.ts';
 import { EventBus, newRunId } from '../../engine/events/bus.ts';
 import { consoleSink } from '../../engine/events/console-sink.ts';
 import { jsonlSink } from '../../engine/events/jsonl-sink.ts';
@@ -28,6 +27,7 @@ import { parseShard, shardMembers, unsharded } from '../../engine/executor/shard
 import type { RemoteCacheSettings } from '../../engine/remote-cache/config.ts';
 import type { StageCache } from '../../engine/remote-cache/stage-cache.ts';
 import { redactSecrets } from '../../security/known-secrets.ts';
+import { canSkipByStat, mergeObservations, refineryVersion, skippedStages } from '../../engine/state/noop-recording.ts';
 
 const USAGE = `Usage: refinery run [PIPELINE] [options]
 
@@ -92,10 +92,6 @@ export function parseRunFlags(argv: string[]): { flags: RunFlags; positionals: s
   return { flags: values as RunFlags, positionals };
 }
 
-function refineryVersion(): string {
-  return (JSON.parse(readSource(path.join(PACKAGE_ROOT, 'package.json'))) as { version: string }).version;
-}
-
 function runBus(
   io: CommandIo,
   flags: RunFlags,
@@ -158,31 +154,6 @@ function reportNoop(
   const counts = { succeeded: 0, failed: 0, fresh: unchanged.stages.length - skipped, skipped, blocked: 0, aborted: 0 };
   bus.emit({ type: 'run-end', status: 'succeeded', durationMs: Date.now() - started, counts });
   return reportWriteProblems(io, [close()]) ? 1 : 0;
-}
-
-/** The stages this run reports skipped (a stage it did not look at again keeps its last status). */
-function skippedStages(bus: EventBus, previous: ReadonlyMap<string, string> | undefined): Map<string, string> {
-  const skipped = new Map(previous);
-  bus.subscribe((event) => {
-    if (event.type !== 'stage-end') return;
-    if (event.status === 'skipped') skipped.set(event.stage, event.reason ?? 'skipped');
-    else skipped.delete(event.stage);
-  });
-  return skipped;
-}
-
-/** A stage with `stale_if` may need a rerun with nothing changed on disk, so such pipelines always check fully. */
-function canSkipByStat(spec: PipelineSpec): boolean {
-  return spec.stages.every((s) => (s.kind === 'loop' ? s.stages.every((t) => !t.staleIf) : !s.staleIf));
-}
-
-/** The last run's record for what this run did not look at again, this run's for the rest. */
-function merged(previous: Observations, current: Observations): Observations {
-  const out = new Observations();
-  for (const [k, v] of [...previous.files, ...current.files]) out.files.set(k, v);
-  for (const [k, v] of [...previous.dirs, ...current.dirs]) out.dirs.set(k, v);
-  for (const [k, v] of [...previous.probes, ...current.probes]) out.probes.set(k, v);
-  return out;
 }
 
 /** What a run executes: the whole expanded pipeline, or the part of the last run's plan that changed files reach. */
@@ -414,7 +385,14 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     const problems = [...result.writeProblems, close()];
     if (result.status === 'succeeded' && noopKey && flags.only.length === 0 && !shard && canSkipByStat(target.spec)) {
       problems.push(
-        ...recordNoop(io.cwd, target, noopKey, select && changed ? merged(changed.previous, observations) : observations, skipped, warn),
+        ...recordNoop(
+          io.cwd,
+          target,
+          noopKey,
+          select && changed ? mergeObservations(changed.previous, observations) : observations,
+          skipped,
+          warn,
+        ),
       );
     }
     for (const d of result.diagnostics) io.stderr.write(`error: ${d.message}\n`);

@@ -13,7 +13,7 @@ import { writeProblem, type WriteProblem } from './write-problem.ts';
  * still up to date and nothing needs loading, expanding or hashing — the way make and ninja
  * decide a no-op from stats alone. Any difference falls back to the full fingerprint check.
  */
-interface Manifest {
+export interface NoopRecord {
   key: string;
   pipeline: string;
   stages: string[];
@@ -79,9 +79,9 @@ export function writeManifest(
   warn?: StateWarn,
 ): WriteProblem | undefined {
   // The stats recorded when each thing was read, never fresh ones: see Observations.
-  const files: Manifest['files'] = Object.fromEntries([...seen.files].sort(([a], [b]) => (a < b ? -1 : 1)));
-  const dirs: Manifest['dirs'] = Object.fromEntries([...seen.dirs].sort(([a], [b]) => (a < b ? -1 : 1)));
-  const manifest: Manifest = {
+  const files: NoopRecord['files'] = Object.fromEntries([...seen.files].sort(([a], [b]) => (a < b ? -1 : 1)));
+  const dirs: NoopRecord['dirs'] = Object.fromEntries([...seen.dirs].sort(([a], [b]) => (a < b ? -1 : 1)));
+  const manifest: NoopRecord = {
     key,
     pipeline,
     stages: [...stages],
@@ -105,7 +105,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** The record as written, or a reason it is not one. */
-function readManifest(file: string): Manifest | string | undefined {
+export function readManifest(file: string): NoopRecord | string | undefined {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -126,7 +126,7 @@ function readManifest(file: string): Manifest | string | undefined {
   for (const stage of value.stages) if (typeof stage !== 'string') return 'is not a no-op record';
   if (value.skipped !== undefined && (!isPlainObject(value.skipped) || Object.values(value.skipped).some((r) => typeof r !== 'string')))
     return 'is not a no-op record';
-  return value as unknown as Manifest;
+  return value as unknown as NoopRecord;
 }
 
 /** The reason given for a stage found up to date from stats alone. */
