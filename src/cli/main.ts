@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { COMMANDS } from './commands.ts';
 import { directoryProblem, findProjectRoot } from './project-root.ts';
@@ -44,6 +45,33 @@ function takeDirectory(argv: string[], cwd: string): { argv: string[]; cwd: stri
   return { argv: rest, cwd: dir.length > 1 && dir.endsWith('/') ? dir.slice(0, -1) : dir };
 }
 
+const DAEMON_COMMANDS = new Set(['run', 'plan', 'status']);
+
+function isDaemonCommand(name: string): name is 'run' | 'plan' | 'status' {
+  return DAEMON_COMMANDS.has(name);
+}
+
+/** The exit code when a running `refinery watch` ran the command; undefined to run it here. */
+async function viaDaemon(
+  name: 'run' | 'plan' | 'status',
+  argv: string[],
+  root: string,
+  signal: AbortSignal,
+  forceSignal: AbortSignal,
+): Promise<number | undefined> {
+  // A file check first: without a daemon, nothing more is loaded.
+  if (!existsSync(path.join(root, '.refinery', 'watch', 'sock'))) return undefined;
+  const { askDaemon } = await import('./daemon/ask.ts');
+  const answer = await askDaemon(root, name, argv, {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    signal,
+    forceSignal,
+  });
+  return 'exit' in answer ? answer.exit : undefined;
+}
+
 export async function main(rawArgv: string[]): Promise<number> {
   const controller = new AbortController();
   const force = new AbortController();
@@ -78,8 +106,13 @@ export async function main(rawArgv: string[]): Promise<number> {
       process.stderr.write(`refinery: unknown command '${name}'. Run 'refinery --help' for the list.\n`);
       return 2;
     }
+    const help = rest.includes('-h') || rest.includes('--help');
+    if (!help && isDaemonCommand(name) && process.env.REFINERY_NO_DAEMON === undefined) {
+      const answer = await viaDaemon(name, rest, parsed.cwd, controller.signal, force.signal);
+      if (answer !== undefined) return answer;
+    }
     const command = await entry.load();
-    if (rest.includes('-h') || rest.includes('--help')) {
+    if (help) {
       process.stdout.write(`${command.usage}\n`);
       return 0;
     }

@@ -7,7 +7,14 @@ import type { LoopInstance, Plan, StageInstance } from '../../engine/types/plan.
 import type { Diagnostic } from '../../engine/types/source.ts';
 import type { NameResolver } from '../../engine/pipeline/resolve-names.ts';
 import { Observations } from '../../engine/state/observations.ts';
-import { compareWithLastRun, UNCHANGED_BY_STAT, manifestKey, writeManifest, type ChangedFiles } from '../../engine/state/run-manifest.ts';
+import {
+  compareWithLastRun,
+  UNCHANGED_BY_STAT,
+  manifestFile,
+  manifestKey,
+  writeManifest,
+  type ChangedFiles,
+} from '../../engine/state/run-manifest.ts';
 import { readPartialPlan, writePlanRecord } from '../../engine/pipeline/plan-record.ts';
 import { projectResolver } from '../../engine/pipeline/resolve-names.ts';
 import { Locator } from '../../engine/pipeline/locate.ts';
@@ -284,8 +291,14 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       : undefined;
   const shortcut = found.file && noopKey && !flags.force && flags.only.length === 0 && flags.shard === undefined;
   const warn = stateWarn(io);
-  const last = found.file && noopKey && shortcut ? compareWithLastRun(io.cwd, found.file, noopKey, warn) : undefined;
-  if (last && 'unchanged' in last) return reportNoop(io, flags, last.unchanged, concurrency);
+  // Under a watch daemon, what its watcher saw stands in for stat'ing what it vouches for.
+  const record = found.file ? manifestFile(io.cwd, found.file) : undefined;
+  const vouch = record && shortcut ? io.daemon?.vouch(record) : undefined;
+  const last = found.file && noopKey && shortcut ? compareWithLastRun(io.cwd, found.file, noopKey, warn, vouch) : undefined;
+  if (last && 'unchanged' in last) {
+    if (record) io.daemon?.recordHolds(record, io.daemon.epoch, { kind: 'confirmed' });
+    return reportNoop(io, flags, last.unchanged, concurrency);
+  }
   // Some files changed, nothing else: only the stages they reach need checking.
   const changed = last && 'changed' in last ? last.changed : undefined;
   const budgetUsd = flags['budget-usd'] === undefined ? undefined : Number(flags['budget-usd']);
@@ -335,7 +348,8 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     printDiagnostics(io, preflight, new Map());
     return 2;
   }
-  const lock = acquireProjectLock(io.cwd, warn);
+  // A watch daemon running this for a client holds the lock already, and runs nothing else meanwhile.
+  const lock = io.daemon ? { ok: true as const, release: () => {} } : acquireProjectLock(io.cwd, warn);
   if (!lock.ok) {
     reportLockRefusal(io, lock);
     return 1;
@@ -370,8 +384,8 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       force: flags.force,
       keepGoing: flags['keep-going'],
       only,
-      hashes: new FileHashes(io.cwd, warn),
-      state: new StageState(io.cwd, target.spec.name, warn),
+      hashes: io.daemon?.hashes ?? new FileHashes(io.cwd, warn),
+      state: io.daemon?.stageState(target.spec.name) ?? new StageState(io.cwd, target.spec.name, warn),
       schemas: new SchemaRegistry(io.cwd),
       taskFile: (n) => target.resolver.taskFile(n),
       schemaFile: (n) => target.resolver.schemaFile(n),
@@ -384,16 +398,11 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     }).finally(() => remote?.close());
     const problems = [...result.writeProblems, close()];
     if (result.status === 'succeeded' && noopKey && flags.only.length === 0 && !shard && canSkipByStat(target.spec)) {
-      problems.push(
-        ...recordNoop(
-          io.cwd,
-          target,
-          noopKey,
-          select && changed ? mergeObservations(changed.previous, observations) : observations,
-          skipped,
-          warn,
-        ),
-      );
+      const seen = select && changed ? mergeObservations(changed.previous, observations) : observations;
+      const recorded = recordNoop(io.cwd, target, noopKey, seen, skipped, warn);
+      problems.push(...recorded);
+      if (record && recorded.length > 0 && recorded.every((p) => p === undefined))
+        io.daemon?.recordHolds(record, io.daemon.epoch, { kind: 'written', observed: observations.files.keys() });
     }
     for (const d of result.diagnostics) io.stderr.write(`error: ${d.message}\n`);
     const unwritten = reportWriteProblems(io, problems, result.status === 'failed');

@@ -18,6 +18,7 @@ import type { BrokerConfig } from '../../workflows/mqtt/broker-config.ts';
 import { concurrencyFlag, parseOrReport } from '../flags.ts';
 import { checkUiSettings } from './ui.ts';
 import type { Dashboard } from '../../ui/dashboard.ts';
+import { serveDaemon, type ServeNotice } from '../daemon/serve.ts';
 
 const USAGE = `Usage: refinery watch [PIPELINE...] [options]
 
@@ -183,6 +184,24 @@ function renderNotice(io: CommandIo, n: WatchNotice, verbose: boolean): void {
   }
 }
 
+function renderServeNotice(io: CommandIo, n: ServeNotice, verbose: boolean): void {
+  const line = (text: string): void => {
+    io.stderr.write(`watch: ${text}\n`);
+  };
+  switch (n.kind) {
+    case 'serving':
+      return line('refinery run, plan and status in this project are answered by this watch');
+    case 'not-serving':
+      return line(`refinery run elsewhere in this project is refused while this watch runs: ${n.reason}`);
+    case 'served':
+      if (verbose) line(`answered a ${n.command} (exit ${n.exit})`);
+      return;
+    case 'fallback':
+      if (verbose) line(`a ${n.command} checks by itself: ${n.reason}`);
+      return;
+  }
+}
+
 interface Mqtt {
   sink: MqttSink | undefined;
   url: string | undefined;
@@ -339,8 +358,15 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
         return { bus, close: () => reportWriteProblems(io, [jsonl.close()]) };
       },
     });
+    const server = await serveDaemon({
+      root: io.cwd,
+      daemon,
+      baseIo: io,
+      notify: (n) => renderServeNotice(io, n, flags.verbose),
+    });
     await waitFor(io.signal);
     renderNotice(io, { kind: 'stopping', running: daemon.busy() }, flags.verbose);
+    await server?.close();
     const onForce = (): void => daemon.abort();
     io.forceSignal.addEventListener('abort', onForce, { once: true });
     if (io.forceSignal.aborted) daemon.abort();

@@ -67,6 +67,37 @@ export function dropManifest(root: string, pipelineFile: string): void {
   }
 }
 
+/** The record of what a run looked at: the stats taken when each thing was read, never fresh ones (see Observations). */
+export function noopRecord(
+  key: string,
+  pipeline: string,
+  stages: readonly string[],
+  seen: Observations,
+  skipped: ReadonlyMap<string, string>,
+): NoopRecord {
+  return {
+    key,
+    pipeline,
+    stages: [...stages],
+    skipped: Object.fromEntries(skipped),
+    files: Object.fromEntries([...seen.files].sort(([a], [b]) => (a < b ? -1 : 1))),
+    dirs: Object.fromEntries([...seen.dirs].sort(([a], [b]) => (a < b ? -1 : 1))),
+    probes: Object.fromEntries([...seen.probes].sort()),
+  };
+}
+
+/** Writes a record; a write that fails (a full disk) is returned: the next run checks fully. */
+export function writeNoopRecord(root: string, pipelineFile: string, record: NoopRecord, warn?: StateWarn): WriteProblem | undefined {
+  const file = manifestFile(root, pipelineFile);
+  try {
+    ensureStateDir(root, path.dirname(file), warn);
+    writeFileAtomicSync(file, JSON.stringify(record));
+  } catch (error) {
+    return writeProblem(file, error);
+  }
+  return undefined;
+}
+
 /** Records what the run looked at; a write that fails (a full disk) is returned: the next run checks fully. */
 export function writeManifest(
   root: string,
@@ -78,26 +109,7 @@ export function writeManifest(
   skipped: ReadonlyMap<string, string>,
   warn?: StateWarn,
 ): WriteProblem | undefined {
-  // The stats recorded when each thing was read, never fresh ones: see Observations.
-  const files: NoopRecord['files'] = Object.fromEntries([...seen.files].sort(([a], [b]) => (a < b ? -1 : 1)));
-  const dirs: NoopRecord['dirs'] = Object.fromEntries([...seen.dirs].sort(([a], [b]) => (a < b ? -1 : 1)));
-  const manifest: NoopRecord = {
-    key,
-    pipeline,
-    stages: [...stages],
-    skipped: Object.fromEntries(skipped),
-    files,
-    dirs,
-    probes: Object.fromEntries([...seen.probes].sort()),
-  };
-  const file = manifestFile(root, pipelineFile);
-  try {
-    ensureStateDir(root, path.dirname(file), warn);
-    writeFileAtomicSync(file, JSON.stringify(manifest));
-  } catch (error) {
-    return writeProblem(file, error);
-  }
-  return undefined;
+  return writeNoopRecord(root, pipelineFile, noopRecord(key, pipeline, stages, seen, skipped), warn);
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -143,6 +155,37 @@ export interface ChangedFiles {
   stages: string[];
 }
 
+/**
+ * What a file watcher can say of a record it saw hold: the record as read then, and the only
+ * recorded paths that may have changed since (every other one is as recorded, no stat needed).
+ */
+export interface RecordVouch {
+  record: NoopRecord;
+  mayHaveChanged: Iterable<string>;
+}
+
+function sameStat(now: [number, number, number] | null, stamp: unknown): boolean {
+  if (now === null || stamp === null) return now === stamp;
+  return Array.isArray(stamp) && now[0] === stamp[0] && now[1] === stamp[1] && now[2] === stamp[2];
+}
+
+/** The comparison when a watcher vouches for all but a few paths: those are stat'ed, the rest taken as recorded. */
+function compareVouched(root: string, manifest: NoopRecord, mayHaveChanged: Iterable<string>): LastRunComparison {
+  const files: string[] = [];
+  for (const f of mayHaveChanged) {
+    if (!Object.hasOwn(manifest.files, f)) continue;
+    if (!sameStat(fileStat(path.resolve(root, f)), manifest.files[f])) files.push(f);
+  }
+  const skipped = new Map(Object.entries(manifest.skipped ?? {}));
+  if (files.length === 0) return { unchanged: { pipeline: manifest.pipeline, stages: manifest.stages, skipped } };
+  const changed = new Set(files);
+  const previous = new Observations();
+  for (const [f, stamp] of Object.entries(manifest.files)) if (!changed.has(f)) previous.files.set(f, stamp);
+  for (const [d, mtime] of Object.entries(manifest.dirs)) previous.dirs.set(d, mtime);
+  for (const [p, answer] of Object.entries(manifest.probes)) previous.probes.set(p, answer);
+  return { changed: { files, previous, skipped, stages: manifest.stages } };
+}
+
 /** What the last run recorded, compared with the disk now. */
 export type LastRunComparison =
   /** Nothing it looked at changed: every stage is still up to date. */
@@ -155,9 +198,16 @@ export type LastRunComparison =
  * Undefined when there is no record for this pipeline text and params, or a folder listing or
  * an `exists()` answer changed (new stages may have appeared), so only a full check will do.
  */
-export function compareWithLastRun(root: string, pipelineFile: string, key: string, warn?: StateWarn): LastRunComparison | undefined {
+export function compareWithLastRun(
+  root: string,
+  pipelineFile: string,
+  key: string,
+  warn?: StateWarn,
+  /** A watcher's word on the record: only the paths it names need a stat. */
+  vouch?: RecordVouch,
+): LastRunComparison | undefined {
   const file = manifestFile(root, pipelineFile);
-  const manifest = readManifest(file);
+  const manifest = vouch ? vouch.record : readManifest(file);
   const corrupt = (problem: string): undefined => {
     setAsideAndWarn(root, file, problem, warn, 'every stage is checked in full');
     return undefined;
@@ -166,6 +216,7 @@ export function compareWithLastRun(root: string, pipelineFile: string, key: stri
   if (!manifest || manifest.key !== key) return undefined;
   for (const [d, mtime] of Object.entries(manifest.dirs)) if (dirStat(path.resolve(root, d)) !== mtime) return undefined;
   for (const [p, answer] of Object.entries(manifest.probes)) if (existsSync(path.resolve(root, p)) !== answer) return undefined;
+  if (vouch) return compareVouched(root, manifest, vouch.mayHaveChanged);
   const files: string[] = [];
   const previous = new Observations();
   for (const [f, stamp] of Object.entries(manifest.files)) {

@@ -15,6 +15,13 @@ export interface FsWatcherOptions {
   onChange(change: FileChange): void;
   /** Any file-system notification under a watched folder, before chokidar has looked at it (it stats first). */
   onActivity?(): void;
+  /**
+   * The same notification with the root-relative paths it may concern, in the kernel's order
+   * (every watch shares one inotify queue): what a ChangeLedger is fed.
+   */
+  onRaw?(paths: string[]): void;
+  /** A folder created after the first scan is watched from now on, or a watched one went away. */
+  onFolder?(rel: string, kind: 'attached' | 'detached'): void;
   onError(error: Error): void;
 }
 
@@ -23,6 +30,8 @@ export interface FsWatcher {
   readonly ready: Promise<void>;
   /** Replaces the watched targets (root-relative paths of files or directories, existing or not). */
   setTargets(targets: Iterable<string>): void;
+  /** Whether a change to this root-relative path is reported (it is a target, inside one, or on the way to one). */
+  covers(rel: string): boolean;
   close(): Promise<void>;
 }
 
@@ -67,6 +76,19 @@ export function startFsWatcher(options: FsWatcherOptions): FsWatcher {
     };
   for (const kind of ['add', 'change', 'unlink', 'addDir', 'unlinkDir'] as const) watcher.on(kind, emit(kind));
   if (options.onActivity) watcher.on('raw', options.onActivity);
+  const onRaw = options.onRaw;
+  if (onRaw) watcher.on('raw', (_event: string, entry: unknown, details: unknown) => onRaw(rawPaths(relOf, entry, details)));
+  const onFolder = options.onFolder;
+  if (onFolder) {
+    watcher.on('addDir', (abs: string) => {
+      const rel = relOf(abs);
+      if (rel) onFolder(rel, 'attached');
+    });
+    watcher.on('unlinkDir', (abs: string) => {
+      const rel = relOf(abs);
+      if (rel) onFolder(rel, 'detached');
+    });
+  }
   watcher.on('error', (error) => options.onError(error instanceof Error ? error : new Error(String(error))));
   const ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
   return {
@@ -80,8 +102,26 @@ export function startFsWatcher(options: FsWatcherOptions): FsWatcher {
       const existing = added.map((t) => nearestExisting(root, t)).filter((t): t is string => t !== undefined);
       if (existing.length > 0) watcher.add([...new Set(existing)]);
     },
+    covers: (rel) => relevant(rel),
     close: () => watcher.close(),
   };
+}
+
+/**
+ * The paths a raw notification may concern. A folder's watch names the entry that changed; a
+ * file's own watch names the file by its base name, so a name equal to the watched path's base
+ * name stands for both readings. No name at all: the watched path itself (and so all below it).
+ */
+function rawPaths(relOf: (abs: string) => string | undefined, entry: unknown, details: unknown): string[] {
+  const watched = (details as { watchedPath?: unknown } | undefined)?.watchedPath;
+  if (typeof watched !== 'string') return [];
+  const base = relOf(path.resolve(watched));
+  if (base === undefined) return [];
+  if (typeof entry !== 'string' || entry === '') return [base];
+  const inside = relOf(path.resolve(watched, entry));
+  const out = inside === undefined ? [] : [inside];
+  if (path.basename(watched) === entry || inside === undefined) out.push(base);
+  return out;
 }
 
 function nearestExisting(root: string, rel: string): string | undefined {

@@ -1,3 +1,4 @@
+import { Observations } from '../state/observations.ts';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Diagnostic } from '../types/source.ts';
@@ -19,6 +20,10 @@ export interface LoadedPipeline {
   expansion: Expansion;
   /** The rendered `foreach: { glob }` patterns, root-relative. */
   foreachGlobs: string[];
+  /** The pipeline file's text this was loaded from (part of the no-op record's key). */
+  text: string;
+  /** What loading looked at on disk (folder listings of globs, `exists()` answers), for the no-op record. */
+  observed: Observations;
 }
 
 export type LoadOutcome = { ok: true; pipeline: LoadedPipeline } | { ok: false; file: string; diagnostics: Diagnostic[]; source: string };
@@ -40,11 +45,13 @@ export async function loadPipeline(
   const resolver = projectResolver(root);
   const loaded = await loadPipelineCached(root, file, resolver, warn);
   if (!loaded.spec) return { ok: false, file, diagnostics: loaded.diagnostics, source: loaded.text };
+  const observed = new Observations();
+  const exists = (rel: string): boolean => existsSync(path.resolve(root, rel));
   const { params, diagnostics } = resolveParams(loaded.spec, overridesFor(loaded.spec, overrides), {
-    exists: (rel) => existsSync(path.resolve(root, rel)),
+    exists: (rel) => observed.probe(rel, exists),
   });
   if (diagnostics.length > 0) return { ok: false, file, diagnostics, source: loaded.text };
-  const expanded = expand(root, loaded.spec, params);
+  const expanded = expand(root, loaded.spec, params, observed);
   if (!expanded.ok) return { ok: false, file, diagnostics: expanded.diagnostics, source: loaded.text };
   return {
     ok: true,
@@ -55,6 +62,8 @@ export async function loadPipeline(
       params,
       expansion: expanded.expansion,
       foreachGlobs: foreachGlobs(loaded.spec, params),
+      text: loaded.text,
+      observed,
     },
   };
 }
@@ -64,17 +73,21 @@ export function reexpand(
   root: string,
   pipeline: LoadedPipeline,
 ): { ok: true; pipeline: LoadedPipeline } | { ok: false; diagnostics: Diagnostic[] } {
-  const expanded = expand(root, pipeline.spec, pipeline.params);
+  // The params' `exists()` answers stand (params are not resolved again); the listings are new.
+  const observed = new Observations();
+  for (const [rel, answer] of pipeline.observed.probes) observed.probes.set(rel, answer);
+  const expanded = expand(root, pipeline.spec, pipeline.params, observed);
   if (!expanded.ok) return expanded;
-  return { ok: true, pipeline: { ...pipeline, expansion: expanded.expansion } };
+  return { ok: true, pipeline: { ...pipeline, expansion: expanded.expansion, observed } };
 }
 
 function expand(
   root: string,
   spec: PipelineSpec,
   params: Record<string, unknown>,
+  observations: Observations,
 ): { ok: true; expansion: Expansion } | { ok: false; diagnostics: Diagnostic[] } {
-  const expansion = expandPipeline(spec, { root, params, artifacts: NO_ARTIFACTS });
+  const expansion = expandPipeline(spec, { root, params, artifacts: NO_ARTIFACTS, observations });
   if (expansion.diagnostics.length > 0) return { ok: false, diagnostics: expansion.diagnostics };
   return { ok: true, expansion };
 }

@@ -9,9 +9,15 @@ import { StageState } from '../state/stage-state.ts';
 import type { StateWarn } from '../state/set-aside.ts';
 import { execute, type ExecuteResult } from '../executor/executor.ts';
 import { stagesAskingToBeRedone } from '../executor/stale-check.ts';
-import { loadPipeline, reexpand, type LoadedPipeline } from './load-pipeline.ts';
+import { loadPipeline, overridesFor, reexpand, type LoadedPipeline } from './load-pipeline.ts';
+import { Observations } from '../state/observations.ts';
+import { manifestFile, manifestKey, noopRecord, writeNoopRecord } from '../state/run-manifest.ts';
+import type { RecordUpdate } from './record-trust.ts';
+import { canSkipByStat, mergeObservations, previousRecord, refineryVersion, skippedStages } from '../state/noop-recording.ts';
+import { writePlanRecord } from '../pipeline/plan-record.ts';
+import type { WriteProblem } from '../state/write-problem.ts';
 import { ChangeIndex, type Classification, type OwnWrite } from './change-index.ts';
-import { planGraph, selectionFor } from './selection.ts';
+import { planFor, planGraph, selectionFor } from './selection.ts';
 import type { BusyPolicy, FileChange, WatchNotice } from './types.ts';
 
 /** What every pipeline of one daemon shares. */
@@ -36,6 +42,10 @@ export interface WatchShared {
   recheckMs: number;
   /** Told of damaged state files set aside. */
   warn?: StateWarn;
+  /** The watcher's sequence now: what a record written after this run started is known to hold from. */
+  epoch(): number;
+  /** A no-op record was written by a run that started at `epoch`. */
+  recordHolds(recordFile: string, epoch: number, update: RecordUpdate): void;
 }
 
 interface Running {
@@ -43,6 +53,24 @@ interface Running {
   /** undefined: every stage. */
   selection: Set<string> | undefined;
   restart: boolean;
+}
+
+function fileStamp(file: string): number[] | undefined {
+  try {
+    const st = statSync(file);
+    return [st.size, st.mtimeMs, st.ino];
+  } catch {
+    return undefined;
+  }
+}
+
+interface Recording {
+  key: string;
+  epoch: number;
+  /** What the last record and the pipeline's loading saw, under what this run sees. */
+  base: Observations;
+  observations: Observations;
+  skipped: Map<string, string>;
 }
 
 interface Cycle {
@@ -66,8 +94,14 @@ export class PipelineWatch {
   private running: Running | undefined;
   private loop: Promise<void> | undefined;
   private stopped = false;
+  /** Held by WatchDaemon.exclusive: changes are kept, no run starts. */
+  private paused = false;
   private idleWaiters: Array<() => void> = [];
   private recheckTimer: NodeJS.Timeout | undefined;
+  /** The no-op record this watch wrote last, with its file's stat then. */
+  private lastRecord: { key: string; stamp: number[]; seen: Observations; skipped: Map<string, string> } | undefined;
+  /** The plan record on disk may not be this expansion's (it was reloaded or expanded again). */
+  private planRecorded = false;
 
   constructor(
     private readonly shared: WatchShared,
@@ -95,6 +129,11 @@ export class PipelineWatch {
     return this.index.outside;
   }
 
+  /** The journal of this pipeline's stages as this watch keeps it. */
+  get stageState(): StageState {
+    return this.state;
+  }
+
   /** True while a run is going. */
   get busy(): boolean {
     return this.running !== undefined;
@@ -120,6 +159,18 @@ export class PipelineWatch {
     await this.loop;
   }
 
+  /** Holds runs back; resolves once the current one (if any) ended. */
+  async pause(): Promise<void> {
+    this.paused = true;
+    await this.loop;
+  }
+
+  /** Lets the kept changes run. */
+  resume(): void {
+    this.paused = false;
+    if (this.hasWork()) this.wake();
+  }
+
   /** Aborts the current run through its signal (second Ctrl-C). */
   abort(): void {
     this.running?.controller.abort(new Error('interrupted'));
@@ -136,10 +187,10 @@ export class PipelineWatch {
   }
 
   private wake(): void {
-    if (this.loop || this.stopped) return;
+    if (this.loop || this.stopped || this.paused) return;
     this.loop = this.drain().finally(() => {
       this.loop = undefined;
-      if (!this.stopped && this.hasWork()) this.wake();
+      if (!this.stopped && !this.paused && this.hasWork()) this.wake();
       else for (const resolve of this.idleWaiters.splice(0)) resolve();
     });
   }
@@ -172,7 +223,7 @@ export class PipelineWatch {
   }
 
   private async drain(): Promise<void> {
-    while (!this.stopped && this.hasWork()) {
+    while (!this.stopped && !this.paused && this.hasWork()) {
       try {
         const cycle = await this.prepare();
         if (cycle) await this.run(cycle);
@@ -235,6 +286,7 @@ export class PipelineWatch {
     this.index = new ChangeIndex(this.shared.root, pipeline);
     this.graph = planGraph(pipeline.expansion.plan);
     this.instanceIds = new Set(pipeline.expansion.plan.instances.map((i) => i.id));
+    this.planRecorded = false;
     if (renamed) this.state = new StageState(this.shared.root, pipeline.spec.name, this.shared.warn);
     this.shared.retarget();
   }
@@ -293,6 +345,72 @@ export class PipelineWatch {
     running.controller.abort(new Error('restart: its inputs changed'));
   }
 
+  /**
+   * What this run needs to keep the no-op record as `refinery run` does, so a `refinery run`
+   * after it (asking this daemon, or after the watch stopped) finds everything up to date from
+   * stats: the run's observations, on top of the last record's for a run of a few stages.
+   * Undefined when the record cannot be kept (loops, stale_if, a run of a few stages with no
+   * record to build on).
+   */
+  private startRecording(pipeline: LoadedPipeline, cycle: Cycle, bus: EventBus): Recording | undefined {
+    const { plan } = pipeline.expansion;
+    if (plan.loops.length > 0 || !canSkipByStat(pipeline.spec)) return undefined;
+    const key = manifestKey({
+      version: refineryVersion(),
+      pipelineFile: pipeline.file,
+      pipelineText: pipeline.text,
+      params: overridesFor(pipeline.spec, this.shared.overrides),
+    });
+    const epoch = this.shared.epoch();
+    if (cycle.selection === undefined)
+      return { key, epoch, base: pipeline.observed, observations: new Observations(), skipped: skippedStages(bus, undefined) };
+    const previous = this.lastRecordFor(pipeline.file, key) ?? previousRecord(this.shared.root, pipeline.file, key);
+    if (!previous) return undefined;
+    return {
+      key,
+      epoch,
+      base: mergeObservations(previous.observations, pipeline.observed),
+      observations: new Observations(),
+      skipped: skippedStages(bus, previous.skipped),
+    };
+  }
+
+  /** The record this watch wrote last, while it is still the one on disk (nothing to read back). */
+  private lastRecordFor(file: string, key: string): { observations: Observations; skipped: Map<string, string> } | undefined {
+    const last = this.lastRecord;
+    if (!last || last.key !== key) return undefined;
+    const now = fileStamp(manifestFile(this.shared.root, file));
+    if (!now || now.some((v, i) => v !== last.stamp[i])) return undefined;
+    return { observations: last.seen, skipped: last.skipped };
+  }
+
+  private record(pipeline: LoadedPipeline, recording: Recording): Array<WriteProblem | undefined> {
+    const { root } = this.shared;
+    const { plan } = pipeline.expansion;
+    const problems: Array<WriteProblem | undefined> = [];
+    if (!this.planRecorded) {
+      const problem = writePlanRecord(root, recording.key, plan);
+      problems.push(problem);
+      if (problem) return problems;
+      this.planRecorded = true;
+    }
+    const seen = mergeObservations(recording.base, recording.observations);
+    const stages = plan.instances.map((i) => i.id);
+    const record = noopRecord(recording.key, pipeline.spec.name, stages, seen, recording.skipped);
+    const problem = writeNoopRecord(root, pipeline.file, record, this.shared.warn);
+    problems.push(problem);
+    if (!problem) {
+      const stamp = fileStamp(manifestFile(root, pipeline.file));
+      this.lastRecord = stamp ? { key: recording.key, stamp, seen, skipped: recording.skipped } : undefined;
+      this.shared.recordHolds(manifestFile(root, pipeline.file), recording.epoch, {
+        kind: 'written',
+        record,
+        observed: recording.observations.files.keys(),
+      });
+    }
+    return problems;
+  }
+
   private async run(cycle: Cycle): Promise<void> {
     const { plan } = this.pipeline.expansion;
     const runId = newRunId();
@@ -300,9 +418,10 @@ export class PipelineWatch {
     const running: Running = { controller: new AbortController(), selection: cycle.selection, restart: false };
     this.running = running;
     let result: ExecuteResult;
+    const pipeline = this.pipeline;
+    const recording = this.startRecording(pipeline, cycle, bus);
     try {
-      const pipeline = this.pipeline;
-      result = await execute(plan, {
+      result = await execute(cycle.selection ? planFor(plan, cycle.selection, this.graph) : plan, {
         root: this.shared.root,
         runId,
         bus,
@@ -318,7 +437,10 @@ export class PipelineWatch {
         taskFile: (n) => pipeline.resolver.taskFile(n),
         schemaFile: (n) => pipeline.resolver.schemaFile(n),
         expandIteration: (loop, i) => pipeline.expansion.expandIteration(loop, i),
+        ...(recording ? { observations: recording.observations } : {}),
       });
+      if (recording && result.status === 'succeeded')
+        result.writeProblems.push(...this.record(pipeline, recording).filter((p) => p !== undefined));
     } finally {
       close();
       this.running = undefined;

@@ -35,3 +35,16 @@ export function selectionFor(affected: Iterable<string>, graph: Graph, settled: 
   }
   return selected;
 }
+
+/**
+ * The part of a plan a watch cycle needs: the selected stages and those they depend on
+ * directly (their recorded fingerprints stand in for everything further up). The executor then
+ * builds a schedule of a few stages instead of all of them. Plans with loops go whole.
+ */
+export function planFor(plan: Plan, selection: ReadonlySet<string>, graph: Graph): Plan {
+  if (plan.loops.length > 0) return plan;
+  const wanted = new Set(selection);
+  for (const id of selection) for (const dep of graph.deps.get(id) ?? []) wanted.add(dep);
+  if (wanted.size === plan.instances.length) return plan;
+  return { ...plan, instances: plan.instances.filter((i) => wanted.has(i.id)) };
+}

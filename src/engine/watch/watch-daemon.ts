@@ -2,8 +2,11 @@ import { SchemaRegistry } from '../artifacts/schema-registry.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { ExecuteResult } from '../executor/executor.ts';
 import { FileHashes } from '../state/file-hashes.ts';
+import type { StageState } from '../state/stage-state.ts';
 import type { StateWarn } from '../state/set-aside.ts';
 import { ChangeBatcher } from './change-batcher.ts';
+import { ChangeLedger } from './change-ledger.ts';
+import { RecordTrust } from './record-trust.ts';
 import { startFsWatcher, type FsWatcher } from './fs-watcher.ts';
 import type { LoadedPipeline } from './load-pipeline.ts';
 import { PipelineWatch, type WatchShared } from './pipeline-watch.ts';
@@ -39,12 +42,20 @@ export class WatchDaemon {
   private readonly batcher: ChangeBatcher;
   private readonly fs: FsWatcher;
   private stopping: Promise<void> | undefined;
+  private exclusiveTurn: Promise<void> = Promise.resolve();
+  /** What the watcher saw, for answering "did this file change since then?" without a stat. */
+  readonly ledger: ChangeLedger;
+  /** The content-hash cache every run of this daemon shares (runs served for clients too). */
+  readonly hashes: FileHashes;
+  /** The no-op records this daemon can vouch for. */
+  readonly trust: RecordTrust;
 
   private constructor(private readonly options: WatchOptions) {
     let schemas = new SchemaRegistry(options.root);
+    this.hashes = new FileHashes(options.root, options.warn);
     const shared: WatchShared = {
       root: options.root,
-      hashes: new FileHashes(options.root, options.warn),
+      hashes: this.hashes,
       schemas: () => schemas,
       resetSchemas: () => {
         schemas = new SchemaRegistry(options.root);
@@ -59,14 +70,20 @@ export class WatchDaemon {
       runEnded: (pipeline, result) => options.onRunEnd?.(pipeline, result),
       recheckMs: options.recheckMs,
       ...(options.warn ? { warn: options.warn } : {}),
+      epoch: () => this.ledger.now,
+      recordHolds: (file, epoch, update) => this.trust.recordHolds(file, epoch, update),
     };
     this.sessions = options.pipelines.map((p) => new PipelineWatch(shared, p));
     this.batcher = new ChangeBatcher(options.debounceMs, Math.max(1000, options.debounceMs * 10), (changes) => this.route(changes));
+    this.ledger = new ChangeLedger((rel) => this.fs.covers(rel));
+    this.trust = new RecordTrust(options.root, this.ledger);
     this.fs = startFsWatcher({
       root: options.root,
       targets: this.targets(),
       onChange: (change) => this.batcher.push(change),
       onActivity: () => this.batcher.activity(),
+      onRaw: (paths) => this.ledger.saw(paths),
+      onFolder: (rel, kind) => (kind === 'attached' ? this.ledger.attached(rel) : this.ledger.detached(rel)),
       onError: (error) => options.notify({ kind: 'watch-error', message: error.message }),
     });
   }
@@ -75,6 +92,7 @@ export class WatchDaemon {
   static async start(options: WatchOptions): Promise<WatchDaemon> {
     const daemon = new WatchDaemon(options);
     await daemon.fs.ready;
+    daemon.ledger.ready();
     for (const s of daemon.sessions) for (const p of s.outside) options.notify({ kind: 'outside-root', pipeline: s.name, path: p });
     options.notify({ kind: 'watching', pipelines: daemon.sessions.map((s) => s.name), paths: daemon.targets().size });
     for (const s of daemon.sessions) s.start();
@@ -96,9 +114,34 @@ export class WatchDaemon {
     await Promise.all(this.sessions.map((s) => s.whenIdle()));
   }
 
+  /** The stage state a watched pipeline's runs keep in memory: a run served for a client must use the same. */
+  stageStateOf(pipeline: string): StageState | undefined {
+    return this.sessions.find((s) => s.name === pipeline)?.stageState;
+  }
+
   /** Names of pipelines with a run going. */
   busy(): string[] {
     return this.sessions.filter((s) => s.busy).map((s) => s.name);
+  }
+
+  /**
+   * Runs `work` while no watched run goes: waits for the running ones to end, holds the
+   * changes that come meanwhile, and lets the pipelines act on them afterwards. One at a time.
+   */
+  async exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const before = this.exclusiveTurn;
+    let done!: () => void;
+    this.exclusiveTurn = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    await before;
+    try {
+      await Promise.all(this.sessions.map((s) => s.pause()));
+      return await work();
+    } finally {
+      for (const s of this.sessions) s.resume();
+      done();
+    }
   }
 
   /** Stops watching and lets running stages finish; call abort() to cut them short. */

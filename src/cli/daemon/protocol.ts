@@ -1,0 +1,79 @@
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * How `refinery run`, `plan` and `status` ask a running `refinery watch`: one JSON object a
+ * line over a unix socket in `.refinery/watch/` (a folder only its owner can enter). The client
+ * sends a request (and an interrupt per Ctrl-C); the daemon answers `accepted` or `fallback`,
+ * then the command's output as it comes and its exit code.
+ */
+export type ClientMessage =
+  | {
+      type: 'request';
+      /** The daemon answers only a client of the very same build (else: fallback, "out of date"). */
+      build: string;
+      command: DaemonCommand;
+      argv: string[];
+      stdout: { tty: boolean; columns?: number };
+      /** What changes how output looks; everything else is the watch's own environment. */
+      env: { CI?: string; NO_COLOR?: string };
+    }
+  | { type: 'interrupt' };
+
+export type DaemonMessage =
+  | { type: 'accepted' }
+  | { type: 'fallback'; reason: string }
+  | { type: 'out'; data: string }
+  | { type: 'err'; data: string }
+  | { type: 'exit'; code: number };
+
+export const DAEMON_COMMANDS = ['run', 'plan', 'status'] as const;
+export type DaemonCommand = (typeof DAEMON_COMMANDS)[number];
+
+/** The longest line either side accepts; a longer one ends the connection. */
+export const MAX_LINE = 1 << 20;
+
+export function daemonFolder(root: string): string {
+  return path.join(root, '.refinery', 'watch');
+}
+
+export function daemonSocket(root: string): string {
+  return path.join(daemonFolder(root), 'sock');
+}
+
+/** A unix socket's path must fit in sockaddr_un (108 bytes with its NUL on Linux, 104 on macOS). */
+export function socketPathFits(socket: string): boolean {
+  return Buffer.byteLength(socket) < 104;
+}
+
+/** Which build of refinery this process runs: its own file and that file's mtime. A rebuilt or other install differs. */
+export function buildId(): string {
+  const self = fileURLToPath(import.meta.url);
+  let mtime = 0;
+  try {
+    mtime = statSync(self).mtimeMs;
+  } catch {
+    // A file that cannot be stat'ed: the path alone.
+  }
+  return `${self}@${mtime}`;
+}
+
+/** Splits a byte stream into lines; calls `onLine` for each whole one, `onOverflow` when one grows past MAX_LINE. */
+export function lineReader(onLine: (line: string) => void, onOverflow: () => void): (chunk: Buffer) => void {
+  let buffered = '';
+  return (chunk) => {
+    buffered += chunk.toString('utf8');
+    let at = buffered.indexOf('\n');
+    while (at >= 0) {
+      const line = buffered.slice(0, at);
+      buffered = buffered.slice(at + 1);
+      if (line.length > 0) onLine(line);
+      at = buffered.indexOf('\n');
+    }
+    if (buffered.length > MAX_LINE) {
+      buffered = '';
+      onOverflow();
+    }
+  };
+}

@@ -1,0 +1,166 @@
+import { lstatSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { ancestorDirs } from '../paths/ancestors.ts';
+import { type NoopRecord, type RecordVouch, readManifest } from '../state/run-manifest.ts';
+import type { ChangeLedger } from './change-ledger.ts';
+
+type Stamp = [number, number, number];
+
+/** A record sorted for quick answers. */
+interface Prepared {
+  record: NoopRecord;
+  /** Recorded paths the watcher cannot vouch for: not covered, not watched since the epoch, symbolic links or under one. */
+  unvouched: Set<string>;
+  /** Every folder above a recorded path: a change naming one puts every path under it in doubt. */
+  folders: Set<string>;
+}
+
+interface Held {
+  epoch: number;
+  /** The record file's own stat when it held: anyone rewriting it ends the trust. */
+  stamp: Stamp;
+  prepared: Prepared | undefined;
+}
+
+/** How a record came to hold: found unchanged, or written anew (with the record, or only the paths the run looked at). */
+export type RecordUpdate = { kind: 'confirmed' } | { kind: 'written'; record?: NoopRecord; observed: Iterable<string> | undefined };
+
+/**
+ * Which no-op records (`.refinery/state/noop-*.json`) the watch daemon can vouch for, and since
+ * when. A record that held at epoch S still holds for every path the ChangeLedger saw no change
+ * of after S, except paths the watcher cannot see change: outside what it covers, symbolic
+ * links (it sees the link, not what it points to) and what lies under them. Those, and the
+ * paths it saw change, are all a run asking the daemon has to stat. Sorting a record is done
+ * once in full, then only for the paths a run looked at or the watcher saw change.
+ */
+export class RecordTrust {
+  private readonly held = new Map<string, Held>();
+
+  constructor(
+    private readonly root: string,
+    private readonly ledger: ChangeLedger,
+  ) {}
+
+  recordHolds(recordFile: string, epoch: number, update: RecordUpdate): void {
+    const stamp = statOf(recordFile);
+    const before = this.held.get(recordFile);
+    if (!stamp) {
+      this.held.delete(recordFile);
+      return;
+    }
+    const entry: Held = { epoch, stamp, prepared: undefined };
+    this.held.set(recordFile, entry);
+    const previous = before?.prepared;
+    if (update.kind === 'confirmed') {
+      if (previous && before && sameStamp(before.stamp, stamp))
+        entry.prepared = this.update(previous, previous.record, before.epoch, epoch, []);
+      return;
+    }
+    if (update.record && previous && before && update.observed) {
+      entry.prepared = this.update(previous, update.record, before.epoch, epoch, update.observed);
+      return;
+    }
+    // Read and sorted after the answer is sent, off the path of any request.
+    setImmediate(() => {
+      if (this.held.get(recordFile) !== entry) return;
+      const record = update.record ?? readManifest(recordFile);
+      const now = statOf(recordFile);
+      if (!record || typeof record === 'string' || !now || !sameStamp(now, entry.stamp)) this.held.delete(recordFile);
+      else entry.prepared = this.prepare(record, epoch);
+    });
+  }
+
+  /** The record and the paths that may have changed since it held; undefined when the daemon cannot say. */
+  vouch(recordFile: string): RecordVouch | undefined {
+    const entry = this.held.get(recordFile);
+    if (!entry?.prepared) return undefined;
+    const now = statOf(recordFile);
+    if (!now || !sameStamp(now, entry.stamp)) {
+      this.held.delete(recordFile);
+      return undefined;
+    }
+    const seen = this.ledger.changedSince(entry.epoch);
+    if (!seen) return undefined;
+    const { record, unvouched, folders } = entry.prepared;
+    return { record, mayHaveChanged: new Set([...unvouched, ...inDoubt(record, folders, seen)]) };
+  }
+
+  private prepare(record: NoopRecord, epoch: number): Prepared {
+    const folders = new Set<string>();
+    const links = new LinkCheck(this.root);
+    const unvouched = new Set<string>();
+    for (const rel of Object.keys(record.files)) {
+      for (const dir of ancestorDirs(rel)) folders.add(dir);
+      if (!this.ledger.watches(rel, epoch) || links.under(rel)) unvouched.add(rel);
+    }
+    return { record, unvouched, folders };
+  }
+
+  /** Sorts again only what may have changed between the epochs: the paths a run looked at and those the watcher saw change. */
+  private update(previous: Prepared, record: NoopRecord, from: number, epoch: number, observed: Iterable<string>): Prepared | undefined {
+    const seen = this.ledger.changedSince(from);
+    if (!seen) return undefined;
+    const recheck = new Set([...observed, ...inDoubt(previous.record, previous.folders, seen)]);
+    const folders = new Set(previous.folders);
+    const unvouched = new Set([...previous.unvouched].filter((p) => !recheck.has(p)));
+    const links = new LinkCheck(this.root);
+    for (const rel of recheck) {
+      if (!Object.hasOwn(record.files, rel)) continue;
+      for (const dir of ancestorDirs(rel)) folders.add(dir);
+      if (!this.ledger.watches(rel, epoch) || links.under(rel)) unvouched.add(rel);
+    }
+    return { record, unvouched, folders };
+  }
+}
+
+/** The recorded paths a set of changes puts in doubt: those named, and all under a folder named. */
+function inDoubt(record: NoopRecord, folders: ReadonlySet<string>, seen: ReadonlySet<string>): Set<string> {
+  const doubt = new Set<string>();
+  const doubtedFolders: string[] = [];
+  for (const p of seen) {
+    if (Object.hasOwn(record.files, p)) doubt.add(p);
+    if (folders.has(p)) doubtedFolders.push(`${p}/`);
+  }
+  if (doubtedFolders.length > 0) for (const f of Object.keys(record.files)) if (doubtedFolders.some((d) => f.startsWith(d))) doubt.add(f);
+  return doubt;
+}
+
+/** Whether a path is a symbolic link or lies under one; each folder is looked at once. */
+class LinkCheck {
+  private readonly folders = new Map<string, boolean>();
+
+  constructor(private readonly root: string) {}
+
+  under(rel: string): boolean {
+    if (path.isAbsolute(rel) || isLink(path.join(this.root, rel))) return true;
+    return ancestorDirs(rel).some((dir) => {
+      let known = this.folders.get(dir);
+      if (known === undefined) {
+        known = isLink(path.join(this.root, dir));
+        this.folders.set(dir, known);
+      }
+      return known;
+    });
+  }
+}
+
+function sameStamp(a: Stamp, b: Stamp): boolean {
+  return a[0] === b[0] && a[1] === b[1] && a[2] === b[2];
+}
+
+function isLink(abs: string): boolean {
+  try {
+    return lstatSync(abs).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+function statOf(file: string): Stamp | undefined {
+  try {
+    const st = statSync(file);
+    return [st.size, st.mtimeMs, st.ino];
+  } catch {
+    return undefined;
+  }
+}

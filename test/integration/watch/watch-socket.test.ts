@@ -1,0 +1,202 @@
+import { chmodSync, readFileSync, statSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli, startCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
+import { WatchProcess } from './watch-process.ts';
+
+let project: TempProject | undefined;
+let watcher: WatchProcess | undefined;
+
+afterEach(async () => {
+  await watcher?.stop();
+  watcher = undefined;
+  project?.cleanup();
+  project = undefined;
+});
+
+const PIPELINE = `pipeline: p
+stages:
+  a: { run: "cat src/a.txt > \${outputs.o}", inputs: [src/a.txt], outputs: { o: out/a.txt } }
+  b: { run: "cat out/a.txt out/a.txt > \${outputs.o}", inputs: [out/a.txt], outputs: { o: out/b.txt } }
+  other: { run: "cat src/other.txt > \${outputs.o}", inputs: [src/other.txt], outputs: { o: out/other.txt } }
+`;
+
+function basicProject(extra: Record<string, string> = {}): TempProject {
+  return tempProject({ 'pipelines/p.yaml': PIPELINE, 'src/a.txt': 'a1\n', 'src/other.txt': 'o1\n', ...extra });
+}
+
+/** A watch whose first run has ended and whose socket answers. */
+async function startWatch(p: TempProject, args: string[] = []): Promise<WatchProcess> {
+  const w = new WatchProcess(args, p.root);
+  await w.nth(1, 'run-end');
+  await w.until(() => w.stderr.includes('answered by this watch'), 'the socket to be served');
+  return w;
+}
+
+function answered(w: WatchProcess, command: string): number {
+  return w.stderr.split('\n').filter((l) => l.includes(`answered a ${command} (exit`)).length;
+}
+
+const WITHOUT_DAEMON = { REFINERY_NO_DAEMON: '1' };
+
+describe('refinery run, plan and status through a running watch', () => {
+  it('run through watch - a no-op is answered by the watch with the answer and exit code of a run without it', async () => {
+    project = basicProject();
+    watcher = await startWatch(project);
+    const through = await runCli(['run', 'p', '--json'], { cwd: project.root });
+    expect(through.stderr).toBe('');
+    expect(through.code).toBe(0);
+    expect(stageEnds(through.stdout)).toEqual({ a: 'fresh', b: 'fresh', other: 'fresh' });
+    expect(answered(watcher, 'run')).toBe(1);
+    await watcher.stop();
+    watcher = undefined;
+    const alone = await runCli(['run', 'p', '--json'], { cwd: project.root });
+    expect(alone.code).toBe(0);
+    expect(stageEnds(alone.stdout)).toEqual(stageEnds(through.stdout));
+  });
+
+  it('run through watch - a file written just before the run is never missed', async () => {
+    project = basicProject();
+    watcher = await startWatch(project);
+    for (let i = 0; i < 12; i += 1) {
+      project.write('src/a.txt', `v${i}\n`);
+      const r = await runCli(['run', 'p', '--json'], { cwd: project.root });
+      expect(r.code).toBe(0);
+      // Whoever ran it (the watch on its own, or the run asking it), it is done when the run returns.
+      expect(readFileSync(project.path('out/b.txt'), 'utf8')).toBe(`v${i}\nv${i}\n`);
+    }
+    expect(answered(watcher, 'run')).toBe(12);
+    expect(watcher.stderr).not.toContain('refused');
+  });
+
+  it('run through watch - a rewrite that keeps size, inode and mtime (a racy timestamp) is still seen', async () => {
+    project = basicProject();
+    watcher = await startWatch(project);
+    // Make the watch hold the record as written by a run it answered.
+    expect((await runCli(['run', 'p'], { cwd: project.root })).code).toBe(0);
+    project.write('src/a.txt', 'r1\n');
+    expect((await runCli(['run', 'p'], { cwd: project.root })).code).toBe(0);
+    expect(readFileSync(project.path('out/a.txt'), 'utf8')).toBe('r1\n');
+    const before = statSync(project.path('src/a.txt'), { bigint: true });
+    project.write('src/a.txt', 'r2\n');
+    await setMtime(project.path('src/a.txt'), before.mtimeNs);
+    const after = statSync(project.path('src/a.txt'), { bigint: true });
+    expect([after.size, after.ino, after.mtimeNs]).toEqual([before.size, before.ino, before.mtimeNs]);
+    const r = await runCli(['run', 'p', '--json'], { cwd: project.root });
+    expect(r.code).toBe(0);
+    expect(readFileSync(project.path('out/a.txt'), 'utf8')).toBe('r2\n');
+  });
+
+  it('plan and status through watch - the same output as without it', async () => {
+    project = basicProject();
+    watcher = await startWatch(project);
+    project.write('src/a.txt', 'a2\n');
+    await watcher.nth(2, 'run-end');
+    for (const command of [
+      ['plan', 'p'],
+      ['status'],
+    ]) {
+      const through = await runCli(command, { cwd: project.root });
+      const alone = await runCli(command, { cwd: project.root, env: WITHOUT_DAEMON });
+      expect(through.code).toBe(alone.code);
+      expect(through.stdout).toBe(alone.stdout);
+      expect(through.stdout.length).toBeGreaterThan(0);
+    }
+    expect(answered(watcher, 'plan')).toBe(1);
+    expect(answered(watcher, 'status')).toBe(1);
+  });
+
+  it('run through watch - exit codes are the run’s: a failing stage 1, a wrong argument 2', async () => {
+    project = basicProject({ 'pipelines/f.yaml': 'pipeline: f\nstages:\n  bad: { run: "echo nope >&2; exit 3", outputs: { o: out/bad.txt } }\n' });
+    watcher = await startWatch(project, ['p', 'f']);
+    const failing = await runCli(['run', 'f', '--json'], { cwd: project.root });
+    expect(failing.code).toBe(1);
+    expect(stageEnds(failing.stdout)).toEqual({ bad: 'failed' });
+    const wrong = await runCli(['run', 'p', '--param', 'nope=1'], { cwd: project.root });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('nope');
+    const alone = await runCli(['run', 'p', '--param', 'nope=1'], { cwd: project.root, env: WITHOUT_DAEMON });
+    expect(alone.stderr).toBe(wrong.stderr);
+  });
+
+  it('run through watch - Ctrl-C in the asking terminal aborts the run it asked for (130); the watch goes on', async () => {
+    project = basicProject({
+      'pipelines/g.yaml': `pipeline: g
+stages:
+  slow: { run: "while [ ! -e gate ]; do sleep 0.05; done; cat src/a.txt > \${outputs.o}", inputs: [src/a.txt], outputs: { o: out/slow.txt } }
+`,
+      gate: '',
+    });
+    watcher = await startWatch(project, ['g']);
+    project.write('gate', '');
+    const { rmSync } = await import('node:fs');
+    rmSync(project.path('gate'));
+    const child = startCli(['run', 'g', '--force', '--json'], { cwd: project.root });
+    let stdout = '';
+    const started = new Promise<void>((resolve) =>
+      child.stdout?.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        if (stdout.includes('"stage-start"')) resolve();
+      }),
+    );
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    await started;
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    await watcher.until(() => answered(watcher as WatchProcess, 'run') === 1, 'the run to be answered');
+    expect(watcher.stderr).toContain('answered a run (exit 130)');
+    project.write('gate', '');
+    const again = await runCli(['run', 'g', '--json'], { cwd: project.root });
+    expect(again.code).toBe(0);
+    expect(stageEnds(again.stdout)).toEqual({ slow: 'succeeded' });
+  });
+
+  it('run through watch - a watch that was killed leaves a socket the next run ignores', async () => {
+    project = basicProject();
+    watcher = await startWatch(project);
+    watcher.signal('SIGKILL');
+    await watcher.exited;
+    watcher = undefined;
+    project.write('src/a.txt', 'a3\n');
+    const r = await runCli(['run', 'p', '--json'], { cwd: project.root });
+    expect(r.code).toBe(0);
+    expect(stageEnds(r.stdout)).toMatchObject({ a: 'succeeded', b: 'succeeded' });
+  });
+
+  it('run through watch - the socket is owner-only, and a folder others may enter is not trusted', async () => {
+    project = basicProject();
+    watcher = await startWatch(project);
+    expect(statSync(project.path('.refinery/watch')).mode & 0o777).toBe(0o700);
+    expect(statSync(project.path('.refinery/watch/sock')).mode & 0o777).toBe(0o600);
+    chmodSync(project.path('.refinery/watch'), 0o777);
+    const r = await runCli(['run', 'p', '--force'], { cwd: project.root });
+    // Not asked: the run checks by itself and finds the project held by the watch.
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/refinery watch|held|lock/i);
+    expect(answered(watcher, 'run')).toBe(0);
+  });
+
+  it('plan through watch - while the watch runs, plan checks by itself', async () => {
+    project = basicProject({
+      'pipelines/g.yaml': `pipeline: g
+stages:
+  slow: { run: "while [ ! -e gate ]; do sleep 0.05; done; cat src/a.txt > \${outputs.o}", inputs: [src/a.txt], outputs: { o: out/slow.txt } }
+`,
+    });
+    watcher = new WatchProcess(['g'], project.root);
+    await watcher.until(() => watcher?.events.some((e) => e.type === 'stage-start') ?? false, 'the slow stage to start');
+    const plan = await runCli(['plan', 'g'], { cwd: project.root });
+    expect(plan.code).toBe(0);
+    expect(plan.stdout).toContain('slow');
+    await watcher.until(() => watcher?.stderr.includes('a plan checks by itself: it is running g') ?? false, 'the fallback notice');
+    project.write('gate', '');
+    await watcher.nth(1, 'run-end');
+  });
+});
+
+async function setMtime(file: string, mtimeNs: bigint): Promise<void> {
+  const seconds = mtimeNs / 1_000_000_000n;
+  const nanos = (mtimeNs % 1_000_000_000n).toString().padStart(9, '0');
+  const { spawnSync } = await import('node:child_process');
+  const r = spawnSync('touch', ['-m', '-d', `@${seconds}.${nanos}`, file]);
+  if (r.status !== 0) throw new Error(`touch failed: ${r.stderr}`);
+}
