@@ -12,7 +12,8 @@ afterEach(() => {
 describe('refinery status', () => {
   it('status - the plan record beside the stage journals is neither listed as a pipeline nor set aside as damaged', async () => {
     project = tempProject({
-      'pipelines/p.yaml': 'pipeline: p\nstages:\n  a: { run: "cat src/a.txt > ${outputs.o}", inputs: [src/a.txt], outputs: { o: out/a.txt } }\n',
+      'pipelines/p.yaml':
+        'pipeline: p\nstages:\n  a: { run: "cat src/a.txt > ${outputs.o}", inputs: [src/a.txt], outputs: { o: out/a.txt } }\n',
       'src/a.txt': 'a\n',
     });
     expect((await runCli(['run', 'p'], { cwd: project.root })).code).toBe(0);

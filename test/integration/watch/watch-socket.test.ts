@@ -91,10 +91,7 @@ describe('refinery run, plan and status through a running watch', () => {
     watcher = await startWatch(project);
     project.write('src/a.txt', 'a2\n');
     await watcher.nth(2, 'run-end');
-    for (const command of [
-      ['plan', 'p'],
-      ['status'],
-    ]) {
+    for (const command of [['plan', 'p'], ['status']]) {
       const through = await runCli(command, { cwd: project.root });
       const alone = await runCli(command, { cwd: project.root, env: WITHOUT_DAEMON });
       expect(through.code).toBe(alone.code);
@@ -106,7 +103,9 @@ describe('refinery run, plan and status through a running watch', () => {
   });
 
   it('run through watch - exit codes are the run’s: a failing stage 1, a wrong argument 2', async () => {
-    project = basicProject({ 'pipelines/f.yaml': 'pipeline: f\nstages:\n  bad: { run: "echo nope >&2; exit 3", outputs: { o: out/bad.txt } }\n' });
+    project = basicProject({
+      'pipelines/f.yaml': 'pipeline: f\nstages:\n  bad: { run: "echo nope >&2; exit 3", outputs: { o: out/bad.txt } }\n',
+    });
     watcher = await startWatch(project, ['p', 'f']);
     const failing = await runCli(['run', 'f', '--json'], { cwd: project.root });
     expect(failing.code).toBe(1);
