@@ -1,8 +1,12 @@
 // refinery against make and ninja on the same generated DAG, in one run.
-// Usage: npx tsx bench/graph/run.ts [--sizes 1000,10000] [--reps 3] [--full-reps-large 1]
-import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+// Usage: npx tsx bench/graph/run.ts [--shapes layered,sources] [--sizes 1000,10000] [--reps 3]
+//          [--full-reps-large 1] [--task-stages 10000] [--no-daemon]
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import {
@@ -29,10 +33,12 @@ const SHAPES: Record<Shape, { make: (n: number) => Dag; about: string }> = {
   layered: { make: (n) => makeDag(n), about: 'a tenth of the stages read 1-3 of N/10 sources, the rest 1-3 earlier outputs' },
   sources: {
     make: (n) => makeManySourcesDag(n),
-    about: 'each stage reads its own source and 0-2 earlier outputs; the touched source has the median rebuild set',
+    about:
+      "each stage reads its own source, mostly the previous stage's output, sometimes one of the 20 before; the touched source has the median rebuild set",
   },
 };
 
+/** make reads MAKEFLAGS += -r from the generated Makefile (its built-in implicit rules off). */
 function command(tool: Tool): [string, string[]] {
   if (tool === 'make') return ['make', ['-j2', '-s']];
   if (tool === 'ninja') return ['ninja', ['-j2', '--quiet']];
@@ -41,6 +47,21 @@ function command(tool: Tool): [string, string[]] {
 
 function timeCommand(dir: string, tool: Tool): number {
   return timeArgv(dir, tool, command(tool));
+}
+
+/** GNU time, to read a command's peak RSS (%M: the largest process of its tree, in KB). */
+const GNU_TIME = '/usr/bin/time';
+const rssUnavailable = existsSync(GNU_TIME) ? undefined : `${GNU_TIME} not found (GNU time reports the peak RSS)`;
+
+/** Times the command under GNU time (every tool alike) and returns its peak RSS in MB too. */
+function timeWithRss(dir: string, tool: Tool): { ms: number; rssMb?: number } {
+  if (rssUnavailable) return { ms: timeCommand(dir, tool) };
+  const report = path.join(dir, '.peak-rss');
+  const [cmd, args] = command(tool);
+  const ms = timeArgv(dir, tool, [GNU_TIME, ['-f', '%M', '-o', report, cmd, ...args]]);
+  const kb = Number(readFileSync(report, 'utf8').trim().split('\n').pop());
+  rmSync(report);
+  return { ms, rssMb: kb / 1024 };
 }
 
 let probes = 0;
@@ -76,6 +97,37 @@ function settle(): void {
   settledAt.push(cost);
 }
 
+/** settle(), waiting without blocking the event loop (so a running watch's output keeps being read). */
+async function settleAsync(): Promise<void> {
+  await runAsync(process.cwd(), ['sync', []]);
+  const deadline = Date.now() + 20_000;
+  let cost = probeCreation();
+  while (cost > 60 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    cost = probeCreation();
+  }
+  settledAt.push(cost);
+}
+
+interface Finished {
+  ms: number;
+  status: number | null;
+  stderr: string;
+}
+
+function runAsync(dir: string, [cmd, args]: [string, string[]]): Promise<Finished> {
+  const start = process.hrtime.bigint();
+  const child = spawn(cmd, args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, CI: 'true' } });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-2000);
+  });
+  return new Promise((resolve) => {
+    child.on('error', (e) => resolve({ ms: 0, status: null, stderr: e.message }));
+    child.on('close', (status) => resolve({ ms: Number(process.hrtime.bigint() - start) / 1e6, status, stderr }));
+  });
+}
+
 function timeArgv(dir: string, tool: string, [cmd, args]: [string, string[]]): number {
   settle();
   const start = process.hrtime.bigint();
@@ -85,11 +137,16 @@ function timeArgv(dir: string, tool: string, [cmd, args]: [string, string[]]): n
   return ms;
 }
 
+const BUILTIN_RULES_MAKEFILE = 'Makefile.builtin-rules';
+
 function setup(dir: string, dag: Dag, tool: Tool, kind: 'run' | 'task' = 'run'): void {
   resetDir(dir);
   writeSources(dir, dag);
   mkdirSync(path.join(dir, 'out'), { recursive: true });
-  if (tool === 'make') writeFileSync(path.join(dir, 'Makefile'), makefile(dag));
+  if (tool === 'make') {
+    writeFileSync(path.join(dir, 'Makefile'), makefile(dag));
+    writeFileSync(path.join(dir, BUILTIN_RULES_MAKEFILE), makefile(dag, { builtinRules: true }));
+  }
   if (tool === 'ninja') writeFileSync(path.join(dir, 'build.ninja'), ninjaFile(dag));
   if (tool === 'refinery') {
     mkdirSync(path.join(dir, 'pipelines'));
@@ -120,6 +177,13 @@ interface Figures {
   full: number;
   noop: number;
   touch: number;
+  /** The largest peak RSS (MB) among the touch runs; undefined without GNU time. */
+  touchRssMb?: number;
+  /** make only: its no-op with the built-in implicit rules on. */
+  builtinRulesNoop?: number;
+  /** A digest of out/ after the full build, to check every tool built the same files. */
+  outputs: string;
+  dir: string;
 }
 
 function measure(n: number, dag: Dag, tool: Tool, reps: number, fullReps: number, shape: Shape): Figures {
@@ -130,23 +194,219 @@ function measure(n: number, dag: Dag, tool: Tool, reps: number, fullReps: number
     clean(dir, tool);
     full.push(timeCommand(dir, tool));
   }
+  const outputs = digestOutputs(dir);
   const noop: number[] = [];
   for (let r = 0; r < reps; r += 1) noop.push(timeCommand(dir, tool));
+  const builtinRulesNoop: number[] = [];
+  if (tool === 'make')
+    for (let r = 0; r < reps; r += 1) builtinRulesNoop.push(timeArgv(dir, tool, ['make', ['-f', BUILTIN_RULES_MAKEFILE, '-j2', '-s']]));
   const touch: number[] = [];
+  const rss: number[] = [];
   for (let r = 0; r < reps; r += 1) {
-    // A real edit (content and mtime change) of one source read by the first stages.
+    // A real edit (content and mtime change) of the source whose rebuild set is the median one.
     appendFileSync(path.join(dir, dag.touched), `edit ${r}\n`);
-    touch.push(timeCommand(dir, tool));
+    const { ms, rssMb } = timeWithRss(dir, tool);
+    touch.push(ms);
+    if (rssMb !== undefined) rss.push(rssMb);
   }
   leftovers.push(dir);
-  return { full: median(full), noop: median(noop), touch: median(touch) };
+  return {
+    full: median(full),
+    noop: median(noop),
+    touch: median(touch),
+    touchRssMb: rss.length > 0 ? Math.max(...rss) : undefined,
+    builtinRulesNoop: builtinRulesNoop.length > 0 ? median(builtinRulesNoop) : undefined,
+    outputs,
+    dir,
+  };
+}
+
+function digestOutputs(dir: string): string {
+  const hash = createHash('sha256');
+  const out = path.join(dir, 'out');
+  for (const name of readdirSync(out).sort()) hash.update(`${name}\0`).update(readFileSync(path.join(out, name)));
+  return hash.digest('hex');
+}
+
+type DaemonFigures = { noop: number; touch: number } | { unavailable: string };
+
+/** Without the run-through-daemon feature, `refinery run` is refused while the watch holds the project lock. */
+function failure(run: Finished): string {
+  const firstLine = run.stderr.trim().split('\n')[0];
+  return /refinery\/lock|another refinery process/.test(run.stderr)
+    ? `refused (the run-through-daemon feature is not in this build): ${firstLine}`
+    : `refinery run failed with the watch running (exit ${run.status}): ${firstLine}`;
+}
+
+/**
+ * refinery with its watch daemon running: `refinery run` asks the daemon over
+ * .refinery/watch/sock. The watch starts after the cold measurements (its first run is then a
+ * no-op) and stops with SIGINT at the end. Everything here is asynchronous so the watch's
+ * output (a pipe, written synchronously by node) is read while commands run.
+ */
+async function measureDaemon(dir: string, dag: Dag, reps: number): Promise<DaemonFigures> {
+  const watch = spawn(process.execPath, [CLI, 'watch', 'graph', '--no-mqtt', '-j2', '--json'], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, CI: 'true' },
+  });
+  let stderr = '';
+  watch.stderr.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-2000);
+  });
+  const exited = new Promise<number | null>((resolve) => watch.on('close', (code) => resolve(code)));
+  try {
+    const started = await firstRunEnd(watch.stdout, exited);
+    if (started !== 'ready') return { unavailable: `the watch did not start (${started}): ${stderr.trim().slice(-500)}` };
+    const noop: number[] = [];
+    for (let r = 0; r < reps; r += 1) {
+      await settleAsync();
+      const run = await runAsync(dir, command('refinery'));
+      if (run.status !== 0) return { unavailable: failure(run) };
+      noop.push(run.ms);
+    }
+    const touch: number[] = [];
+    for (let r = 0; r < reps; r += 1) {
+      // The edit, then the run at once: the watch's own reaction to the edit overlaps the run, as it does for a user.
+      await settleAsync();
+      appendFileSync(path.join(dir, dag.touched), `daemon edit ${r}\n`);
+      const run = await runAsync(dir, command('refinery'));
+      if (run.status !== 0) return { unavailable: failure(run) };
+      touch.push(run.ms);
+    }
+    return { noop: median(noop), touch: median(touch) };
+  } finally {
+    await stopWatch(watch, exited);
+  }
+}
+
+/** Resolves 'ready' on the watch's first `run-end` event, else why not. */
+function firstRunEnd(stdout: NodeJS.ReadableStream, exited: Promise<number | null>): Promise<string> {
+  const lines = createInterface({ input: stdout });
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve('no run-end within 300 s'), 300_000);
+    const done = (why: string) => {
+      clearTimeout(timer);
+      resolve(why);
+    };
+    lines.on('line', (line) => {
+      if (line.includes('"run-end"') && parsedType(line) === 'run-end') done('ready');
+    });
+    void exited.then((code) => done(`it exited with code ${code}`));
+  });
+}
+
+function parsedType(line: string): string | undefined {
+  try {
+    return (JSON.parse(line) as { type?: string }).type;
+  } catch {
+    return undefined;
+  }
+}
+
+async function stopWatch(watch: ReturnType<typeof spawn>, exited: Promise<number | null>): Promise<void> {
+  if (watch.exitCode !== null || watch.signalCode !== null) return;
+  watch.kill('SIGINT');
+  const timer = setTimeout(() => watch.kill('SIGKILL'), 60_000);
+  await exited;
+  clearTimeout(timer);
 }
 
 function fmt(ms: number): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`;
 }
 
-function main(): void {
+function fmtMb(mb: number | undefined): string {
+  return mb === undefined ? 'n/a' : `${mb.toFixed(0)} MB`;
+}
+
+function ratio(a: number | undefined, b: number | undefined): string {
+  return a === undefined || b === undefined ? '—' : `${(a / b).toFixed(2)}×`;
+}
+
+interface Target {
+  text: string;
+  met: (refinery: number, make: number) => boolean;
+}
+
+/** Issue #14's targets, for the many-sources shape: ratios to make at N = 10,000, the no-op's time at N = 1,000. */
+function targetFor(shape: Shape, n: number, row: Row): Target | undefined {
+  if (shape !== 'sources') return undefined;
+  const times: (limit: number) => Target = (limit) => ({ text: `≤ ${limit.toFixed(2)}× make`, met: (r, m) => r <= limit * m });
+  if (n === 1000 && row === 'noop') return { text: '≤ 150 ms', met: (r) => r <= 150 };
+  if (n !== 10_000) return undefined;
+  if (row === 'full') return times(0.75);
+  if (row === 'noop' || row === 'touch') return times(2);
+  if (row === 'daemonNoop' || row === 'daemonTouch') return times(1);
+  return { text: '≤ 120 MB', met: (r) => r <= 120 };
+}
+
+type Row = 'full' | 'noop' | 'touch' | 'daemonNoop' | 'daemonTouch' | 'rss';
+
+const ROW_LABELS: Record<Row, string> = {
+  full: 'full build -j2',
+  noop: 'no-op, cold',
+  touch: 'touch one source, cold',
+  daemonNoop: 'no-op, daemon running',
+  daemonTouch: 'touch one source, daemon running',
+  rss: 'peak RSS of the touch run',
+};
+
+function printTable(shape: Shape, n: number, dag: Dag, results: Record<Tool, Figures>, daemon: DaemonFigures | undefined): void {
+  console.log(
+    `\n${shape}: N = ${n} stages, ${dag.sources.length} source files (${SHAPES[shape].about}); the touch makes ${dag.touchReach} stages stale`,
+  );
+  console.log('| measure | make -j2 | ninja -j2 | refinery -j2 | refinery/make | refinery/ninja | target |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- |');
+  const cell = (target: Target | undefined, r: number | undefined, m: number | undefined) =>
+    target === undefined ? '' : r === undefined || m === undefined ? target.text : `${target.text} ${target.met(r, m) ? '✓' : '✗'}`;
+  for (const row of ['full', 'noop', 'touch'] as const) {
+    const [m, nj, r] = [results.make[row], results.ninja[row], results.refinery[row]];
+    console.log(
+      `| ${ROW_LABELS[row]} | ${fmt(m)} | ${fmt(nj)} | ${fmt(r)} | ${ratio(r, m)} | ${ratio(r, nj)} | ${cell(targetFor(shape, n, row), r, m)} |`,
+    );
+  }
+  if (daemon) {
+    for (const [row, cold] of [
+      ['daemonNoop', 'noop'],
+      ['daemonTouch', 'touch'],
+    ] as const) {
+      const [m, nj] = [results.make[cold], results.ninja[cold]];
+      const r = 'unavailable' in daemon ? undefined : daemon[cold];
+      console.log(
+        `| ${ROW_LABELS[row]} | ${fmt(m)} (cold) | ${fmt(nj)} (cold) | ${r === undefined ? 'n/a' : fmt(r)} | ${ratio(r, m)} | ${ratio(r, nj)} | ${cell(targetFor(shape, n, row), r, m)} |`,
+      );
+    }
+  }
+  const rss = (tool: Tool) => results[tool].touchRssMb;
+  console.log(
+    `| ${ROW_LABELS.rss} | ${fmtMb(rss('make'))} | ${fmtMb(rss('ninja'))} | ${fmtMb(rss('refinery'))} | ${ratio(rss('refinery'), rss('make'))} | ${ratio(rss('refinery'), rss('ninja'))} | ${cell(targetFor(shape, n, 'rss'), rss('refinery'), rss('make'))} |`,
+  );
+  if (daemon && 'unavailable' in daemon) console.log(`daemon: ${daemon.unavailable}`);
+  if (rssUnavailable) console.log(`peak RSS: n/a, ${rssUnavailable}`);
+  else console.log("peak RSS: the largest of the touch runs, GNU time %M (the largest single process of the command's tree)");
+  const builtin = results.make.builtinRulesNoop as number;
+  console.log(
+    `make with its built-in implicit rules on (no -r; informational, not a peer): no-op ${fmt(builtin)}, ${ratio(builtin, results.make.noop)} make -r's ${fmt(results.make.noop)}`,
+  );
+  const same = results.make.outputs === results.ninja.outputs && results.make.outputs === results.refinery.outputs;
+  console.log(
+    same
+      ? 'outputs after the full build: identical for make, ninja and refinery'
+      : `outputs after the full build DIFFER: make ${results.make.outputs.slice(0, 12)}, ninja ${results.ninja.outputs.slice(0, 12)}, refinery ${results.refinery.outputs.slice(0, 12)}`,
+  );
+  console.log(machine());
+}
+
+let machineLine: string | undefined;
+
+function machine(): string {
+  const version = (cmd: string, arg: string) => spawnSync(cmd, [arg]).stdout?.toString().split('\n')[0]?.trim() ?? '?';
+  machineLine ??= `machine: ${os.availableParallelism()} cores (${os.cpus()[0]?.model.trim() ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GB, ${process.platform} ${process.arch}, node ${process.version}, ${version('make', '--version')} (Makefile with MAKEFLAGS += -r), ninja ${version('ninja', '--version')}`;
+  return machineLine;
+}
+
+async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       shapes: { type: 'string', default: 'layered,sources' },
@@ -154,6 +414,8 @@ function main(): void {
       reps: { type: 'string', default: '3' },
       'full-reps-large': { type: 'string', default: '1' },
       'task-stages': { type: 'string', default: '10000' },
+      daemon: { type: 'boolean', default: true },
+      'no-daemon': { type: 'boolean', default: false },
     },
   });
   const sizes = values.sizes
@@ -161,9 +423,12 @@ function main(): void {
     .map(Number)
     .filter((n) => n > 0);
   const reps = Number(values.reps);
+  const withDaemon = values.daemon && !values['no-daemon'];
   rmSync(WORK, { recursive: true, force: true });
   mkdirSync(WORK, { recursive: true });
-  console.log(`bench/graph: ${reps} repetitions (median), -j2, ${process.platform} ${process.arch}, node ${process.version}`);
+  console.log(
+    `bench/graph: ${reps} repetitions (median), -j2, ${process.platform} ${process.arch}, node ${process.version}, load average ${os.loadavg()[0]?.toFixed(2)}`,
+  );
   const shapes = values.shapes.split(',').filter((s): s is Shape => s in SHAPES);
   for (const [shape, n] of shapes.flatMap((shape) => sizes.map((n) => [shape, n] as const))) {
     const dag = SHAPES[shape].make(n);
@@ -174,25 +439,22 @@ function main(): void {
       results[tool] = measure(n, dag, tool, reps, fullReps, shape);
       console.log(`full ${fmt(results[tool].full)}, no-op ${fmt(results[tool].noop)}, touch ${fmt(results[tool].touch)}`);
     }
-    console.log(
-      `\n${shape}: N = ${n} stages, ${dag.sources.length} source files (${SHAPES[shape].about}); the touch makes ${dag.touchReach} stages stale`,
-    );
-    console.log('| measure | make | ninja | refinery | refinery/make | refinery/ninja |');
-    console.log('| --- | --- | --- | --- | --- | --- |');
-    for (const m of ['full', 'noop', 'touch'] as const) {
-      const r = results.refinery[m];
-      console.log(
-        `| ${m === 'full' ? 'full build -j2' : m === 'noop' ? 'no-op' : 'touch one source'} | ${fmt(results.make[m])} | ${fmt(results.ninja[m])} | ${fmt(r)} | ${(r / results.make[m]).toFixed(2)}× | ${(r / results.ninja[m]).toFixed(2)}× |`,
-      );
+    let daemon: DaemonFigures | undefined;
+    if (withDaemon) {
+      process.stdout.write(`  N=${n} refinery, watch daemon running… `);
+      daemon = await measureDaemon(results.refinery.dir, dag, reps);
+      console.log('unavailable' in daemon ? 'n/a' : `no-op ${fmt(daemon.noop)}, touch ${fmt(daemon.touch)}`);
     }
+    printTable(shape, n, dag, results, daemon);
     console.log('');
   }
   const taskStages = Number(values['task-stages']);
   if (taskStages > 0) measureTasks(taskStages, reps);
   for (const dir of [...leftovers, path.join(WORK, '.probe')]) rmSync(dir, { recursive: true, force: true });
   const sorted = [...settledAt].sort((a, b) => a - b);
+  const unsettled = sorted.filter((cost) => cost > 60).length;
   console.log(
-    `file creation just before the timed commands: ${sorted[0]?.toFixed(0)}–${sorted[sorted.length - 1]?.toFixed(0)} µs per file (each waited, up to 20 s, for < 60 µs)`,
+    `file creation just before the timed commands: ${sorted[0]?.toFixed(0)}–${sorted[sorted.length - 1]?.toFixed(0)} µs per file (each waited, up to 20 s, for < 60 µs; ${unsettled} of ${sorted.length} still above after 20 s)`,
   );
 }
 
@@ -229,4 +491,4 @@ function measureTasks(n: number, reps: number): void {
   console.log(`  each run: refinery ${times.refinery.map(fmt).join(', ')}; naive ${times.naive.map(fmt).join(', ')}`);
 }
 
-main();
+await main();
