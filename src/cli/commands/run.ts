@@ -7,7 +7,14 @@ import type { LoopInstance, Plan, StageInstance } from '../../engine/types/plan.
 import type { Diagnostic } from '../../engine/types/source.ts';
 import type { NameResolver } from '../../engine/pipeline/resolve-names.ts';
 import { Observations } from '../../engine/state/observations.ts';
-import { compareWithLastRun, UNCHANGED_BY_STAT, manifestKey, writeManifest, type ChangedFiles } from '../../engine/state/run-manifest.ts';
+import {
+  compareWithLastRun,
+  UNCHANGED_BY_STAT,
+  manifestKey,
+  writeManifest,
+  type ChangedFiles,
+  type PreviousRecord,
+} from '../../engine/state/run-manifest.ts';
 import { readPartialPlan, writePlanRecord } from '../../engine/pipeline/plan-record.ts';
 import { projectResolver } from '../../engine/pipeline/resolve-names.ts';
 import { Locator } from '../../engine/pipeline/locate.ts';
@@ -26,6 +33,7 @@ import { reportLockRefusal, reportWriteProblems, stateWarn } from '../state-repo
 import { concurrencyFlag, parseOrReport } from '../flags.ts';
 import { parseShard, shardMembers, unsharded } from '../../engine/executor/shard.ts';
 import type { RemoteCacheSettings } from '../../engine/remote-cache/config.ts';
+import { remoteCacheMayBeConfigured } from '../../engine/remote-cache/configured.ts';
 import type { StageCache } from '../../engine/remote-cache/stage-cache.ts';
 import { redactSecrets } from '../../security/known-secrets.ts';
 
@@ -176,15 +184,6 @@ function canSkipByStat(spec: PipelineSpec): boolean {
   return spec.stages.every((s) => (s.kind === 'loop' ? s.stages.every((t) => !t.staleIf) : !s.staleIf));
 }
 
-/** The last run's record for what this run did not look at again, this run's for the rest. */
-function merged(previous: Observations, current: Observations): Observations {
-  const out = new Observations();
-  for (const [k, v] of [...previous.files, ...current.files]) out.files.set(k, v);
-  for (const [k, v] of [...previous.dirs, ...current.dirs]) out.dirs.set(k, v);
-  for (const [k, v] of [...previous.probes, ...current.probes]) out.probes.set(k, v);
-  return out;
-}
-
 /** What a run executes: the whole expanded pipeline, or the part of the last run's plan that changed files reach. */
 interface RunTarget {
   plan: Plan;
@@ -203,6 +202,7 @@ function recordNoop(
   observations: Observations,
   skipped: ReadonlyMap<string, string>,
   warn: StateWarn,
+  previous: PreviousRecord | undefined,
 ): Array<WriteProblem | undefined> {
   // Loops expand while running: their instances are in the state, named by the loop.
   if (target.plan.loops.length > 0) return [];
@@ -210,7 +210,7 @@ function recordNoop(
   // The plan record is written before the no-op record it belongs to, and only when expanded
   // afresh (a partial plan leaves the last one in place: the same key gives the same plan).
   const planProblem = target.partial ? undefined : writePlanRecord(root, key, target.plan);
-  return [planProblem, writeManifest(root, target.spec.file, target.spec.name, key, stages, observations, skipped, warn)];
+  return [planProblem, writeManifest(root, target.spec.file, target.spec.name, key, stages, observations, skipped, warn, previous)];
 }
 
 /** The last run's plan, cut down to what the changed files reach (no pipeline parse, no expansion); undefined to open it in full. */
@@ -237,6 +237,7 @@ function partialTarget(root: string, pipelineFile: string, key: string, changed:
 
 /** The remote cache from the flags, the environment and refinery.config.yaml; 'error' (reported) when misconfigured. */
 async function resolveRemote(io: CommandIo, flags: RunFlags): Promise<RemoteCacheSettings | undefined | 'error'> {
+  if (flags['no-remote-cache'] || !remoteCacheMayBeConfigured(io.cwd, io.env, flags['remote-cache'])) return undefined;
   const { resolveRemoteCache } = await import('../../engine/remote-cache/config.ts');
   const resolved = resolveRemoteCache({
     root: io.cwd,
@@ -400,7 +401,8 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       keepGoing: flags['keep-going'],
       only,
       hashes: new FileHashes(io.cwd, warn),
-      state: new StageState(io.cwd, target.spec.name, warn),
+      // A run that checks only what changed reads (and checks) only the records it may ask about.
+      state: new StageState(io.cwd, target.spec.name, warn, target.partial ? target.plan.instances.map((i) => i.id) : undefined),
       schemas: new SchemaRegistry(io.cwd),
       taskFile: (n) => target.resolver.taskFile(n),
       schemaFile: (n) => target.resolver.schemaFile(n),
@@ -413,9 +415,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     }).finally(() => remote?.close());
     const problems = [...result.writeProblems, close()];
     if (result.status === 'succeeded' && noopKey && flags.only.length === 0 && !shard && canSkipByStat(target.spec)) {
-      problems.push(
-        ...recordNoop(io.cwd, target, noopKey, select && changed ? merged(changed.previous, observations) : observations, skipped, warn),
-      );
+      problems.push(...recordNoop(io.cwd, target, noopKey, observations, skipped, warn, select && changed ? changed.previous : undefined));
     }
     for (const d of result.diagnostics) io.stderr.write(`error: ${d.message}\n`);
     const unwritten = reportWriteProblems(io, problems, result.status === 'failed');

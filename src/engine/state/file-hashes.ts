@@ -2,6 +2,7 @@ import { readFileSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { hashFile, type HashFileOptions } from './hash-file.ts';
 import { writeFileAtomicSync } from './atomic-file.ts';
+import { KeyedLines } from './keyed-lines.ts';
 import { ensureStateDir, setAsideAndWarn, type StateWarn } from './set-aside.ts';
 import { writeProblem, type WriteProblem } from './write-problem.ts';
 
@@ -33,12 +34,25 @@ export function contentStamp(file: { size: number; mtimeMs: number; ino: number;
   return [file.size, file.mtimeMs, file.ino, file.hash];
 }
 
+/** The first line of the form this file is written in: one stamp a line, each line starting `,"<path>":[`. */
+const HEADER = '{"":"file stamps, one a line"';
 /**
  * Content hashes behind a stat cache: a file whose size, mtime and inode are unchanged since
  * it was last hashed is not read again. Persisted in `.refinery/cache/file-hashes.json`.
+ *
+ * The file is a JSON object written one stamp a line (`HEADER`, then `,"<path>":[...]` lines,
+ * then `}`), so a run that needs a few stamps does not parse tens of thousands: a stamp is found
+ * without parsing the others (keyed-lines.ts), and checked when it is read. Saving rewrites the text with the changed lines replaced. A file in any
+ * other form (an older refinery's, or edited by hand) is parsed and checked whole, as before.
+ * A malformed stamp found at any time sets the file aside, and every file is hashed again.
  */
 export class FileHashes {
-  private readonly entries: Map<string, FileStamp>;
+  /** The file as read, in the one-a-line form; undefined when there is none (or it was parsed whole). */
+  private lines: KeyedLines | undefined;
+  /** Stamps read from the file or changed by this run (null: forgotten). */
+  private readonly entries = new Map<string, FileStamp | null>();
+  /** Paths whose stamp this run changed or forgot, to be saved. */
+  private readonly changed = new Set<string>();
   /** Stamps already checked against the disk since the last save(): one stat per file per run. */
   private readonly checked = new Map<string, FileStamp | null>();
   private dirty = false;
@@ -50,18 +64,32 @@ export class FileHashes {
     private readonly hashing: HashFileOptions = {},
   ) {
     this.file = path.join(root, '.refinery', 'cache', 'file-hashes.json');
-    this.entries = new Map(this.load());
+    this.load();
   }
 
-  /** The saved stamps; an unreadable file is set aside and every file is hashed again. */
-  private load(): Array<[string, FileStamp]> {
+  private load(): void {
     let text: string;
     try {
-      text = readFileSync(this.file, 'utf8');
+      // Read, then decoded: Node 20 reads a large file as UTF-8 text twice as slowly.
+      text = readFileSync(this.file).toString('utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.setAside(`cannot be read (${(error as NodeJS.ErrnoException).code})`);
-      return [];
+      return;
     }
+    if (text.startsWith(`${HEADER}\n`) && text.endsWith('\n}\n')) {
+      this.lines = new KeyedLines(text);
+      return;
+    }
+    // Another form: parsed whole, and saved in this one next time.
+    for (const [rel, stamp] of this.parseWhole(text)) {
+      this.entries.set(rel, stamp);
+      this.changed.add(rel);
+      this.dirty = true;
+    }
+  }
+
+  /** The saved stamps of a file in another form; an unreadable one is set aside and every file is hashed again. */
+  private parseWhole(text: string): Array<[string, FileStamp]> {
     let data: unknown;
     try {
       data = JSON.parse(text);
@@ -73,7 +101,7 @@ export class FileHashes {
       this.setAside('is not a map of file stamps');
       return [];
     }
-    const entries = Object.entries(data as Record<string, unknown>);
+    const entries = Object.entries(data as Record<string, unknown>).filter(([rel]) => rel !== '');
     for (const [rel, stamp] of entries) {
       if (!isStamp(stamp)) {
         this.setAside(`has a malformed stamp for '${rel}'`);
@@ -85,6 +113,29 @@ export class FileHashes {
 
   private setAside(problem: string): void {
     setAsideAndWarn(this.root, this.file, problem, this.warn, 'every file is hashed again');
+  }
+
+  /** The saved stamp, read from its line and checked; a malformed one sets the file aside. */
+  private saved(rel: string): FileStamp | undefined {
+    const known = this.entries.get(rel);
+    if (known !== undefined || this.entries.has(rel)) return known ?? undefined;
+    const value = this.lines?.value(rel);
+    if (value === undefined) return undefined;
+    let stamp: unknown;
+    try {
+      stamp = JSON.parse(value);
+    } catch {
+      stamp = undefined;
+    }
+    if (!isStamp(stamp)) {
+      this.setAside(`has a malformed stamp for '${rel}'`);
+      // What was read of it is forgotten; what this run stamped stays.
+      this.lines = undefined;
+      for (const key of [...this.entries.keys()]) if (!this.changed.has(key)) this.entries.delete(key);
+      return undefined;
+    }
+    this.entries.set(rel, stamp);
+    return stamp;
   }
 
   private static matches(stamp: FileStamp | undefined, st: Stats): stamp is FileStamp {
@@ -119,7 +170,7 @@ export class FileHashes {
       return undefined;
     }
     if (!st.isFile()) return undefined;
-    const cached = this.entries.get(rel);
+    const cached = this.saved(rel);
     if (FileHashes.matches(cached, st)) return cached;
     let hash: string;
     try {
@@ -151,12 +202,43 @@ export class FileHashes {
   remember(rel: string, stamp: FileStamp): void {
     this.checked.set(rel, stamp);
     this.entries.set(rel, stamp);
+    this.changed.add(rel);
     this.dirty = true;
   }
 
   forget(rel: string): void {
     this.checked.delete(rel);
-    if (this.entries.delete(rel)) this.dirty = true;
+    if (this.saved(rel) === undefined) return;
+    this.entries.set(rel, null);
+    this.changed.add(rel);
+    this.dirty = true;
+  }
+
+  /** The file's new text: the lines read, less those of changed paths, then the changed stamps. */
+  private serialize(): string {
+    const lines = this.lines;
+    const cut: Array<[number, number]> = [];
+    if (lines)
+      for (const rel of this.changed) {
+        const start = lines.lineOf(rel);
+        if (start >= 0) cut.push([start, lines.lineEnd(start) + 1]);
+      }
+    cut.sort((a, b) => a[0] - b[0]);
+    const pieces: string[] = [];
+    // Without a text read, only the header; with one, everything before its closing `}`.
+    const body = lines ? lines.text.slice(0, lines.text.length - 2) : `${HEADER}\n`;
+    let from = 0;
+    for (const [start, end] of cut) {
+      pieces.push(body.slice(from, start));
+      from = end;
+    }
+    pieces.push(body.slice(from));
+    for (const rel of this.changed) {
+      const stamp = this.entries.get(rel);
+      if (stamp) pieces.push(`,${JSON.stringify(rel)}:${JSON.stringify(stamp)}\n`);
+    }
+    pieces.push('}\n');
+    return pieces.join('');
   }
 
   /**
@@ -166,12 +248,15 @@ export class FileHashes {
   save(): WriteProblem | undefined {
     this.checked.clear();
     if (!this.dirty) return undefined;
+    const text = this.serialize();
     try {
       ensureStateDir(this.root, path.dirname(this.file), this.warn);
-      writeFileAtomicSync(this.file, JSON.stringify(Object.fromEntries(this.entries)));
+      writeFileAtomicSync(this.file, text);
     } catch (error) {
       return writeProblem(this.file, error);
     }
+    this.lines = new KeyedLines(text);
+    this.changed.clear();
     this.dirty = false;
     return undefined;
   }

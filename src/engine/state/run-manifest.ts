@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, type Stats, statSync } from 'node:fs';
 import path from 'node:path';
-import { Observations } from './observations.ts';
+import type { Observations } from './observations.ts';
 import { writeFileAtomicSync } from './atomic-file.ts';
+import { decodeNoopRecord, encodeNoopRecord, MISSING, type NoopRecord, UNSETTLED } from './noop-record.ts';
 import { ensureStateDir, setAsideAndWarn, type StateWarn } from './set-aside.ts';
+import { settledStat } from './settled-stat.ts';
 import { writeProblem, type WriteProblem } from './write-problem.ts';
 
 /**
@@ -12,22 +14,25 @@ import { writeProblem, type WriteProblem } from './write-problem.ts';
  * same pipeline text and params first compares those stats; when none changed, every stage is
  * still up to date and nothing needs loading, expanding or hashing — the way make and ninja
  * decide a no-op from stats alone. Any difference falls back to the full fingerprint check.
+ *
+ * A stat taken too soon after its file was written (settled-stat.ts) could miss a rewrite of
+ * the same size in the same clock tick: such a file is recorded unsettled, and the next run
+ * counts it as changed and checks it by content (an unchanged hash reruns nothing, and the
+ * record written then is settled). Every stat is taken after the run started, so a file is
+ * unsettled when its mtime is within the window before the run's start or later. The outputs
+ * the run published itself are the exception: it hashed the staged copy that it then renamed
+ * into place, and a write to the published file within the same tick would be a write racing
+ * the publish itself, which no tool can order; so right after a build nothing is unsettled
+ * unless something else wrote during the run.
  */
-interface Manifest {
-  key: string;
-  pipeline: string;
-  stages: string[];
-  /** Stages the run skipped (a false `when`), with the reason: a no-op reports them skipped again. */
-  skipped?: Record<string, string>;
-  files: Record<string, [number, number, number] | null>;
-  dirs: Record<string, number | null>;
-  probes: Record<string, boolean>;
-}
 
 /** One record per pipeline file (by its absolute path). */
 export function manifestFile(root: string, pipelineFile: string): string {
-  const id = createHash('sha256').update(path.resolve(pipelineFile)).digest('hex').slice(0, 16);
-  return path.join(root, '.refinery', 'state', `noop-${id}.json`);
+  return path.join(root, '.refinery', 'state', `noop-${recordId(pipelineFile)}.bin`);
+}
+
+function recordId(pipelineFile: string): string {
+  return createHash('sha256').update(path.resolve(pipelineFile)).digest('hex').slice(0, 16);
 }
 
 export function manifestKey(parts: {
@@ -42,28 +47,54 @@ export function manifestKey(parts: {
     .digest('hex');
 }
 
-function fileStat(abs: string): [number, number, number] | null {
-  try {
-    const st = statSync(abs, { throwIfNoEntry: false });
-    return st ? [st.size, st.mtimeMs, st.ino] : null;
-  } catch {
-    return null;
-  }
-}
+const STAT_OPTIONS = { throwIfNoEntry: false } as const;
 
 function dirStat(abs: string): number | null {
   try {
-    return statSync(abs, { throwIfNoEntry: false })?.mtimeMs ?? null;
+    return statSync(abs, STAT_OPTIONS)?.mtimeMs ?? null;
   } catch {
     return null;
   }
 }
 
 export function dropManifest(root: string, pipelineFile: string): void {
+  const file = manifestFile(root, pipelineFile);
   try {
-    rmSync(manifestFile(root, pipelineFile), { force: true });
+    rmSync(file, { force: true });
+    // The JSON form an earlier refinery wrote; this one no longer reads it.
+    rmSync(file.replace(/\.bin$/, '.json'), { force: true });
   } catch {
     // No folder to hold one (ENOTDIR): there is no record to drop.
+  }
+}
+
+/**
+ * The last run's record, for what this run does not look at again: its unchanged files are
+ * copied into the new record as they are (no per-file object is made of them).
+ */
+export class PreviousRecord {
+  constructor(
+    private readonly record: NoopRecord,
+    /** 1 for each file whose stat changed. */
+    private readonly changed: Uint8Array,
+  ) {}
+
+  get dirs(): ReadonlyArray<string | number | null> {
+    return this.record.dirs;
+  }
+
+  get probes(): ReadonlyArray<string | boolean> {
+    return this.record.probes;
+  }
+
+  /** Calls `each` with every file whose stat did not change, and its three numbers' offset. */
+  unchanged(each: (rel: string, numbers: Float64Array, at: number) => void): void {
+    const { paths, numbers } = this.record;
+    for (let i = 0; i < paths.length; i += 1) if (this.changed[i] === 0) each(paths[i] as string, numbers, 3 * i);
+  }
+
+  get size(): number {
+    return this.record.paths.length;
   }
 }
 
@@ -77,68 +108,88 @@ export function writeManifest(
   seen: Observations,
   skipped: ReadonlyMap<string, string>,
   warn?: StateWarn,
+  /** The last run's record, when this run checked only what changed: what it did not look at again is carried over. */
+  previous?: PreviousRecord,
 ): WriteProblem | undefined {
   // The stats recorded when each thing was read, never fresh ones: see Observations.
-  const files: Manifest['files'] = Object.fromEntries([...seen.files].sort(([a], [b]) => (a < b ? -1 : 1)));
-  const dirs: Manifest['dirs'] = Object.fromEntries([...seen.dirs].sort(([a], [b]) => (a < b ? -1 : 1)));
-  const manifest: Manifest = {
+  const paths: string[] = [];
+  const numbers = new Float64Array(3 * (seen.files.size + (previous?.size ?? 0)));
+  let n = 0;
+  previous?.unchanged((rel, from, at) => {
+    if (seen.files.has(rel)) return;
+    paths.push(rel);
+    numbers[n] = from[at] as number;
+    numbers[n + 1] = from[at + 1] as number;
+    numbers[n + 2] = from[at + 2] as number;
+    n += 3;
+  });
+  for (const [rel, stat] of seen.files) {
+    paths.push(rel);
+    if (stat === null) numbers[n] = MISSING;
+    else numbers[n] = seen.written.has(rel) || settledStat(stat[1], seen.startedAt) ? stat[0] : UNSETTLED;
+    numbers[n + 1] = stat?.[1] ?? 0;
+    numbers[n + 2] = stat?.[2] ?? 0;
+    n += 3;
+  }
+  const record: NoopRecord = {
     key,
     pipeline,
     stages: [...stages],
     skipped: Object.fromEntries(skipped),
-    files,
-    dirs,
-    probes: Object.fromEntries([...seen.probes].sort()),
+    dirs: pairs(previous?.dirs, seen.dirs, (d, mtime) =>
+      mtime === null || seen.written.has(d) || settledStat(mtime, seen.startedAt) ? mtime : 'unsettled',
+    ),
+    probes: pairs(previous?.probes, seen.probes, (_p, answer) => answer),
+    paths,
+    numbers,
   };
   const file = manifestFile(root, pipelineFile);
   try {
     ensureStateDir(root, path.dirname(file), warn);
-    writeFileAtomicSync(file, JSON.stringify(manifest));
+    writeFileAtomicSync(file, encodeNoopRecord(record));
   } catch (error) {
     return writeProblem(file, error);
   }
   return undefined;
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+/** [name, value, ...]: the last record's pairs that this run did not see again, then this run's. */
+function pairs<T, U>(
+  previous: ReadonlyArray<string | T> | undefined,
+  current: ReadonlyMap<string, T>,
+  value: (name: string, seen: T) => U,
+): Array<string | T | U> {
+  const out: Array<string | T | U> = [];
+  if (previous)
+    for (let i = 0; i < previous.length; i += 2)
+      if (!current.has(previous[i] as string)) out.push(previous[i] as string, previous[i + 1] as T);
+  for (const [name, seen] of current) out.push(name, value(name, seen));
+  return out;
 }
 
-/** The record as written, or a reason it is not one. */
-function readManifest(file: string): Manifest | string | undefined {
-  let text: string;
+/** The record as written, or a reason it is not one; undefined when there is none. */
+function readManifest(file: string): NoopRecord | string | undefined {
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     // No record yet, or no state folder at all (the run sets that aside): a full check.
     return code === 'ENOENT' || code === 'ENOTDIR' ? undefined : `cannot be read (${code})`;
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return 'is not valid JSON';
-  }
-  if (!isPlainObject(value) || typeof value.key !== 'string' || typeof value.pipeline !== 'string' || !Array.isArray(value.stages))
-    return 'is not a no-op record';
-  if (!isPlainObject(value.files) || !isPlainObject(value.dirs) || !isPlainObject(value.probes)) return 'is not a no-op record';
-  for (const stage of value.stages) if (typeof stage !== 'string') return 'is not a no-op record';
-  if (value.skipped !== undefined && (!isPlainObject(value.skipped) || Object.values(value.skipped).some((r) => typeof r !== 'string')))
-    return 'is not a no-op record';
-  return value as unknown as Manifest;
+  return decodeNoopRecord(bytes);
 }
 
 /** The reason given for a stage found up to date from stats alone. */
 export const UNCHANGED_BY_STAT = 'up to date: nothing it read changed since the last run';
 
 export interface ChangedFiles {
-  /** Files (as recorded) whose stat differs from the last run's. */
+  /** Files (as recorded) whose stat differs from the last run's, or that were unsettled. */
   files: string[];
   /** The stages the last run skipped, with the reason. */
   skipped: Map<string, string>;
   /** The last run's record, to carry over what this run does not look at again. */
-  previous: Observations;
+  previous: PreviousRecord;
   /** Every stage of the last run, in its order. */
   stages: string[];
 }
@@ -151,33 +202,61 @@ export type LastRunComparison =
   | { changed: ChangedFiles };
 
 /**
+ * How to name a recorded path to statSync cheaply (path.resolve costs more than the stat's
+ * own work in JavaScript). Paths are recorded relative to the root (absolute ones, outside the
+ * project, as they are): `root/rel` names the file path.resolve(root, rel) names, and plain
+ * `rel` does when the process runs in the root (the kernel then walks fewer folders). Only a
+ * path with `..` differs (path.resolve goes up lexically, the kernel through symbolic links),
+ * so those go through path.resolve, as before.
+ */
+function statPrefix(root: string): string {
+  let cwd: string | undefined;
+  try {
+    cwd = process.cwd();
+  } catch {
+    // The working folder was removed: name files from the root.
+  }
+  if (cwd === root) return '';
+  return root.endsWith('/') ? root : `${root}/`;
+}
+
+/**
  * Compares the last run's record with the disk, reading it and stat'ing each file once.
  * Undefined when there is no record for this pipeline text and params, or a folder listing or
  * an `exists()` answer changed (new stages may have appeared), so only a full check will do.
  */
 export function compareWithLastRun(root: string, pipelineFile: string, key: string, warn?: StateWarn): LastRunComparison | undefined {
   const file = manifestFile(root, pipelineFile);
-  const manifest = readManifest(file);
-  const corrupt = (problem: string): undefined => {
-    setAsideAndWarn(root, file, problem, warn, 'every stage is checked in full');
+  const record = readManifest(file);
+  if (typeof record === 'string') {
+    setAsideAndWarn(root, file, record, warn, 'every stage is checked in full');
     return undefined;
-  };
-  if (typeof manifest === 'string') return corrupt(manifest);
-  if (!manifest || manifest.key !== key) return undefined;
-  for (const [d, mtime] of Object.entries(manifest.dirs)) if (dirStat(path.resolve(root, d)) !== mtime) return undefined;
-  for (const [p, answer] of Object.entries(manifest.probes)) if (existsSync(path.resolve(root, p)) !== answer) return undefined;
-  const files: string[] = [];
-  const previous = new Observations();
-  for (const [f, stamp] of Object.entries(manifest.files)) {
-    if (stamp !== null && !(Array.isArray(stamp) && stamp.length === 3)) return corrupt(`has a malformed stat for '${f}'`);
-    const now = fileStat(path.resolve(root, f));
-    const same = now === null || stamp === null ? now === stamp : now[0] === stamp[0] && now[1] === stamp[1] && now[2] === stamp[2];
-    if (same) previous.files.set(f, stamp);
-    else files.push(f);
   }
-  const skipped = new Map(Object.entries(manifest.skipped ?? {}));
-  if (files.length === 0) return { unchanged: { pipeline: manifest.pipeline, stages: manifest.stages, skipped } };
-  for (const [d, mtime] of Object.entries(manifest.dirs)) previous.dirs.set(d, mtime);
-  for (const [p, answer] of Object.entries(manifest.probes)) previous.probes.set(p, answer);
-  return { changed: { files, previous, skipped, stages: manifest.stages } };
+  if (!record || record.key !== key) return undefined;
+  const { dirs, probes, paths, numbers } = record;
+  for (let i = 0; i < dirs.length; i += 2) if (dirStat(path.resolve(root, dirs[i] as string)) !== dirs[i + 1]) return undefined;
+  for (let i = 0; i < probes.length; i += 2) if (existsSync(path.resolve(root, probes[i] as string)) !== probes[i + 1]) return undefined;
+  const prefix = statPrefix(root);
+  let changed: Uint8Array | undefined;
+  for (let i = 0, at = 0; i < paths.length; i += 1, at += 3) {
+    const rel = paths[i] as string;
+    const size = numbers[at];
+    let same = false;
+    if (size !== UNSETTLED) {
+      const abs = rel.charCodeAt(0) === 47 /* / */ ? rel : rel.includes('..') ? path.resolve(root, rel) : prefix + rel;
+      let st: Stats | undefined;
+      try {
+        st = statSync(abs, STAT_OPTIONS);
+      } catch {
+        st = undefined;
+      }
+      same = st === undefined ? size === MISSING : st.size === size && st.mtimeMs === numbers[at + 1] && st.ino === numbers[at + 2];
+    }
+    if (!same) (changed ??= new Uint8Array(paths.length))[i] = 1;
+  }
+  const skipped = new Map(Object.entries(record.skipped));
+  if (!changed) return { unchanged: { pipeline: record.pipeline, stages: record.stages, skipped } };
+  const files: string[] = [];
+  for (let i = 0; i < paths.length; i += 1) if (changed[i] === 1) files.push(paths[i] as string);
+  return { changed: { files, previous: new PreviousRecord(record, changed), skipped, stages: record.stages } };
 }
