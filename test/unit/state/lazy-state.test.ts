@@ -1,0 +1,279 @@
+// The state files a run that checks one changed file reads in part: the stage journal, the file
+// stamps and the keyed lines they are found by, the no-op record and the rule for settled stats.
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FileHashes, type FileStamp } from '../../../src/engine/state/file-hashes.ts';
+import { KeyedLines } from '../../../src/engine/state/keyed-lines.ts';
+import { decodeNoopRecord, encodeNoopRecord, MISSING, type NoopRecord, UNSETTLED } from '../../../src/engine/state/noop-record.ts';
+import { settledStat } from '../../../src/engine/state/settled-stat.ts';
+import { type StageRecord, StageState } from '../../../src/engine/state/stage-state.ts';
+
+let root = '';
+let warnings: string[] = [];
+const warn = (message: string): void => {
+  warnings.push(message);
+};
+
+beforeEach(() => {
+  root = mkdtempSync(path.join(os.tmpdir(), 'refinery-lazy-state-'));
+  warnings = [];
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+function record(stage: string, fingerprint = `fp-${stage}`): StageRecord {
+  return {
+    stage,
+    fingerprint,
+    parts: { code: 'c', params: 'p', inputs: { [`src/${stage}`]: 'h' }, deps: {}, schemas: {} },
+    outputs: { o: [1, 2, 3, 'hash'] },
+    runId: 'run',
+    finishedAt: '2026-01-01T00:00:00.000Z',
+    durationMs: 1,
+  };
+}
+
+const JOURNAL = '.refinery/state/p.jsonl';
+
+function journalWith(stages: string[]): void {
+  const state = new StageState(root, 'p', warn);
+  for (const s of stages) state.commit(record(s));
+  state.close();
+}
+
+function setAsideFiles(rel: string): string[] {
+  const dir = path.join(root, path.dirname(rel));
+  return readdirSync(dir).filter((f) => f.startsWith(`${path.basename(rel)}.corrupt-`));
+}
+
+describe('stage journal read in part', () => {
+  it('StageState - a scoped open gives the records in scope, and any other when asked for', () => {
+    journalWith(['a', 'b', 'c']);
+    const later = new StageState(root, 'p', warn, ['b']);
+    later.commit(record('a', 'fp-a2'));
+    later.drop('c');
+    later.close();
+    const state = new StageState(root, 'p', warn, ['a']);
+    expect(state.get('a')?.fingerprint).toBe('fp-a2');
+    expect(state.get('b')).toEqual(record('b'));
+    expect(state.get('c')).toBeUndefined();
+    expect(state.get('none')).toBeUndefined();
+    expect(
+      state
+        .all()
+        .map((r) => r.stage)
+        .sort(),
+    ).toEqual(['a', 'b']);
+    expect(warnings).toEqual([]);
+  });
+
+  it('StageState - an id that JSON escapes is read back by a scoped open', () => {
+    const odd = 'turn["a\\\\b"]\u00e9';
+    journalWith(['plain', odd]);
+    const state = new StageState(root, 'p', warn, [odd]);
+    expect(state.get(odd)).toEqual(record(odd));
+    expect(state.get('plain')).toEqual(record('plain'));
+  });
+
+  it('StageState - a torn last line of a stage gives way to its line before, quietly', () => {
+    journalWith(['a', 'b']);
+    appendFileSync(path.join(root, JOURNAL), '{"s":"a","f":"fp-a9","r":{"stage":"a","finger');
+    const state = new StageState(root, 'p', warn, ['a']);
+    expect(state.get('a')).toEqual(record('a'));
+    // The next line starts on a line of its own.
+    state.commit(record('b', 'fp-b2'));
+    state.close();
+    expect(new StageState(root, 'p', warn).get('b')?.fingerprint).toBe('fp-b2');
+    expect(warnings).toEqual([]);
+  });
+
+  it('StageState - a line that is no entry, found in scope: set aside at once, no record of it is given', () => {
+    journalWith(['a', 'b']);
+    appendFileSync(path.join(root, JOURNAL), `${JSON.stringify({ s: 'b', f: 'x', r: { stage: 'b' } })}\n`);
+    const state = new StageState(root, 'p', warn, ['a', 'b']);
+    expect(warnings).toEqual([expect.stringContaining(`${JOURNAL} line 3 is not a journal entry`)]);
+    expect(state.get('a')).toBeUndefined();
+    expect(state.get('b')).toBeUndefined();
+    expect(setAsideFiles(JOURNAL)).toHaveLength(1);
+  });
+
+  it('StageState - a line not in the written form is parsed by the scan: one that is no entry sets the journal aside', () => {
+    journalWith(['a']);
+    appendFileSync(path.join(root, JOURNAL), '[1,2]\n');
+    const state = new StageState(root, 'p', warn, []);
+    expect(warnings).toEqual([expect.stringContaining('line 2 is not a journal entry')]);
+    expect(state.get('a')).toBeUndefined();
+  });
+
+  it('StageState - a damaged line found after opening (outside the scope) sets the journal aside; what the run wrote stays', () => {
+    journalWith(['a', 'b', 'c']);
+    appendFileSync(path.join(root, JOURNAL), `${JSON.stringify({ s: 'c', f: 'x', r: null })}\n`);
+    const state = new StageState(root, 'p', warn, ['a']);
+    expect(state.get('a')).toEqual(record('a'));
+    state.commit(record('b', 'fp-b2'));
+    expect(warnings).toEqual([]);
+    expect(state.get('c')).toBeUndefined();
+    expect(warnings).toEqual([expect.stringContaining(`${JOURNAL} line 4 is not a journal entry`)]);
+    // The records read from the damaged journal are forgotten; this run's own stay, and are written anew.
+    expect(state.get('a')).toBeUndefined();
+    expect(state.get('b')?.fingerprint).toBe('fp-b2');
+    state.commit(record('d'));
+    state.close();
+    const next = new StageState(root, 'p', warn);
+    expect(next.get('d')).toEqual(record('d'));
+    expect(next.get('a')).toBeUndefined();
+  });
+
+  it('StageState - a grown journal opened in part is compacted to one line per stage, each checked first', () => {
+    journalWith(['a', 'b']);
+    const state = new StageState(root, 'p', warn, ['a']);
+    for (let i = 0; i < 40; i += 1) {
+      state.drop('a');
+      state.commit(record('a', `fp-a${i}`));
+    }
+    expect(state.compact()).toBeUndefined();
+    state.close();
+    const lines = readFileSync(path.join(root, JOURNAL), 'utf8').trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    const again = new StageState(root, 'p', warn);
+    expect(again.get('a')?.fingerprint).toBe('fp-a39');
+    expect(again.get('b')).toEqual(record('b'));
+    expect(warnings).toEqual([]);
+  });
+});
+
+const HASHES = '.refinery/cache/file-hashes.json';
+const OLD = Date.now() / 1000 - 3600;
+
+function source(rel: string, content: string): void {
+  const file = path.join(root, rel);
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, content);
+  utimesSync(file, OLD, OLD);
+}
+
+describe('file stamps read in part', () => {
+  it('FileHashes - stamps are read back from the one-a-line form and saving replaces only the changed lines', () => {
+    for (let i = 0; i < 30; i += 1) source(`src/f${i}.txt`, `content ${i}`);
+    const first = new FileHashes(root, warn);
+    const stamps = new Map<string, FileStamp | undefined>();
+    for (let i = 0; i < 30; i += 1) stamps.set(`src/f${i}.txt`, first.stamp(`src/f${i}.txt`));
+    expect(first.save()).toBeUndefined();
+    const text = readFileSync(path.join(root, HASHES), 'utf8');
+    expect(Object.keys(JSON.parse(text) as object)).toHaveLength(31);
+    source('src/f3.txt', 'changed, and longer');
+    rmSync(path.join(root, 'src/f4.txt'));
+    const second = new FileHashes(root, warn);
+    expect(second.stamp('src/f3.txt')?.[3]).not.toBe(stamps.get('src/f3.txt')?.[3]);
+    expect(second.stamp('src/f4.txt')).toBeUndefined();
+    expect(second.save()).toBeUndefined();
+    const after = JSON.parse(readFileSync(path.join(root, HASHES), 'utf8')) as Record<string, FileStamp>;
+    expect(after['src/f4.txt']).toBeUndefined();
+    expect(after['src/f3.txt']?.[3]).toBe(second.stamp('src/f3.txt')?.[3]);
+    expect(after['src/f7.txt']).toEqual(stamps.get('src/f7.txt'));
+    // Many lookups go through an index of the lines: the same stamps.
+    const third = new FileHashes(root, warn);
+    for (let i = 0; i < 30; i += 1) if (i !== 4) expect(third.stamp(`src/f${i}.txt`)).toEqual(after[`src/f${i}.txt`]);
+    expect(warnings).toEqual([]);
+  });
+
+  it('FileHashes - a file in the older whole-JSON form is read and saved in the one-a-line form', () => {
+    source('src/a.txt', 'a');
+    const stamp = new FileHashes(root, warn).stamp('src/a.txt') as FileStamp;
+    mkdirSync(path.join(root, '.refinery/cache'), { recursive: true });
+    writeFileSync(path.join(root, HASHES), JSON.stringify({ 'src/a.txt': stamp }));
+    const hashes = new FileHashes(root, warn);
+    expect(hashes.stamp('src/a.txt')).toEqual(stamp);
+    expect(hashes.save()).toBeUndefined();
+    const text = readFileSync(path.join(root, HASHES), 'utf8');
+    expect(text.split('\n')[1]).toBe(`,"src/a.txt":${JSON.stringify(stamp)}`);
+    expect(warnings).toEqual([]);
+  });
+
+  it('FileHashes - a malformed stamp found when it is looked up sets the file aside; the stamps of the run are saved', () => {
+    source('src/a.txt', 'a');
+    source('src/b.txt', 'b');
+    const first = new FileHashes(root, warn);
+    first.stamp('src/a.txt');
+    first.stamp('src/b.txt');
+    first.save();
+    const file = path.join(root, HASHES);
+    writeFileSync(file, readFileSync(file, 'utf8').replace(/"src\/b\.txt":\[[^\n]*/, '"src/b.txt":[1,"x"]'));
+    const hashes = new FileHashes(root, warn);
+    expect(hashes.stamp('src/a.txt')?.[3]).toBeTypeOf('string');
+    expect(warnings).toEqual([]);
+    expect(hashes.stamp('src/b.txt')?.[3]).toBeTypeOf('string');
+    expect(warnings).toEqual([expect.stringContaining(`${HASHES} has a malformed stamp for 'src/b.txt'`)]);
+    expect(setAsideFiles(HASHES)).toHaveLength(1);
+    source('src/c.txt', 'c');
+    hashes.remember('src/c.txt', [1, 2, 3, 'h']);
+    expect(hashes.save()).toBeUndefined();
+    // a's stamp went with the file set aside; b's, hashed again, and c's are this run's.
+    expect(Object.keys(JSON.parse(readFileSync(file, 'utf8')) as object)).toEqual(['', 'src/b.txt', 'src/c.txt']);
+  });
+});
+
+describe('keyed lines', () => {
+  const keys = ['plain', 'with "quotes"', 'back\\slash', 'new\nline', 'ünïcode', 'a', 'a:b', ''];
+  const text = `{"":"header"\n${keys.map((k, i) => `,${JSON.stringify(k)}:[${i}]\n`).join('')}}\n`;
+
+  it('KeyedLines - every key is found by search and by index, whatever JSON escapes in it', () => {
+    const searched = new KeyedLines(text, 100);
+    const indexed = new KeyedLines(text, 0);
+    keys.forEach((key, i) => {
+      expect(searched.value(key)).toBe(`[${i}]`);
+      expect(indexed.value(key)).toBe(`[${i}]`);
+    });
+    for (const lines of [searched, indexed]) {
+      expect(lines.value('missing')).toBeUndefined();
+      expect(lines.value('plai')).toBeUndefined();
+      expect(lines.value('"plain"')).toBeUndefined();
+    }
+  });
+});
+
+describe('no-op record format', () => {
+  const sample: NoopRecord = {
+    key: 'k',
+    pipeline: 'p',
+    stages: ['a', 'b'],
+    skipped: { b: 'when: condition is false' },
+    dirs: ['docs', 1234.5, 'gone', null],
+    probes: ['flag.txt', true],
+    paths: ['src/ä.txt', 'out/a', '/etc/hosts'],
+    numbers: new Float64Array([3, 1_700_000_000_123.4568, 42, MISSING, 0, 0, UNSETTLED, 1_700_000_000_000, 7]),
+  };
+
+  it('noop record - encoded and decoded, every field comes back exactly', () => {
+    const decoded = decodeNoopRecord(encodeNoopRecord(sample));
+    expect(decoded).toEqual(sample);
+    const empty = { ...sample, paths: [], numbers: new Float64Array(0) };
+    expect(decodeNoopRecord(encodeNoopRecord(empty))).toEqual(empty);
+  });
+
+  it('noop record - cut short, too long, another byte order or another format: a reason, not a record', () => {
+    const bytes = encodeNoopRecord(sample);
+    expect(decodeNoopRecord(bytes.subarray(0, bytes.length - 8))).toBe('is cut short or too long');
+    expect(decodeNoopRecord(Buffer.concat([bytes, Buffer.alloc(8)]))).toBe('is cut short or too long');
+    const swapped = Buffer.from(bytes);
+    const at = swapped.length - 8 * (1 + sample.numbers.length);
+    swapped.subarray(at, at + 8).reverse();
+    expect(decodeNoopRecord(swapped)).toBe('was written in another byte order');
+    expect(decodeNoopRecord(Buffer.from('{"key":"k"}'))).toBe('is not a no-op record');
+    expect(decodeNoopRecord(Buffer.from('refinery noop 2\n{"key":\n'))).toBe('has a header that is not valid JSON');
+    expect(decodeNoopRecord(Buffer.from('refinery noop 2\n{"key":'))).toBe('is cut short');
+  });
+});
+
+describe('settled stats', () => {
+  it('settledStat - 20 ms after an mtime with a sub-second part, 2 s after a whole-second one, never before it', () => {
+    const fine = 1_700_000_000_123.456;
+    expect(settledStat(fine, fine + 19.99)).toBe(false);
+    expect(settledStat(fine, fine + 20)).toBe(true);
+    const whole = 1_700_000_001_000;
+    expect(settledStat(whole, whole + 1999)).toBe(false);
+    expect(settledStat(whole, whole + 2000)).toBe(true);
+    expect(settledStat(fine, fine - 5000)).toBe(false);
+  });
+});
