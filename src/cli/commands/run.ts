@@ -214,9 +214,8 @@ function recordNoop(
 }
 
 /** The last run's plan, cut down to what the changed files reach (no pipeline parse, no expansion); undefined to open it in full. */
-function partialTarget(root: string, pipelineFile: string, key: string, changed: ChangedFiles): RunTarget | undefined {
+function partialTarget(root: string, pipelineFile: string, text: string, key: string, changed: ChangedFiles): RunTarget | undefined {
   const absolute = path.resolve(root, pipelineFile);
-  const text = readSource(absolute);
   let locator: Locator | undefined;
   const locate = (at: Array<string | number>) =>
     (locator ??= new Locator(absolute, text, parseLocatedYaml(absolute, text))).span(at, 'key');
@@ -308,9 +307,11 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const concurrency = jobs.value;
   const params = parseParamFlags(flags.param);
   const found = findPipelineFile(io.cwd, positionals[0]);
+  // Read once: the key is made of it, and a run that checks what changed locates its messages in it.
+  const pipelineText = found.file && !params.error ? readSource(found.file) : undefined;
   const noopKey =
-    found.file && !params.error
-      ? manifestKey({ version: refineryVersion(), pipelineFile: found.file, pipelineText: readSource(found.file), params: params.params })
+    found.file && pipelineText !== undefined && !params.error
+      ? manifestKey({ version: refineryVersion(), pipelineFile: found.file, pipelineText, params: params.params })
       : undefined;
   const shortcut = found.file && noopKey && !flags.force && flags.only.length === 0 && flags.shard === undefined;
   const warn = stateWarn(io);
@@ -336,8 +337,9 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   if (remoteSetup === 'error') return 2;
   const observations = new Observations();
   const target =
-    (changed && found.file && noopKey ? partialTarget(io.cwd, found.file, noopKey, changed) : undefined) ??
-    (await openTarget(io, positionals[0], flags.param, observations, changed));
+    (changed && found.file && noopKey && pipelineText !== undefined
+      ? partialTarget(io.cwd, found.file, pipelineText, noopKey, changed)
+      : undefined) ?? (await openTarget(io, positionals[0], flags.param, observations, changed));
   if (!target) return 2;
   let select = target.select;
   let only = flags.only;

@@ -1,4 +1,4 @@
-import { readFileSync, statSync, type Stats } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, statSync, type Stats, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { hashFile, type HashFileOptions } from './hash-file.ts';
 import { writeFileAtomicSync } from './atomic-file.ts';
@@ -34,21 +34,31 @@ export function contentStamp(file: { size: number; mtimeMs: number; ino: number;
   return [file.size, file.mtimeMs, file.ino, file.hash];
 }
 
-/** The first line of the form this file is written in: one stamp a line, each line starting `,"<path>":[`. */
-const HEADER = '{"":"file stamps, one a line"';
+/** The first line of the form this file is written in, with the size its stamp lines had when it was last written whole. */
+const FORM = 'file stamps, one a line';
+
+/** The file grows by appends; past twice its size when written whole (and 64 KiB), it is written whole again. */
+const GROWTH_ALLOWED = 65_536;
+
 /**
  * Content hashes behind a stat cache: a file whose size, mtime and inode are unchanged since
  * it was last hashed is not read again. Persisted in `.refinery/cache/file-hashes.json`.
  *
- * The file is a JSON object written one stamp a line (`HEADER`, then `,"<path>":[...]` lines,
- * then `}`), so a run that needs a few stamps does not parse tens of thousands: a stamp is found
- * without parsing the others (keyed-lines.ts), and checked when it is read. Saving rewrites the text with the changed lines replaced. A file in any
- * other form (an older refinery's, or edited by hand) is parsed and checked whole, as before.
- * A malformed stamp found at any time sets the file aside, and every file is hashed again.
+ * The file holds one stamp a line, so a run that needs a few stamps does not parse tens of
+ * thousands and a run that changed a few does not write tens of thousands: a header line
+ * (`{"form":FORM,"bytes":N}`), then lines `,"<path>":<stamp>` (a forgotten path: `null`),
+ * found without parsing the others (keyed-lines.ts) and checked when read. A save appends the
+ * changed lines (the last line of a path stands; a line cut short by a crash is ignored), and
+ * writes the file whole, atomically, once appends have doubled it. A file in another form (an
+ * older refinery's one JSON object) is parsed and checked whole, and written in this form.
+ * A stamp that is whole JSON but no stamp, found at any time, sets the file aside, and every
+ * file is hashed again.
  */
 export class FileHashes {
   /** The file as read, in the one-a-line form; undefined when there is none (or it was parsed whole). */
   private lines: KeyedLines | undefined;
+  /** What the stamp lines of the file weighed when it was last written whole. */
+  private wholeBytes = 0;
   /** Stamps read from the file or changed by this run (null: forgotten). */
   private readonly entries = new Map<string, FileStamp | null>();
   /** Paths whose stamp this run changed or forgot, to be saved. */
@@ -76,8 +86,10 @@ export class FileHashes {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.setAside(`cannot be read (${(error as NodeJS.ErrnoException).code})`);
       return;
     }
-    if (text.startsWith(`${HEADER}\n`) && text.endsWith('\n}\n')) {
+    const header = formHeader(text);
+    if (header) {
       this.lines = new KeyedLines(text);
+      this.wholeBytes = header.bytes;
       return;
     }
     // Another form: parsed whole, and saved in this one next time.
@@ -101,7 +113,7 @@ export class FileHashes {
       this.setAside('is not a map of file stamps');
       return [];
     }
-    const entries = Object.entries(data as Record<string, unknown>).filter(([rel]) => rel !== '');
+    const entries = Object.entries(data as Record<string, unknown>);
     for (const [rel, stamp] of entries) {
       if (!isStamp(stamp)) {
         this.setAside(`has a malformed stamp for '${rel}'`);
@@ -125,8 +137,10 @@ export class FileHashes {
     try {
       stamp = JSON.parse(value);
     } catch {
-      stamp = undefined;
+      // Cut short by a crash while appending: as if never written.
+      return undefined;
     }
+    if (stamp === null) return undefined;
     if (!isStamp(stamp)) {
       this.setAside(`has a malformed stamp for '${rel}'`);
       // What was read of it is forgotten; what this run stamped stays.
@@ -214,50 +228,85 @@ export class FileHashes {
     this.dirty = true;
   }
 
-  /** The file's new text: the lines read, less those of changed paths, then the changed stamps. */
-  private serialize(): string {
+  /** This run's changed lines. */
+  private changedLines(): string {
+    let out = '';
+    for (const rel of this.changed) out += `,${JSON.stringify(rel)}:${JSON.stringify(this.entries.get(rel) ?? null)}\n`;
+    return out;
+  }
+
+  /** Appends the changed lines; false when there is no file in this form to append to (or it is due to be written whole). */
+  private append(): boolean {
     const lines = this.lines;
-    const cut: Array<[number, number]> = [];
-    if (lines)
-      for (const rel of this.changed) {
-        const start = lines.lineOf(rel);
-        if (start >= 0) cut.push([start, lines.lineEnd(start) + 1]);
-      }
-    cut.sort((a, b) => a[0] - b[0]);
-    const pieces: string[] = [];
-    // Without a text read, only the header; with one, everything before its closing `}`.
-    const body = lines ? lines.text.slice(0, lines.text.length - 2) : `${HEADER}\n`;
-    let from = 0;
-    for (const [start, end] of cut) {
-      pieces.push(body.slice(from, start));
-      from = end;
+    if (!lines || lines.text.length + this.changed.size * 128 > 2 * this.wholeBytes + GROWTH_ALLOWED) return false;
+    let fd: number;
+    try {
+      fd = openSync(this.file, constants.O_WRONLY | constants.O_APPEND);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw error;
     }
-    pieces.push(body.slice(from));
+    try {
+      // A line cut short by a crash: the next starts on a line of its own.
+      const text = `${lines.text.endsWith('\n') ? '' : '\n'}${this.changedLines()}`;
+      writeFileSync(fd, text);
+      this.lines = new KeyedLines(`${lines.text}${text}`);
+    } finally {
+      closeSync(fd);
+    }
+    return true;
+  }
+
+  /** The whole file: the last line of each path read, unless this run changed it, then this run's stamps. */
+  private whole(): string {
+    let body = '';
+    const lines = this.lines;
+    if (lines)
+      for (const [rel, start] of lines.lines()) {
+        if (this.changed.has(rel) || this.saved(rel) === undefined) continue;
+        body += `${lines.text.slice(start, lines.lineEnd(start))}\n`;
+      }
+    // A malformed stamp among them set the file aside: none of its stamps is kept.
+    if (this.lines !== lines) body = '';
     for (const rel of this.changed) {
       const stamp = this.entries.get(rel);
-      if (stamp) pieces.push(`,${JSON.stringify(rel)}:${JSON.stringify(stamp)}\n`);
+      if (stamp) body += `,${JSON.stringify(rel)}:${JSON.stringify(stamp)}\n`;
     }
-    pieces.push('}\n');
-    return pieces.join('');
+    this.wholeBytes = body.length;
+    return `${JSON.stringify({ form: FORM, bytes: body.length })}\n${body}`;
   }
 
   /**
-   * Writes the cache if it changed; atomic (temp file + rename). A write that fails (a full
-   * disk) is returned, not thrown: the stamps are only a cache, the next run hashes again.
+   * Writes what changed; a save that fails (a full disk) is returned, not thrown: the stamps are
+   * only a cache, the next run hashes again.
    */
   save(): WriteProblem | undefined {
     this.checked.clear();
     if (!this.dirty) return undefined;
-    const text = this.serialize();
     try {
       ensureStateDir(this.root, path.dirname(this.file), this.warn);
-      writeFileAtomicSync(this.file, text);
+      if (!this.append()) {
+        const text = this.whole();
+        writeFileAtomicSync(this.file, text);
+        this.lines = new KeyedLines(text);
+      }
     } catch (error) {
       return writeProblem(this.file, error);
     }
-    this.lines = new KeyedLines(text);
     this.changed.clear();
     this.dirty = false;
+    return undefined;
+  }
+}
+
+/** The header of the one-a-line form, or undefined for another form. */
+function formHeader(text: string): { bytes: number } | undefined {
+  if (!text.startsWith('{"form":')) return undefined;
+  const newline = text.indexOf('\n');
+  try {
+    const header = JSON.parse(text.slice(0, newline < 0 ? text.length : newline)) as { form?: unknown; bytes?: unknown };
+    return header.form === FORM && typeof header.bytes === 'number' ? { bytes: header.bytes } : undefined;
+  } catch {
     return undefined;
   }
 }

@@ -3,7 +3,7 @@
  * state file read for a few of its tens of thousands of entries (file stamps, the plan record's
  * index) is searched for them, and indexed once lookups are many. A key's line must follow a
  * newline (JSON.stringify never writes one inside a string, so `\n,"<key>":` starts a line
- * and nothing else); a key written twice is found at its first line.
+ * and nothing else); a key written twice is found at its last line (a file appended to).
  */
 export class KeyedLines {
   private index: Map<string, number> | undefined;
@@ -19,7 +19,7 @@ export class KeyedLines {
   lineOf(key: string): number {
     if (!this.index && this.searches < this.searchesBeforeIndex) {
       this.searches += 1;
-      const at = this.text.indexOf(`\n,${JSON.stringify(key)}:`);
+      const at = this.text.lastIndexOf(`\n,${JSON.stringify(key)}:`);
       return at < 0 ? -1 : at + 1;
     }
     this.index ??= this.indexLines();
@@ -38,6 +38,12 @@ export class KeyedLines {
     return lineEnd(this.text, start);
   }
 
+  /** Every key with where its (last) line starts. */
+  lines(): ReadonlyMap<string, number> {
+    this.index ??= this.indexLines();
+    return this.index;
+  }
+
   private indexLines(): Map<string, number> {
     const index = new Map<string, number>();
     const text = this.text;
@@ -54,7 +60,7 @@ export class KeyedLines {
           continue;
         }
       }
-      if (!index.has(name)) index.set(name, start);
+      index.set(name, start);
     }
     return index;
   }

@@ -31,8 +31,17 @@ export function manifestFile(root: string, pipelineFile: string): string {
   return path.join(root, '.refinery', 'state', `noop-${recordId(pipelineFile)}.bin`);
 }
 
+const recordIds = new Map<string, string>();
+
+/** Asked for several times a run (the record, the plan record, dropping them): hashed once. */
 function recordId(pipelineFile: string): string {
-  return createHash('sha256').update(path.resolve(pipelineFile)).digest('hex').slice(0, 16);
+  const absolute = path.resolve(pipelineFile);
+  let id = recordIds.get(absolute);
+  if (id === undefined) {
+    id = createHash('sha256').update(absolute).digest('hex').slice(0, 16);
+    recordIds.set(absolute, id);
+  }
+  return id;
 }
 
 export function manifestKey(parts: {
@@ -42,8 +51,11 @@ export function manifestKey(parts: {
   params: Readonly<Record<string, string>>;
 }): string {
   const params = Object.entries(parts.params).sort(([a], [b]) => (a < b ? -1 : 1));
+  // The text last, after a line of JSON (which holds no raw newline): the parts cannot run into
+  // each other, and the text (a megabyte for 10,000 stages) is not copied into a JSON string.
   return createHash('sha256')
-    .update(JSON.stringify([parts.version, parts.pipelineFile, parts.pipelineText, params]))
+    .update(`${JSON.stringify([parts.version, parts.pipelineFile, params])}\n`)
+    .update(parts.pipelineText)
     .digest('hex');
 }
 
@@ -87,10 +99,24 @@ export class PreviousRecord {
     return this.record.probes;
   }
 
-  /** Calls `each` with every file whose stat did not change, and its three numbers' offset. */
-  unchanged(each: (rel: string, numbers: Float64Array, at: number) => void): void {
-    const { paths, numbers } = this.record;
-    for (let i = 0; i < paths.length; i += 1) if (this.changed[i] === 0) each(paths[i] as string, numbers, 3 * i);
+  /**
+   * Copies every file whose stat did not change, unless `seen` has it (this run's stat stands),
+   * into `paths` and `numbers` from their start; returns how many.
+   */
+  carryInto(paths: string[], numbers: Float64Array, seen: ReadonlyMap<string, unknown>): number {
+    const { paths: from, numbers: stats } = this.record;
+    const changed = this.changed;
+    let n = 0;
+    for (let i = 0; i < from.length; i += 1) {
+      const rel = from[i] as string;
+      if (changed[i] === 1 || seen.has(rel)) continue;
+      paths[n] = rel;
+      numbers[3 * n] = stats[3 * i] as number;
+      numbers[3 * n + 1] = stats[3 * i + 1] as number;
+      numbers[3 * n + 2] = stats[3 * i + 2] as number;
+      n += 1;
+    }
+    return n;
   }
 
   get size(): number {
@@ -112,25 +138,19 @@ export function writeManifest(
   previous?: PreviousRecord,
 ): WriteProblem | undefined {
   // The stats recorded when each thing was read, never fresh ones: see Observations.
-  const paths: string[] = [];
-  const numbers = new Float64Array(3 * (seen.files.size + (previous?.size ?? 0)));
-  let n = 0;
-  previous?.unchanged((rel, from, at) => {
-    if (seen.files.has(rel)) return;
-    paths.push(rel);
-    numbers[n] = from[at] as number;
-    numbers[n + 1] = from[at + 1] as number;
-    numbers[n + 2] = from[at + 2] as number;
-    n += 3;
-  });
+  const paths: string[] = new Array((previous?.size ?? 0) + seen.files.size);
+  const numbers = new Float64Array(3 * paths.length);
+  let count = previous ? previous.carryInto(paths, numbers, seen.files) : 0;
   for (const [rel, stat] of seen.files) {
-    paths.push(rel);
+    const n = 3 * count;
+    paths[count] = rel;
     if (stat === null) numbers[n] = MISSING;
     else numbers[n] = seen.written.has(rel) || settledStat(stat[1], seen.startedAt) ? stat[0] : UNSETTLED;
     numbers[n + 1] = stat?.[1] ?? 0;
     numbers[n + 2] = stat?.[2] ?? 0;
-    n += 3;
+    count += 1;
   }
+  paths.length = count;
   const record: NoopRecord = {
     key,
     pipeline,

@@ -113,7 +113,7 @@ describe('damaged state is set aside', () => {
     expect(stageEnds(second.stdout)).toEqual({ a: 'succeeded', b: 'succeeded' });
     expect(setAside(project, rel).map((f) => readFileSync(f, 'utf8'))).toEqual([text]);
     // Written anew (outputs the run made are stamped), and read back without a word.
-    expect(Object.keys(JSON.parse(readFileSync(project.path(rel), 'utf8')) as object)).toContain('out/b.json');
+    expect(readFileSync(project.path(rel), 'utf8')).toMatch(/\n,"out\/b\.json":\[/);
     expect((await run(project, '--force')).stderr).toBe('');
   });
 

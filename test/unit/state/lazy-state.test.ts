@@ -76,6 +76,24 @@ describe('stage journal read in part', () => {
     expect(state.get('plain')).toEqual(record('plain'));
   });
 
+  it('StageState - a journal of many chunks, with a line longer than a chunk, is scanned whole', () => {
+    const state = new StageState(root, 'p', warn);
+    for (let i = 0; i < 1500; i += 1) state.commit(record(`s${i}`));
+    const big = record('big');
+    for (let i = 0; i < 8000; i += 1) big.parts.inputs[`src/input-file-${i}.txt`] = 'h'.repeat(43);
+    state.commit(big);
+    for (let i = 0; i < 1500; i += 1) state.commit(record(`s${i}`, `fp2-${i}`));
+    state.close();
+    const size = readFileSync(path.join(root, JOURNAL)).length;
+    expect(size).toBeGreaterThan(4 * 256 * 1024);
+    const scoped = new StageState(root, 'p', warn, ['big', 's0', 's1499']);
+    expect(scoped.get('big')).toEqual(big);
+    expect(scoped.get('s0')?.fingerprint).toBe('fp2-0');
+    expect(scoped.get('s1499')?.fingerprint).toBe('fp2-1499');
+    expect(scoped.all()).toHaveLength(1501);
+    expect(warnings).toEqual([]);
+  });
+
   it('StageState - a torn last line of a stage gives way to its line before, quietly', () => {
     journalWith(['a', 'b']);
     appendFileSync(path.join(root, JOURNAL), '{"s":"a","f":"fp-a9","r":{"stage":"a","finger');
@@ -146,6 +164,30 @@ describe('stage journal read in part', () => {
 const HASHES = '.refinery/cache/file-hashes.json';
 const OLD = Date.now() / 1000 - 3600;
 
+/** The stamps the file holds, as a reader of its form sees them: the last line of a path stands, null forgets it. */
+function savedStamps(): Record<string, FileStamp> {
+  const [header, ...lines] = readFileSync(path.join(root, HASHES), 'utf8').trimEnd().split('\n');
+  expect(JSON.parse(header as string)).toMatchObject({ form: 'file stamps, one a line' });
+  const out: Record<string, FileStamp> = {};
+  for (const line of lines) {
+    let entry: Record<string, FileStamp | null>;
+    try {
+      entry = JSON.parse(`{${line.slice(1)}}`) as Record<string, FileStamp | null>;
+    } catch {
+      continue; // cut short
+    }
+    for (const [rel, stamp] of Object.entries(entry)) {
+      if (stamp) out[rel] = stamp;
+      else delete out[rel];
+    }
+  }
+  return out;
+}
+
+function fileLines(): string[] {
+  return readFileSync(path.join(root, HASHES), 'utf8').trimEnd().split('\n');
+}
+
 function source(rel: string, content: string): void {
   const file = path.join(root, rel);
   mkdirSync(path.dirname(file), { recursive: true });
@@ -154,28 +196,55 @@ function source(rel: string, content: string): void {
 }
 
 describe('file stamps read in part', () => {
-  it('FileHashes - stamps are read back from the one-a-line form and saving replaces only the changed lines', () => {
+  it('FileHashes - stamps are read back from the one-a-line form and a save appends only the changed lines', () => {
     for (let i = 0; i < 30; i += 1) source(`src/f${i}.txt`, `content ${i}`);
     const first = new FileHashes(root, warn);
     const stamps = new Map<string, FileStamp | undefined>();
     for (let i = 0; i < 30; i += 1) stamps.set(`src/f${i}.txt`, first.stamp(`src/f${i}.txt`));
     expect(first.save()).toBeUndefined();
-    const text = readFileSync(path.join(root, HASHES), 'utf8');
-    expect(Object.keys(JSON.parse(text) as object)).toHaveLength(31);
+    expect(fileLines()).toHaveLength(31);
     source('src/f3.txt', 'changed, and longer');
     rmSync(path.join(root, 'src/f4.txt'));
     const second = new FileHashes(root, warn);
     expect(second.stamp('src/f3.txt')?.[3]).not.toBe(stamps.get('src/f3.txt')?.[3]);
     expect(second.stamp('src/f4.txt')).toBeUndefined();
     expect(second.save()).toBeUndefined();
-    const after = JSON.parse(readFileSync(path.join(root, HASHES), 'utf8')) as Record<string, FileStamp>;
+    // The new stamp of f3 and f4 forgotten: two lines more, the others as they were.
+    expect(fileLines()).toHaveLength(33);
+    const after = savedStamps();
     expect(after['src/f4.txt']).toBeUndefined();
     expect(after['src/f3.txt']?.[3]).toBe(second.stamp('src/f3.txt')?.[3]);
     expect(after['src/f7.txt']).toEqual(stamps.get('src/f7.txt'));
-    // Many lookups go through an index of the lines: the same stamps.
+    // Many lookups go through an index of the lines: the same stamps, the last line of each.
     const third = new FileHashes(root, warn);
-    for (let i = 0; i < 30; i += 1) if (i !== 4) expect(third.stamp(`src/f${i}.txt`)).toEqual(after[`src/f${i}.txt`]);
+    for (let i = 0; i < 30; i += 1) expect(third.stamp(`src/f${i}.txt`)).toEqual(after[`src/f${i}.txt`]);
     expect(warnings).toEqual([]);
+  });
+
+  it('FileHashes - a line cut short by a crash is ignored, and the next save starts a line of its own', () => {
+    source('src/a.txt', 'a');
+    source('src/b.txt', 'b');
+    const first = new FileHashes(root, warn);
+    const a = first.stamp('src/a.txt');
+    first.save();
+    appendFileSync(path.join(root, HASHES), ',"src/a.txt":[1,17000');
+    const second = new FileHashes(root, warn);
+    expect(second.stamp('src/a.txt')).toEqual(a);
+    const b = second.stamp('src/b.txt');
+    expect(second.save()).toBeUndefined();
+    expect(savedStamps()).toEqual({ 'src/a.txt': a, 'src/b.txt': b });
+    expect(warnings).toEqual([]);
+  });
+
+  it('FileHashes - appends that double the file make the next save write it whole, one line a path', () => {
+    source('src/a.txt', 'a');
+    for (let round = 0; round < 400; round += 1) {
+      const hashes = new FileHashes(root, warn);
+      hashes.remember('src/a.txt', [round, 1, 2, 'h'.repeat(200)]);
+      expect(hashes.save()).toBeUndefined();
+    }
+    expect(fileLines().length).toBeLessThan(400);
+    expect(savedStamps()).toEqual({ 'src/a.txt': [399, 1, 2, 'h'.repeat(200)] });
   });
 
   it('FileHashes - a file in the older whole-JSON form is read and saved in the one-a-line form', () => {
@@ -186,8 +255,7 @@ describe('file stamps read in part', () => {
     const hashes = new FileHashes(root, warn);
     expect(hashes.stamp('src/a.txt')).toEqual(stamp);
     expect(hashes.save()).toBeUndefined();
-    const text = readFileSync(path.join(root, HASHES), 'utf8');
-    expect(text.split('\n')[1]).toBe(`,"src/a.txt":${JSON.stringify(stamp)}`);
+    expect(fileLines()[1]).toBe(`,"src/a.txt":${JSON.stringify(stamp)}`);
     expect(warnings).toEqual([]);
   });
 
@@ -199,7 +267,7 @@ describe('file stamps read in part', () => {
     first.stamp('src/b.txt');
     first.save();
     const file = path.join(root, HASHES);
-    writeFileSync(file, readFileSync(file, 'utf8').replace(/"src\/b\.txt":\[[^\n]*/, '"src/b.txt":[1,"x"]'));
+    appendFileSync(file, ',"src/b.txt":[1,"x"]\n');
     const hashes = new FileHashes(root, warn);
     expect(hashes.stamp('src/a.txt')?.[3]).toBeTypeOf('string');
     expect(warnings).toEqual([]);
@@ -210,7 +278,7 @@ describe('file stamps read in part', () => {
     hashes.remember('src/c.txt', [1, 2, 3, 'h']);
     expect(hashes.save()).toBeUndefined();
     // a's stamp went with the file set aside; b's, hashed again, and c's are this run's.
-    expect(Object.keys(JSON.parse(readFileSync(file, 'utf8')) as object)).toEqual(['', 'src/b.txt', 'src/c.txt']);
+    expect(Object.keys(savedStamps())).toEqual(['src/b.txt', 'src/c.txt']);
   });
 });
 
@@ -218,13 +286,16 @@ describe('keyed lines', () => {
   const keys = ['plain', 'with "quotes"', 'back\\slash', 'new\nline', 'ünïcode', 'a', 'a:b', ''];
   const text = `{"":"header"\n${keys.map((k, i) => `,${JSON.stringify(k)}:[${i}]\n`).join('')}}\n`;
 
-  it('KeyedLines - every key is found by search and by index, whatever JSON escapes in it', () => {
+  it('KeyedLines - every key is found by search and by index, whatever JSON escapes in it; a key written again at its last line', () => {
     const searched = new KeyedLines(text, 100);
     const indexed = new KeyedLines(text, 0);
     keys.forEach((key, i) => {
       expect(searched.value(key)).toBe(`[${i}]`);
       expect(indexed.value(key)).toBe(`[${i}]`);
     });
+    const again = new KeyedLines(`${text},"a":["again"]\n`, 100);
+    expect(again.value('a')).toBe('["again"]');
+    expect(new KeyedLines(again.text, 0).value('a')).toBe('["again"]');
     for (const lines of [searched, indexed]) {
       expect(lines.value('missing')).toBeUndefined();
       expect(lines.value('plai')).toBeUndefined();
