@@ -355,7 +355,8 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     else only = members;
   }
   // Before anything runs (and is paid for): every backend and tool the tasks will use.
-  const { preflightPlan } = await import('../../engine/executor/preflight.ts');
+  const engine = await import('./run-engine.ts');
+  const { preflightPlan } = engine;
   const preflight = await preflightPlan(target.plan, {
     root: io.cwd,
     env: io.env,
@@ -383,13 +384,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     const { bus, close } = runBus(io, flags, runId, target.spec.name, warn);
     const skipped = skippedStages(bus, changed?.skipped);
     // Loaded only when something may run: the no-op path above needs none of them.
-    const [{ execute }, { FileHashes }, { StageState }, { SchemaRegistry }, { removeLeftoverStaging }] = await Promise.all([
-      import('../../engine/executor/executor.ts'),
-      import('../../engine/state/file-hashes.ts'),
-      import('../../engine/state/stage-state.ts'),
-      import('../../engine/artifacts/schema-registry.ts'),
-      import('../../engine/executor/staging.ts'),
-    ]);
+    const { execute, FileHashes, StageState, SchemaRegistry, removeLeftoverStaging } = engine;
     // Holding the lock, no other run is live: what killed runs left in staging can go.
     removeLeftoverStaging(io.cwd);
     const remote = remoteSetup ? await openRemote(remoteSetup, runId, !flags.force) : undefined;
