@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
 import path from 'node:path';
@@ -184,6 +185,16 @@ function canSkipByStat(spec: PipelineSpec): boolean {
   return spec.stages.every((s) => (s.kind === 'loop' ? s.stages.every((t) => !t.staleIf) : !s.staleIf));
 }
 
+/** [size, mtimeMs, inode], or undefined when the file is not there. */
+function statStamp(file: string): [number, number, number] | undefined {
+  try {
+    const st = statSync(file, { throwIfNoEntry: false });
+    return st ? [st.size, st.mtimeMs, st.ino] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What a run executes: the whole expanded pipeline, or the part of the last run's plan that changed files reach. */
 interface RunTarget {
   plan: Plan;
@@ -214,11 +225,17 @@ function recordNoop(
 }
 
 /** The last run's plan, cut down to what the changed files reach (no pipeline parse, no expansion); undefined to open it in full. */
-function partialTarget(root: string, pipelineFile: string, text: string, key: string, changed: ChangedFiles): RunTarget | undefined {
+function partialTarget(root: string, pipelineFile: string, key: string, changed: ChangedFiles): RunTarget | undefined {
   const absolute = path.resolve(root, pipelineFile);
   let locator: Locator | undefined;
-  const locate = (at: Array<string | number>) =>
-    (locator ??= new Locator(absolute, text, parseLocatedYaml(absolute, text))).span(at, 'key');
+  // Read only for a message that needs a place in it (its stat has just been found unchanged).
+  const locate = (at: Array<string | number>) => {
+    if (!locator) {
+      const text = readSource(absolute);
+      locator = new Locator(absolute, text, parseLocatedYaml(absolute, text));
+    }
+    return locator.span(at, 'key');
+  };
   const read = readPartialPlan(root, pipelineFile, key, changed.files, locate);
   if (!read) return undefined;
   const listed = new Set(read.plan.instances.map((i) => i.id));
@@ -307,18 +324,22 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const concurrency = jobs.value;
   const params = parseParamFlags(flags.param);
   const found = findPipelineFile(io.cwd, positionals[0]);
-  // Read once: the key is made of it, and a run that checks what changed locates its messages in it.
-  const pipelineText = found.file && !params.error ? readSource(found.file) : undefined;
+  // Made before any stat this run records is taken: see settled-stat.ts.
+  const observations = new Observations();
+  // The pipeline file is recorded by its stat, taken before anything reads it, like every file a
+  // run reads: a no-op reads none of it, and an edit is a change that sends the run to the full check.
+  const pipelineRel = found.file ? path.relative(io.cwd, found.file) : undefined;
+  if (found.file && pipelineRel !== undefined) observations.file(pipelineRel, statStamp(found.file));
   const noopKey =
-    found.file && pipelineText !== undefined && !params.error
-      ? manifestKey({ version: refineryVersion(), pipelineFile: found.file, pipelineText, params: params.params })
-      : undefined;
+    found.file && !params.error ? manifestKey({ version: refineryVersion(), pipelineFile: found.file, params: params.params }) : undefined;
   const shortcut = found.file && noopKey && !flags.force && flags.only.length === 0 && flags.shard === undefined;
   const warn = stateWarn(io);
   const last = found.file && noopKey && shortcut ? compareWithLastRun(io.cwd, found.file, noopKey, warn) : undefined;
   if (last && 'unchanged' in last) return reportNoop(io, flags, last.unchanged, concurrency);
-  // Some files changed, nothing else: only the stages they reach need checking.
-  const changed = last && 'changed' in last ? last.changed : undefined;
+  // Some files changed, nothing else: only the stages they reach need checking (an edited
+  // pipeline is not the one the last run's plan was expanded from).
+  const changed =
+    last && 'changed' in last && (pipelineRel === undefined || !last.changed.files.includes(pipelineRel)) ? last.changed : undefined;
   const budgetUsd = flags['budget-usd'] === undefined ? undefined : Number(flags['budget-usd']);
   if (budgetUsd !== undefined && !(budgetUsd >= 0)) {
     io.stderr.write(`refinery run: --budget-usd ${flags['budget-usd']}: expected a number of USD ≥ 0\n`);
@@ -335,11 +356,9 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   }
   const remoteSetup = await resolveRemote(io, flags);
   if (remoteSetup === 'error') return 2;
-  const observations = new Observations();
   const target =
-    (changed && found.file && noopKey && pipelineText !== undefined
-      ? partialTarget(io.cwd, found.file, pipelineText, noopKey, changed)
-      : undefined) ?? (await openTarget(io, positionals[0], flags.param, observations, changed));
+    (changed && found.file && noopKey ? partialTarget(io.cwd, found.file, noopKey, changed) : undefined) ??
+    (await openTarget(io, positionals[0], flags.param, observations, changed));
   if (!target) return 2;
   let select = target.select;
   let only = flags.only;

@@ -13,9 +13,10 @@ import { packStage, unpackStage } from './compact-spec.ts';
 /**
  * The expanded plan of the run that wrote the no-op record, kept beside it so a run in which a
  * few files changed reads back only the stages they reach. The record's key covers the
- * pipeline text, the params and refinery's version, and the no-op record's folder listings and
- * `exists()` answers cover the rest of what expansion looks at: while the key matches and only
- * plain file stats differ, expanding again would give this same plan.
+ * pipeline file, the params and refinery's version; the no-op record's stat of the pipeline
+ * file (a change to it always means the full check), its folder listings and `exists()` answers
+ * cover the rest of what expansion looks at: while the key matches and only plain file stats
+ * differ, expanding again would give this same plan.
  *
  * Layout, read in pieces so a touch of one file costs the same with ten stages or ten thousand:
  * - the header line: the key, the pipeline without its stages, the params, every glob input

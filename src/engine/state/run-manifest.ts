@@ -10,8 +10,9 @@ import { writeProblem, type WriteProblem } from './write-problem.ts';
 
 /**
  * The no-op check. After a run in which every stage ended up to date, refinery records the
- * stat (size, mtime, inode) of every file and folder that run looked at. The next run with the
- * same pipeline text and params first compares those stats; when none changed, every stage is
+ * stat (size, mtime, inode) of every file and folder that run looked at, the pipeline file
+ * included. The next run with the same pipeline file and params first compares those stats;
+ * when none changed, every stage is
  * still up to date and nothing needs loading, expanding or hashing — the way make and ninja
  * decide a no-op from stats alone. Any difference falls back to the full fingerprint check.
  *
@@ -44,18 +45,16 @@ function recordId(pipelineFile: string): string {
   return id;
 }
 
-export function manifestKey(parts: {
-  version: string;
-  pipelineFile: string;
-  pipelineText: string;
-  params: Readonly<Record<string, string>>;
-}): string {
+/**
+ * The key a record is kept under: refinery's version, the pipeline file and the params. The
+ * pipeline's text is not in it: the run records the file's stat like any file it read, so an
+ * edit shows as a changed file (one that always sends the run to the full check), and a no-op
+ * reads none of it.
+ */
+export function manifestKey(parts: { version: string; pipelineFile: string; params: Readonly<Record<string, string>> }): string {
   const params = Object.entries(parts.params).sort(([a], [b]) => (a < b ? -1 : 1));
-  // The text last, after a line of JSON (which holds no raw newline): the parts cannot run into
-  // each other, and the text (a megabyte for 10,000 stages) is not copied into a JSON string.
   return createHash('sha256')
-    .update(`${JSON.stringify([parts.version, parts.pipelineFile, params])}\n`)
-    .update(parts.pipelineText)
+    .update(JSON.stringify(['noop 2', parts.version, parts.pipelineFile, params]))
     .digest('hex');
 }
 
@@ -242,7 +241,7 @@ function statPrefix(root: string): string {
 
 /**
  * Compares the last run's record with the disk, reading it and stat'ing each file once.
- * Undefined when there is no record for this pipeline text and params, or a folder listing or
+ * Undefined when there is no record for this pipeline file and params, or a folder listing or
  * an `exists()` answer changed (new stages may have appeared), so only a full check will do.
  */
 export function compareWithLastRun(root: string, pipelineFile: string, key: string, warn?: StateWarn): LastRunComparison | undefined {

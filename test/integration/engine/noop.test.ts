@@ -186,6 +186,22 @@ stages:
     expect(readFileSync(project.path('out/both'), 'utf8')).toBe('x2y');
   });
 
+  it('noop - an edited pipeline file is checked in full, even when a stage reads it', async () => {
+    const pipeline = (word: string) => `pipeline: p
+stages:
+  a: { run: "echo ${word} > \${outputs.o}", outputs: { o: out/a } }
+  lint: { run: "wc -c < pipelines/p.yaml > \${outputs.o}", inputs: [pipelines/p.yaml], outputs: { o: out/lint } }
+`;
+    project = tempProject({ 'pipelines/p.yaml': pipeline('one') });
+    expect((await run(project)).ends).toEqual({ a: 'succeeded', lint: 'succeeded' });
+    expect((await run(project)).statOnly).toBe(true);
+    project.write('pipelines/p.yaml', pipeline('two'));
+    const edited = await run(project);
+    expect(edited.ends).toEqual({ a: 'succeeded', lint: 'succeeded' });
+    expect(readFileSync(project.path('out/a'), 'utf8')).toBe('two\n');
+    expect((await run(project)).statOnly).toBe(true);
+  });
+
   it('noop - an input edited while the run is going is not mistaken for an unchanged one', async () => {
     project = tempProject({
       'src/x.txt': 'one',
