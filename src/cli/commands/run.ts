@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
 import path from 'node:path';
-import { findPipelineFile, openPipeline, parseParamFlags, printDiagnostics, readSource } from '../session.ts';
+import { findPipelineFile, parseParamFlags, readSource } from '../pipeline-file.ts';
 import type { PipelineSpec } from '../../engine/types/pipeline.ts';
 import type { LoopInstance, Plan, StageInstance } from '../../engine/types/plan.ts';
 import type { Diagnostic } from '../../engine/types/source.ts';
@@ -16,11 +16,7 @@ import {
   type ChangedFiles,
   type PreviousRecord,
 } from '../../engine/state/run-manifest.ts';
-import { readPartialPlan, writePlanRecord } from '../../engine/pipeline/plan-record.ts';
-import { projectResolver } from '../../engine/pipeline/resolve-names.ts';
-import { Locator } from '../../engine/pipeline/locate.ts';
-import { parseLocatedYaml } from '../../engine/pipeline/yaml-source.ts';
-import { affectedStages } from '../affected.ts';
+import type { Locator } from '../../engine/pipeline/locate.ts';
 import { PACKAGE_ROOT } from '../../engine/paths/package-root.ts';
 import { EventBus, newRunId } from '../../engine/events/bus.ts';
 import { consoleSink } from '../../engine/events/console-sink.ts';
@@ -206,7 +202,10 @@ interface RunTarget {
   partial?: { unlisted: string[]; stages: string[] };
 }
 
-function recordNoop(
+// A no-op run loads none of what follows its check: the modules that load, expand, or read back
+// a pipeline are imported where a run that executes stages needs them.
+
+async function recordNoop(
   root: string,
   target: RunTarget,
   key: string,
@@ -214,9 +213,10 @@ function recordNoop(
   skipped: ReadonlyMap<string, string>,
   warn: StateWarn,
   previous: PreviousRecord | undefined,
-): Array<WriteProblem | undefined> {
+): Promise<Array<WriteProblem | undefined>> {
   // Loops expand while running: their instances are in the state, named by the loop.
   if (target.plan.loops.length > 0) return [];
+  const { writePlanRecord } = await import('../../engine/pipeline/plan-record.ts');
   const stages = target.partial ? target.partial.stages : target.plan.instances.map((i) => i.id);
   // The plan record is written before the no-op record it belongs to, and only when expanded
   // afresh (a partial plan leaves the last one in place: the same key gives the same plan).
@@ -225,7 +225,13 @@ function recordNoop(
 }
 
 /** The last run's plan, cut down to what the changed files reach (no pipeline parse, no expansion); undefined to open it in full. */
-function partialTarget(root: string, pipelineFile: string, key: string, changed: ChangedFiles): RunTarget | undefined {
+async function partialTarget(root: string, pipelineFile: string, key: string, changed: ChangedFiles): Promise<RunTarget | undefined> {
+  const [{ readPartialPlan }, { projectResolver }, { Locator }, { parseLocatedYaml }] = await Promise.all([
+    import('../../engine/pipeline/plan-record.ts'),
+    import('../../engine/pipeline/resolve-names.ts'),
+    import('../../engine/pipeline/locate.ts'),
+    import('../../engine/pipeline/yaml-source.ts'),
+  ]);
   const absolute = path.resolve(root, pipelineFile);
   let locator: Locator | undefined;
   // Read only for a message that needs a place in it (its stat has just been found unchanged).
@@ -300,6 +306,7 @@ async function openTarget(
   observations: Observations,
   changed: ChangedFiles | undefined,
 ): Promise<RunTarget | undefined> {
+  const [{ openPipeline }, { affectedStages }] = await Promise.all([import('../session.ts'), import('../affected.ts')]);
   const opened = await openPipeline(io, arg, rawParams, observations);
   if (!opened) return undefined;
   const select = changed ? affectedStages(opened.expansion.plan, changed.files) : undefined;
@@ -357,7 +364,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const remoteSetup = await resolveRemote(io, flags);
   if (remoteSetup === 'error') return 2;
   const target =
-    (changed && found.file && noopKey ? partialTarget(io.cwd, found.file, noopKey, changed) : undefined) ??
+    (changed && found.file && noopKey ? await partialTarget(io.cwd, found.file, noopKey, changed) : undefined) ??
     (await openTarget(io, positionals[0], flags.param, observations, changed));
   if (!target) return 2;
   let select = target.select;
@@ -384,6 +391,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     ...(select ? { select } : {}),
   });
   if (preflight.length > 0) {
+    const { printDiagnostics } = await import('../session.ts');
     printDiagnostics(io, preflight, new Map());
     return 2;
   }
@@ -431,7 +439,9 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     }).finally(() => remote?.close());
     const problems = [...result.writeProblems, close()];
     if (result.status === 'succeeded' && noopKey && flags.only.length === 0 && !shard && canSkipByStat(target.spec)) {
-      problems.push(...recordNoop(io.cwd, target, noopKey, observations, skipped, warn, select && changed ? changed.previous : undefined));
+      problems.push(
+        ...(await recordNoop(io.cwd, target, noopKey, observations, skipped, warn, select && changed ? changed.previous : undefined)),
+      );
     }
     for (const d of result.diagnostics) io.stderr.write(`error: ${d.message}\n`);
     const unwritten = reportWriteProblems(io, problems, result.status === 'failed');
