@@ -12,9 +12,10 @@ import { writeProblem, type WriteProblem } from './write-problem.ts';
  * The no-op check. After a run in which every stage ended up to date, refinery records the
  * stat (size, mtime, inode) of every file and folder that run looked at, the pipeline file
  * included. The next run with the same pipeline file and params first compares those stats;
- * when none changed, every stage is
- * still up to date and nothing needs loading, expanding or hashing — the way make and ninja
- * decide a no-op from stats alone. Any difference falls back to the full fingerprint check.
+ * when none changed, every stage is still up to date and nothing needs loading, expanding or
+ * hashing — the way make and ninja decide a no-op from stats alone. Any difference falls back
+ * to the full fingerprint check (only the stages that changed files reach, when the plan
+ * record allows: plan-record.ts).
  *
  * A stat taken too soon after its file was written (settled-stat.ts) could miss a rewrite of
  * the same size in the same clock tick: such a file is recorded unsettled, and the next run
@@ -53,6 +54,7 @@ function recordId(pipelineFile: string): string {
  */
 export function manifestKey(parts: { version: string; pipelineFile: string; params: Readonly<Record<string, string>> }): string {
   const params = Object.entries(parts.params).sort(([a], [b]) => (a < b ? -1 : 1));
+  // 'noop 2': never the key of a record (or plan record) in an earlier form.
   return createHash('sha256')
     .update(JSON.stringify(['noop 2', parts.version, parts.pipelineFile, params]))
     .digest('hex');

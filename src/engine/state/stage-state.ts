@@ -105,9 +105,9 @@ function lineNumberAt(text: string, start: number): number {
  *
  * Reading a journal of 10,000 stages whole costs more than a run that checks one changed file,
  * so such a run opens it with the ids of the stages it may ask about (`scope`): the lines are
- * only scanned for each stage's last one, and the last lines of the stages in scope are parsed
- * and checked at once, before any record is used; another stage's line is parsed when it is
- * asked for. The rule: **a damaged line found at any time sets the journal aside and the
+ * only scanned for each stage's last one (a line not in the form refinery writes, `null` say,
+ * is parsed by the scan), and the last lines of the stages in scope are parsed and checked at
+ * once, before any record is used; another stage's line is parsed when it is asked for. The rule: **a damaged line found at any time sets the journal aside and the
  * stages run again.** Found while opening, no stage is judged on any of its records; found
  * later (a stage outside the scope, or in `all()` or `compact()`), the records read before
  * stand and every other stage runs again. Lines a stage has since replaced are not read. Without
