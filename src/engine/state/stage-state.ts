@@ -288,25 +288,36 @@ export class StageState {
   }
 
   /**
-   * Rewrites the journal with one line per stage when it has grown well past that (every
-   * record is read and checked first). A rewrite that fails (a full disk) leaves the journal as
-   * it was and is returned.
+   * Rewrites the journal with one line per stage once it has grown a quarter past that (each
+   * run that checks what changed reads it whole). The last line of a stage not read is copied as
+   * written, not parsed: a damaged one is found when it is read, as it would have been (one cut
+   * short is read now, so its stage keeps the line before). A rewrite that fails (a full disk)
+   * leaves the journal as it was and is returned.
    */
   compact(): WriteProblem | undefined {
-    if (this.lines <= Math.max(64, this.stageCount() * 2)) return undefined;
-    const records = this.all();
-    if (this.lines <= Math.max(64, records.length * 2)) return undefined;
+    const stages = this.stageCount();
+    if (this.lines <= stages + Math.max(64, stages >> 2)) return undefined;
     this.close();
-    const body = records.map((r) => JSON.stringify({ s: r.stage, f: r.fingerprint, r })).join('\n');
+    let body: string[] = [];
+    const text = this.text;
+    for (const [stage, start] of [...this.lastLine]) {
+      if (this.records.has(stage)) continue;
+      const end = text.indexOf('\n', start);
+      const line = text.slice(start, end < 0 ? text.length : end);
+      if (!line.endsWith('}')) {
+        // Set aside as damaged: none of its lines is copied, this run's records make the new journal.
+        if (this.read(stage) === 'damaged') body = [];
+        if (this.text === '') break;
+      } else if (!line.endsWith('"f":null}')) body.push(line);
+    }
+    for (const [stage, record] of this.records) if (record) body.push(JSON.stringify({ s: stage, f: record.fingerprint, r: record }));
     try {
-      writeFileAtomicSync(this.file, body ? `${body}\n` : '', { sync: true });
+      writeFileAtomicSync(this.file, body.length ? `${body.join('\n')}\n` : '', { sync: true });
     } catch (error) {
       return writeProblem(this.file, error);
     }
-    this.lines = records.length;
+    this.lines = body.length;
     this.torn = false;
-    this.text = '';
-    this.lastLine.clear();
     return undefined;
   }
 }

@@ -143,21 +143,46 @@ describe('stage journal read in part', () => {
     expect(next.get('a')).toBeUndefined();
   });
 
-  it('StageState - a grown journal opened in part is compacted to one line per stage, each checked first', () => {
-    journalWith(['a', 'b']);
-    const state = new StageState(root, 'p', warn, ['a']);
-    for (let i = 0; i < 40; i += 1) {
-      state.drop('a');
-      state.commit(record('a', `fp-a${i}`));
+  it('StageState - a journal grown a quarter past its stages is compacted, the lines not read copied as written', () => {
+    const stages = Array.from({ length: 400 }, (_, i) => `s${i}`);
+    journalWith(stages);
+    // s1's last line cut short: its line before stands, in the compacted journal too.
+    appendFileSync(path.join(root, JOURNAL), `${JSON.stringify({ s: 's1', f: null })}\n{"s":"s1","f":"fp-x","r":{"sta`);
+    const state = new StageState(root, 'p', warn, ['s0']);
+    for (let i = 0; i < 48; i += 1) {
+      state.drop('s0');
+      state.commit(record('s0', `fp-s0-${i}`));
     }
+    // 400 + 2 + 96 lines: not more than a quarter past 400 stages.
     expect(state.compact()).toBeUndefined();
+    expect(readFileSync(path.join(root, JOURNAL), 'utf8').trimEnd().split('\n')).toHaveLength(498);
+    state.drop('s0');
+    state.commit(record('s0', 'fp-s0-last'));
+    state.drop('s2');
     state.close();
+    expect(state.compact()).toBeUndefined();
     const lines = readFileSync(path.join(root, JOURNAL), 'utf8').trimEnd().split('\n');
-    expect(lines).toHaveLength(2);
+    // One line per stage with a record: s1 dropped (its last whole line), s2 dropped by this run.
+    expect(lines).toHaveLength(398);
     const again = new StageState(root, 'p', warn);
-    expect(again.get('a')?.fingerprint).toBe('fp-a39');
-    expect(again.get('b')).toEqual(record('b'));
+    expect(again.get('s0')?.fingerprint).toBe('fp-s0-last');
+    expect(again.get('s1')).toBeUndefined();
+    expect(again.get('s2')).toBeUndefined();
+    expect(again.get('s399')).toEqual(record('s399'));
     expect(warnings).toEqual([]);
+  });
+
+  it('StageState - a damaged line found while compacting sets the journal aside; the new one holds the records of this run', () => {
+    journalWith(Array.from({ length: 100 }, (_, i) => `s${i}`));
+    // s5's last line: cut short, and its line before is no entry.
+    appendFileSync(path.join(root, JOURNAL), `${JSON.stringify({ s: 's5', f: 'x', r: 1 })}\n{"s":"s5","f":"fp","r":{`);
+    const state = new StageState(root, 'p', warn, ['s0']);
+    for (let i = 0; i < 70; i += 1) state.commit(record('s0', `fp-s0-${i}`));
+    expect(warnings).toEqual([]);
+    expect(state.compact()).toBeUndefined();
+    expect(warnings).toEqual([expect.stringContaining('line 101 is not a journal entry')]);
+    const again = new StageState(root, 'p', warn);
+    expect(again.all().map((r) => [r.stage, r.fingerprint])).toEqual([['s0', 'fp-s0-69']]);
   });
 });
 
