@@ -1,7 +1,8 @@
+import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
 import path from 'node:path';
-import { findPipelineFile, openPipeline, parseParamFlags, printDiagnostics, readSource } from '../session.ts';
+import { findPipelineFile, parseParamFlags, readSource } from '../pipeline-file.ts';
 import type { PipelineSpec } from '../../engine/types/pipeline.ts';
 import type { LoopInstance, Plan, StageInstance } from '../../engine/types/plan.ts';
 import type { Diagnostic } from '../../engine/types/source.ts';
@@ -14,12 +15,9 @@ import {
   manifestKey,
   writeManifest,
   type ChangedFiles,
+  type PreviousRecord,
 } from '../../engine/state/run-manifest.ts';
-import { readPartialPlan, writePlanRecord } from '../../engine/pipeline/plan-record.ts';
-import { projectResolver } from '../../engine/pipeline/resolve-names.ts';
-import { Locator } from '../../engine/pipeline/locate.ts';
-import { parseLocatedYaml } from '../../engine/pipeline/yaml-source.ts';
-import { affectedStages } from '../affected.ts';
+import type { Locator } from '../../engine/pipeline/locate.ts';
 import { EventBus, newRunId } from '../../engine/events/bus.ts';
 import { consoleSink } from '../../engine/events/console-sink.ts';
 import { jsonlSink } from '../../engine/events/jsonl-sink.ts';
@@ -32,9 +30,10 @@ import { reportLockRefusal, reportWriteProblems, stateWarn } from '../state-repo
 import { concurrencyFlag, parseOrReport } from '../flags.ts';
 import { parseShard, shardMembers, unsharded } from '../../engine/executor/shard.ts';
 import type { RemoteCacheSettings } from '../../engine/remote-cache/config.ts';
+import { remoteCacheMayBeConfigured } from '../../engine/remote-cache/configured.ts';
 import type { StageCache } from '../../engine/remote-cache/stage-cache.ts';
 import { redactSecrets } from '../../security/known-secrets.ts';
-import { canSkipByStat, mergeObservations, refineryVersion, skippedStages } from '../../engine/state/noop-recording.ts';
+import { canSkipByStat, refineryVersion, skippedStages } from '../../engine/state/noop-recording.ts';
 
 const USAGE = `Usage: refinery run [PIPELINE] [options]
 
@@ -163,6 +162,16 @@ function reportNoop(
   return reportWriteProblems(io, [close()]) ? 1 : 0;
 }
 
+/** [size, mtimeMs, inode], or undefined when the file is not there. */
+function statStamp(file: string): [number, number, number] | undefined {
+  try {
+    const st = statSync(file, { throwIfNoEntry: false });
+    return st ? [st.size, st.mtimeMs, st.ino] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What a run executes: the whole expanded pipeline, or the part of the last run's plan that changed files reach. */
 interface RunTarget {
   plan: Plan;
@@ -174,30 +183,46 @@ interface RunTarget {
   partial?: { unlisted: string[]; stages: string[] };
 }
 
-function recordNoop(
+// A no-op run loads none of what follows its check: the modules that load, expand, or read back
+// a pipeline are imported where a run that executes stages needs them.
+
+async function recordNoop(
   root: string,
   target: RunTarget,
   key: string,
   observations: Observations,
   skipped: ReadonlyMap<string, string>,
   warn: StateWarn,
-): Array<WriteProblem | undefined> {
+  previous: PreviousRecord | undefined,
+): Promise<Array<WriteProblem | undefined>> {
   // Loops expand while running: their instances are in the state, named by the loop.
   if (target.plan.loops.length > 0) return [];
+  const { writePlanRecord } = await import('../../engine/pipeline/plan-record.ts');
   const stages = target.partial ? target.partial.stages : target.plan.instances.map((i) => i.id);
   // The plan record is written before the no-op record it belongs to, and only when expanded
   // afresh (a partial plan leaves the last one in place: the same key gives the same plan).
   const planProblem = target.partial ? undefined : writePlanRecord(root, key, target.plan);
-  return [planProblem, writeManifest(root, target.spec.file, target.spec.name, key, stages, observations, skipped, warn)];
+  return [planProblem, writeManifest(root, target.spec.file, target.spec.name, key, stages, observations, skipped, warn, previous)];
 }
 
 /** The last run's plan, cut down to what the changed files reach (no pipeline parse, no expansion); undefined to open it in full. */
-function partialTarget(root: string, pipelineFile: string, key: string, changed: ChangedFiles): RunTarget | undefined {
+async function partialTarget(root: string, pipelineFile: string, key: string, changed: ChangedFiles): Promise<RunTarget | undefined> {
+  const [{ readPartialPlan }, { projectResolver }, { Locator }, { parseLocatedYaml }] = await Promise.all([
+    import('../../engine/pipeline/plan-record.ts'),
+    import('../../engine/pipeline/resolve-names.ts'),
+    import('../../engine/pipeline/locate.ts'),
+    import('../../engine/pipeline/yaml-source.ts'),
+  ]);
   const absolute = path.resolve(root, pipelineFile);
-  const text = readSource(absolute);
   let locator: Locator | undefined;
-  const locate = (at: Array<string | number>) =>
-    (locator ??= new Locator(absolute, text, parseLocatedYaml(absolute, text))).span(at, 'key');
+  // Read only for a message that needs a place in it (its stat has just been found unchanged).
+  const locate = (at: Array<string | number>) => {
+    if (!locator) {
+      const text = readSource(absolute);
+      locator = new Locator(absolute, text, parseLocatedYaml(absolute, text));
+    }
+    return locator.span(at, 'key');
+  };
   const read = readPartialPlan(root, pipelineFile, key, changed.files, locate);
   if (!read) return undefined;
   const listed = new Set(read.plan.instances.map((i) => i.id));
@@ -215,6 +240,7 @@ function partialTarget(root: string, pipelineFile: string, key: string, changed:
 
 /** The remote cache from the flags, the environment and refinery.config.yaml; 'error' (reported) when misconfigured. */
 async function resolveRemote(io: CommandIo, flags: RunFlags): Promise<RemoteCacheSettings | undefined | 'error'> {
+  if (flags['no-remote-cache'] || !remoteCacheMayBeConfigured(io.cwd, io.env, flags['remote-cache'])) return undefined;
   const { resolveRemoteCache } = await import('../../engine/remote-cache/config.ts');
   const resolved = resolveRemoteCache({
     root: io.cwd,
@@ -261,6 +287,7 @@ async function openTarget(
   observations: Observations,
   changed: ChangedFiles | undefined,
 ): Promise<RunTarget | undefined> {
+  const [{ openPipeline }, { affectedStages }] = await Promise.all([import('../session.ts'), import('../affected.ts')]);
   const opened = await openPipeline(io, arg, rawParams, observations);
   if (!opened) return undefined;
   const select = changed ? affectedStages(opened.expansion.plan, changed.files) : undefined;
@@ -285,10 +312,14 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const concurrency = jobs.value;
   const params = parseParamFlags(flags.param);
   const found = findPipelineFile(io.cwd, positionals[0]);
+  // Made before any stat this run records is taken: see settled-stat.ts.
+  const observations = new Observations();
+  // The pipeline file is recorded by its stat, taken before anything reads it, like every file a
+  // run reads: a no-op reads none of it, and an edit is a change that sends the run to the full check.
+  const pipelineRel = found.file ? path.relative(io.cwd, found.file) : undefined;
+  if (found.file && pipelineRel !== undefined) observations.file(pipelineRel, statStamp(found.file));
   const noopKey =
-    found.file && !params.error
-      ? manifestKey({ version: refineryVersion(), pipelineFile: found.file, pipelineText: readSource(found.file), params: params.params })
-      : undefined;
+    found.file && !params.error ? manifestKey({ version: refineryVersion(), pipelineFile: found.file, params: params.params }) : undefined;
   const shortcut = found.file && noopKey && !flags.force && flags.only.length === 0 && flags.shard === undefined;
   const warn = stateWarn(io);
   // Under a watch daemon, what its watcher saw stands in for stat'ing what it vouches for.
@@ -299,8 +330,10 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     if (record) io.daemon?.recordHolds(record, io.daemon.epoch, { kind: 'confirmed' });
     return reportNoop(io, flags, last.unchanged, concurrency);
   }
-  // Some files changed, nothing else: only the stages they reach need checking.
-  const changed = last && 'changed' in last ? last.changed : undefined;
+  // Some files changed, nothing else: only the stages they reach need checking (an edited
+  // pipeline is not the one the last run's plan was expanded from).
+  const changed =
+    last && 'changed' in last && (pipelineRel === undefined || !last.changed.files.includes(pipelineRel)) ? last.changed : undefined;
   const budgetUsd = flags['budget-usd'] === undefined ? undefined : Number(flags['budget-usd']);
   if (budgetUsd !== undefined && !(budgetUsd >= 0)) {
     io.stderr.write(`refinery run: --budget-usd ${flags['budget-usd']}: expected a number of USD ≥ 0\n`);
@@ -317,9 +350,8 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   }
   const remoteSetup = await resolveRemote(io, flags);
   if (remoteSetup === 'error') return 2;
-  const observations = new Observations();
   const target =
-    (changed && found.file && noopKey ? partialTarget(io.cwd, found.file, noopKey, changed) : undefined) ??
+    (changed && found.file && noopKey ? await partialTarget(io.cwd, found.file, noopKey, changed) : undefined) ??
     (await openTarget(io, positionals[0], flags.param, observations, changed));
   if (!target) return 2;
   let select = target.select;
@@ -336,7 +368,8 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     else only = members;
   }
   // Before anything runs (and is paid for): every backend and tool the tasks will use.
-  const { preflightPlan } = await import('../../engine/executor/preflight.ts');
+  const engine = await import('./run-engine.ts');
+  const { preflightPlan } = engine;
   const preflight = await preflightPlan(target.plan, {
     root: io.cwd,
     env: io.env,
@@ -345,6 +378,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     ...(select ? { select } : {}),
   });
   if (preflight.length > 0) {
+    const { printDiagnostics } = await import('../session.ts');
     printDiagnostics(io, preflight, new Map());
     return 2;
   }
@@ -365,13 +399,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     const { bus, close } = runBus(io, flags, runId, target.spec.name, warn);
     const skipped = skippedStages(bus, changed?.skipped);
     // Loaded only when something may run: the no-op path above needs none of them.
-    const [{ execute }, { FileHashes }, { StageState }, { SchemaRegistry }, { removeLeftoverStaging }] = await Promise.all([
-      import('../../engine/executor/executor.ts'),
-      import('../../engine/state/file-hashes.ts'),
-      import('../../engine/state/stage-state.ts'),
-      import('../../engine/artifacts/schema-registry.ts'),
-      import('../../engine/executor/staging.ts'),
-    ]);
+    const { execute, FileHashes, StageState, SchemaRegistry, removeLeftoverStaging } = engine;
     // Holding the lock, no other run is live: what killed runs left in staging can go.
     removeLeftoverStaging(io.cwd);
     const remote = remoteSetup ? await openRemote(remoteSetup, runId, !flags.force) : undefined;
@@ -385,7 +413,10 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       keepGoing: flags['keep-going'],
       only,
       hashes: io.daemon?.hashes ?? new FileHashes(io.cwd, warn),
-      state: io.daemon?.stageState(target.spec.name) ?? new StageState(io.cwd, target.spec.name, warn),
+      // A run that checks only what changed reads (and checks) only the records it may ask about.
+      state:
+        io.daemon?.stageState(target.spec.name) ??
+        new StageState(io.cwd, target.spec.name, warn, target.partial ? target.plan.instances.map((i) => i.id) : undefined),
       schemas: new SchemaRegistry(io.cwd),
       taskFile: (n) => target.resolver.taskFile(n),
       schemaFile: (n) => target.resolver.schemaFile(n),
@@ -398,11 +429,18 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     }).finally(() => remote?.close());
     const problems = [...result.writeProblems, close()];
     if (result.status === 'succeeded' && noopKey && flags.only.length === 0 && !shard && canSkipByStat(target.spec)) {
-      const seen = select && changed ? mergeObservations(changed.previous, observations) : observations;
-      const recorded = recordNoop(io.cwd, target, noopKey, seen, skipped, warn);
+      const recorded = await recordNoop(
+        io.cwd,
+        target,
+        noopKey,
+        observations,
+        skipped,
+        warn,
+        select && changed ? changed.previous : undefined,
+      );
       problems.push(...recorded);
       if (record && recorded.length > 0 && recorded.every((p) => p === undefined))
-        io.daemon?.recordHolds(record, io.daemon.epoch, { kind: 'written', observed: observations.files.keys() });
+        io.daemon?.recordHolds(record, io.daemon.epoch, { kind: 'written', observed: undefined });
     }
     for (const d of result.diagnostics) io.stderr.write(`error: ${d.message}\n`);
     const unwritten = reportWriteProblems(io, problems, result.status === 'failed');

@@ -48,11 +48,13 @@ function readRuns(root: string, limit: number): RunSummary[] {
 
 function pipelinesWithState(root: string): string[] {
   try {
-    return readdirSync(path.join(root, '.refinery', 'state'))
-      // Beside the stage journals (<pipeline>.jsonl) lie the plan records (plan-<hash>.jsonl): not journals.
-      .filter((f) => f.endsWith('.jsonl') && !/^plan-[0-9a-f]{16}\.jsonl$/.test(f))
-      .map((f) => f.slice(0, -6))
-      .sort();
+    return (
+      readdirSync(path.join(root, '.refinery', 'state'))
+        // Beside the stage journals (<pipeline>.jsonl) lie the plan records (plan-<hash>.jsonl): not journals.
+        .filter((f) => f.endsWith('.jsonl') && !/^plan-[0-9a-f]{16}\.jsonl$/.test(f))
+        .map((f) => f.slice(0, -6))
+        .sort()
+    );
   } catch {
     return [];
   }

@@ -42,6 +42,12 @@ export class StageContexts {
   private readonly codeHashes = new Map<string, string>();
   private readonly budget: RunBudget;
   private runnerPool: RunnerPool | undefined;
+  /**
+   * `run:` commands started so far. The first is spawned directly and the runners start with
+   * the second: a run with one command to run (the edit loop's usual touch) spares starting a
+   * runner, and the probe for its program, which cost more than the one spawn.
+   */
+  private commands = 0;
 
   constructor(
     private readonly plan: Plan,
@@ -71,6 +77,8 @@ export class StageContexts {
   /** Everything `runStage` needs for one stage; `deps` are the instances its expressions may read. */
   forRun(inst: StageInstance, deps: () => StageInstance[], inputs: readonly string[]): StageRunContext {
     const { options } = this;
+    if (inst.spec.kind === 'run') this.commands += 1;
+    const pooled = inst.spec.kind === 'run' && this.commands > 1 && runnerPoolSupported();
     return {
       root: options.root,
       runId: options.runId,
@@ -91,7 +99,7 @@ export class StageContexts {
           inputs,
           exists: (p) => existsSync(path.join(options.root, p)),
         }),
-      ...(inst.spec.kind === 'run' && runnerPoolSupported() ? { runners: (this.runnerPool ??= this.startRunners()) } : {}),
+      ...(pooled ? { runners: (this.runnerPool ??= this.startRunners()) } : {}),
     };
   }
 

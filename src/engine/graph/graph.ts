@@ -103,7 +103,7 @@ export function topologicalOrder(deps: ReadonlyMap<string, readonly string[]>): 
 }
 
 /** The given ids and everything downstream of them. */
-export function downstreamOf(ids: Iterable<string>, dependents: ReadonlyMap<string, readonly string[]>): Set<string> {
+export function downstreamOf(ids: Iterable<string>, dependents: Pick<ReadonlyMap<string, readonly string[]>, 'get'>): Set<string> {
   const seen = new Set<string>();
   const queue = [...ids];
   while (queue.length > 0) {

@@ -1,4 +1,5 @@
-import picomatch from 'picomatch';
+import { createRequire } from 'node:module';
+import type picomatch from 'picomatch';
 
 /**
  * Glob patterns over '/'-separated paths, matched by picomatch: `*` and `?` within one
@@ -10,6 +11,14 @@ import picomatch from 'picomatch';
 
 const OPTIONS: picomatch.PicomatchOptions = { dot: false, posix: true, nonegate: true, noextglob: true };
 
+let library: typeof picomatch | undefined;
+
+/** Loaded with the first pattern: a run that matches none (checking one changed file) does without it. */
+function loadPicomatch(): typeof picomatch {
+  library ??= createRequire(import.meta.url)('picomatch') as typeof picomatch;
+  return library;
+}
+
 export function isGlob(pattern: string): boolean {
   return /[*?[{]/.test(pattern);
 }
@@ -20,7 +29,7 @@ export function globToRegExp(pattern: string): RegExp {
   let re = cache.get(pattern);
   if (!re) {
     // picomatch reads ( ) | as regex groups; in a path they are characters.
-    re = picomatch.makeRe(pattern.replace(/[()|]/g, '\\$&'), OPTIONS);
+    re = loadPicomatch().makeRe(pattern.replace(/[()|]/g, '\\$&'), OPTIONS);
     cache.set(pattern, re);
   }
   return re;

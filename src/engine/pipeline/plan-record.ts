@@ -1,10 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import type { Plan, StageInstance } from '../types/plan.ts';
 import type { PipelineSpec, StageSpec } from '../types/pipeline.ts';
 import type { SourceSpan } from '../types/source.ts';
 import { buildGraph, downstreamOf } from '../graph/graph.ts';
 import { isGlob, matchGlob } from '../paths/glob.ts';
 import { writeFileAtomicSync } from '../state/atomic-file.ts';
+import { KeyedLines } from '../state/keyed-lines.ts';
 import { manifestFile } from '../state/run-manifest.ts';
 import { writeProblem, type WriteProblem } from '../state/write-problem.ts';
 import { packStage, unpackStage } from './compact-spec.ts';
@@ -12,38 +13,45 @@ import { packStage, unpackStage } from './compact-spec.ts';
 /**
  * The expanded plan of the run that wrote the no-op record, kept beside it so a run in which a
  * few files changed reads back only the stages they reach. The record's key covers the
- * pipeline text, the params and refinery's version, and the no-op record's folder listings and
- * `exists()` answers cover the rest of what expansion looks at: while the key matches and only
- * plain file stats differ, expanding again would give this same plan.
+ * pipeline file, the params and refinery's version; the no-op record's stat of the pipeline
+ * file (a change to it always means the full check), its folder listings and `exists()` answers
+ * cover the rest of what expansion looks at: while the key matches and only plain file stats
+ * differ, expanding again would give this same plan.
  *
- * The first line is the header (the key, the pipeline without its stages, the params and an
- * index: input and output path -> instance ids, the graph's edges, where each instance's line
- * is); one line per instance follows, parsed only when that instance is needed.
+ * Layout, read in pieces so a touch of one file costs the same with ten stages or ten thousand:
+ * - the header line: the key, the pipeline without its stages, the params, every glob input
+ *   (`[glob, id]`) and the byte length of the index;
+ * - the index, one entry a line (keyed-lines.ts), searched for the entries a run needs:
+ *   `,"i:<path>":[ids reading it]` (a folder input also covers the files under it),
+ *   `,"o:<path>":[ids writing it]`, `,"n:<id>":[start, end, dependents, deps]` (the byte range
+ *   of its line, counted from the end of the index, and its edges);
+ * - one line per instance, read (by its byte range) and parsed only when that instance is needed.
  */
 interface Header {
   key: string;
   pipeline: Record<string, unknown>;
   params: Record<string, unknown>;
-  /** Non-glob input path -> ids reading it (a folder input also covers the files under it). */
-  inputs: Record<string, string[]>;
-  /** Output path -> ids writing it. */
-  outputs: Record<string, string[]>;
-  /** [glob, id] for every glob input. */
   globs: Array<[string, string]>;
-  dependents: Record<string, string[]>;
-  deps: Record<string, string[]>;
-  /** id -> [start, end) of its line in the body (string offsets). */
-  at: Record<string, [number, number]>;
+  indexBytes: number;
 }
+
+/** [start, end) of its line after the index, the ids that depend on it, the ids it depends on. */
+type NodeEntry = [number, number, string[], string[]];
 
 type Locate = (path: Array<string | number>) => SourceSpan | undefined;
 
 export function planRecordFile(root: string, pipelineFile: string): string {
-  return manifestFile(root, pipelineFile).replace(/noop-([^/]*)\.json$/, 'plan-$1.jsonl');
+  return manifestFile(root, pipelineFile).replace(/noop-([^/]*)\.bin$/, 'plan-$1.jsonl');
 }
 
-function push(map: Record<string, string[]>, key: string, id: string): void {
-  (map[key] ??= []).push(id);
+function push(map: Map<string, string[]>, key: string, id: string): void {
+  const ids = map.get(key);
+  if (ids) ids.push(id);
+  else map.set(key, [id]);
+}
+
+function entryLine(key: string, value: unknown): string {
+  return `,${JSON.stringify(key)}:${JSON.stringify(value)}\n`;
 }
 
 /** Written after a successful run with no loops, beside the no-op record; a failed write (a full disk) is returned, as the no-op record's is. */
@@ -51,61 +59,48 @@ export function writePlanRecord(root: string, key: string, plan: Plan): WritePro
   const graph = buildGraph(
     plan.instances.map((i) => ({ id: i.id, needs: i.needs, inputs: i.inputs, outputs: Object.values(i.outputs).map((o) => o.path) })),
   );
+  const inputs = new Map<string, string[]>();
+  const outputs = new Map<string, string[]>();
+  const globs: Array<[string, string]> = [];
+  const lines: string[] = [];
+  const ranges: Array<[number, number]> = [];
+  let offset = 0;
+  for (const inst of plan.instances) {
+    for (const o of Object.values(inst.outputs)) push(outputs, o.path, inst.id);
+    for (const input of inst.inputs) {
+      if (isGlob(input)) globs.push([input, inst.id]);
+      else push(inputs, input, inst.id);
+    }
+    const { spec, ...rest } = inst;
+    const line = `${JSON.stringify({ ...rest, spec: packStage(spec) })}\n`;
+    const bytes = Buffer.byteLength(line);
+    ranges.push([offset, offset + bytes - 1]);
+    lines.push(line);
+    offset += bytes;
+  }
+  const index: string[] = [];
+  for (const [path, ids] of inputs) index.push(entryLine(`i:${path}`, ids));
+  for (const [path, ids] of outputs) index.push(entryLine(`o:${path}`, ids));
+  plan.instances.forEach((inst, n) => {
+    const [start, end] = ranges[n] as [number, number];
+    index.push(entryLine(`n:${inst.id}`, [start, end, graph.dependents.get(inst.id) ?? [], graph.deps.get(inst.id) ?? []]));
+  });
+  const indexText = index.join('');
   const header: Header = {
     key,
     pipeline: { ...plan.pipeline, stages: [] },
     params: plan.params,
-    inputs: {},
-    outputs: {},
-    globs: [],
-    dependents: {},
-    deps: {},
-    at: {},
+    globs,
+    indexBytes: Buffer.byteLength(indexText),
   };
-  const lines: string[] = [];
-  let offset = 0;
-  for (const inst of plan.instances) {
-    for (const o of Object.values(inst.outputs)) push(header.outputs, o.path, inst.id);
-    for (const input of inst.inputs) {
-      if (isGlob(input)) header.globs.push([input, inst.id]);
-      else push(header.inputs, input, inst.id);
-    }
-    const dependents = graph.dependents.get(inst.id) ?? [];
-    if (dependents.length > 0) header.dependents[inst.id] = dependents;
-    const deps = graph.deps.get(inst.id) ?? [];
-    if (deps.length > 0) header.deps[inst.id] = deps;
-    const { spec, ...rest } = inst;
-    const line = JSON.stringify({ ...rest, spec: packStage(spec) });
-    header.at[inst.id] = [offset, offset + line.length];
-    lines.push(line);
-    offset += line.length + 1;
-  }
+  const text = `${JSON.stringify(header)}\n${indexText}${lines.join('')}`;
   const file = planRecordFile(root, plan.pipeline.file);
   try {
-    writeFileAtomicSync(file, `${JSON.stringify(header)}\n${lines.join('\n')}\n`);
+    writeFileAtomicSync(file, text);
   } catch (error) {
     return writeProblem(file, error);
   }
   return undefined;
-}
-
-/** The stages the changed files reach, as `affectedStages` finds them from the whole plan; undefined when a file is no stage's input or output. */
-function affectedFromIndex(header: Header, changed: readonly string[]): Set<string> | undefined {
-  const hit = new Set<string>();
-  for (const f of changed) {
-    let explained = false;
-    const add = (ids: readonly string[] | undefined): void => {
-      if (!ids || ids.length === 0) return;
-      explained = true;
-      for (const id of ids) hit.add(id);
-    };
-    add(header.outputs[f]);
-    add(header.inputs[f]);
-    for (let slash = f.lastIndexOf('/'); slash > 0; slash = f.lastIndexOf('/', slash - 1)) add(header.inputs[f.slice(0, slash)]);
-    for (const [glob, id] of header.globs) if (matchGlob(glob, f)) add([id]);
-    if (!explained) return undefined;
-  }
-  return downstreamOf(hit, new Map(Object.entries(header.dependents)));
 }
 
 export interface PartialPlan {
@@ -120,13 +115,21 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 function isHeader(value: unknown): value is Header {
   if (!isObject(value) || typeof value.key !== 'string' || !isObject(value.pipeline) || !isObject(value.params)) return false;
+  return Array.isArray(value.globs) && Number.isSafeInteger(value.indexBytes) && (value.indexBytes as number) >= 0;
+}
+
+function isIds(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((id) => typeof id === 'string');
+}
+
+function isNodeEntry(value: unknown): value is NodeEntry {
   return (
-    isObject(value.inputs) &&
-    isObject(value.outputs) &&
-    Array.isArray(value.globs) &&
-    isObject(value.dependents) &&
-    isObject(value.deps) &&
-    isObject(value.at)
+    Array.isArray(value) &&
+    Number.isSafeInteger(value[0]) &&
+    Number.isSafeInteger(value[1]) &&
+    (value[1] as number) >= (value[0] as number) &&
+    isIds(value[2]) &&
+    isIds(value[3])
   );
 }
 
@@ -134,6 +137,86 @@ function isInstanceLine(value: unknown, id: string): value is Omit<StageInstance
   if (!isObject(value) || value.id !== id || typeof value.stageId !== 'string' || !isObject(value.vars) || !isObject(value.outputs))
     return false;
   return Array.isArray(value.inputs) && Array.isArray(value.needs) && isObject(value.spec) && typeof value.spec.id === 'string';
+}
+
+/** A part of the record that is not what the writer wrote: the caller checks everything instead. */
+class Damaged extends Error {}
+
+function readAt(fd: number, position: number, length: number): Buffer {
+  const buffer = Buffer.allocUnsafe(length);
+  let done = 0;
+  while (done < length) {
+    const n = readSync(fd, buffer, done, length - done, position + done);
+    if (n === 0) throw new Damaged('cut short');
+    done += n;
+  }
+  return buffer;
+}
+
+/** The header line and its length in bytes (with its newline). */
+function readHeader(fd: number): { header: unknown; bytes: number } {
+  const chunks: Buffer[] = [];
+  for (let position = 0; ; ) {
+    const chunk = Buffer.allocUnsafe(65536);
+    const n = readSync(fd, chunk, 0, chunk.length, position);
+    if (n === 0) throw new Damaged('no header');
+    const newline = chunk.subarray(0, n).indexOf(0x0a);
+    if (newline >= 0) {
+      chunks.push(chunk.subarray(0, newline));
+      const bytes = position + newline + 1;
+      return { header: JSON.parse(Buffer.concat(chunks).toString('utf8')), bytes };
+    }
+    chunks.push(chunk.subarray(0, n));
+    position += n;
+  }
+}
+
+/** The index entries a run needs, parsed and checked as they are looked up. */
+class PlanIndex {
+  private readonly nodes = new Map<string, NodeEntry>();
+
+  constructor(private readonly lines: KeyedLines) {}
+
+  private parsed(key: string): unknown {
+    const value = this.lines.value(key);
+    return value === undefined ? undefined : JSON.parse(value);
+  }
+
+  ids(key: string): string[] | undefined {
+    const ids = this.parsed(key);
+    if (ids !== undefined && !isIds(ids)) throw new Damaged(key);
+    return ids;
+  }
+
+  node(id: string): NodeEntry {
+    let entry = this.nodes.get(id);
+    if (!entry) {
+      const value = this.parsed(`n:${id}`);
+      if (!isNodeEntry(value)) throw new Damaged(id);
+      entry = value;
+      this.nodes.set(id, entry);
+    }
+    return entry;
+  }
+}
+
+/** The stages the changed files reach, as `affectedStages` finds them from the whole plan; undefined when a file is no stage's input or output. */
+function affectedFromIndex(index: PlanIndex, globs: ReadonlyArray<[string, string]>, changed: readonly string[]): Set<string> | undefined {
+  const hit = new Set<string>();
+  for (const f of changed) {
+    let explained = false;
+    const add = (ids: readonly string[] | undefined): void => {
+      if (!ids || ids.length === 0) return;
+      explained = true;
+      for (const id of ids) hit.add(id);
+    };
+    add(index.ids(`o:${f}`));
+    add(index.ids(`i:${f}`));
+    for (let slash = f.lastIndexOf('/'); slash > 0; slash = f.lastIndexOf('/', slash - 1)) add(index.ids(`i:${f.slice(0, slash)}`));
+    for (const [glob, id] of globs) if (matchGlob(glob, f)) add([id]);
+    if (!explained) return undefined;
+  }
+  return downstreamOf(hit, { get: (id: string) => index.node(id)[2] });
 }
 
 /**
@@ -148,29 +231,29 @@ export function readPartialPlan(
   changed: readonly string[],
   locate: Locate,
 ): PartialPlan | undefined {
-  let text: string;
+  let fd: number;
   try {
-    text = readFileSync(planRecordFile(root, pipelineFile), 'utf8');
+    fd = openSync(planRecordFile(root, pipelineFile), 'r');
   } catch {
     return undefined;
   }
   try {
-    const newline = text.indexOf('\n');
-    const header: unknown = JSON.parse(text.slice(0, newline));
+    const { header, bytes } = readHeader(fd);
     if (!isHeader(header) || header.key !== key) return undefined;
-    const select = affectedFromIndex(header, changed);
+    // From the header's newline: every index line then follows one.
+    const index = new PlanIndex(new KeyedLines(readAt(fd, bytes - 1, header.indexBytes + 1).toString('utf8')));
+    const select = affectedFromIndex(index, header.globs, changed);
     if (!select) return undefined;
     const wanted = new Set(select);
-    for (const id of select) for (const d of header.deps[id] ?? []) wanted.add(d);
+    for (const id of select) for (const d of index.node(id)[3]) wanted.add(d);
     // In the plan's own order, which is the order stages are started in.
-    const needed = [...wanted].sort((a, b) => (header.at[a]?.[0] ?? 0) - (header.at[b]?.[0] ?? 0));
-    const body = newline + 1;
+    const needed = [...wanted].sort((a, b) => index.node(a)[0] - index.node(b)[0]);
+    const body = bytes + header.indexBytes;
     const specs = new Map<string, StageSpec>();
     const instances: StageInstance[] = [];
     for (const id of needed) {
-      const at = header.at[id];
-      if (!at) return undefined;
-      const line: unknown = JSON.parse(text.slice(body + at[0], body + at[1]));
+      const [start, end] = index.node(id);
+      const line: unknown = JSON.parse(readAt(fd, body + start, end - start).toString('utf8'));
       if (!isInstanceLine(line, id)) return undefined;
       const stageId = line.spec.id as string;
       let spec = specs.get(stageId);
@@ -183,6 +266,9 @@ export function readPartialPlan(
     const pipeline = { ...header.pipeline, stages: [...specs.values()] } as unknown as PipelineSpec;
     return { plan: { pipeline, root, params: header.params, instances, loops: [] }, select };
   } catch {
+    // Damaged, cut short, or not JSON where JSON belongs.
     return undefined;
+  } finally {
+    closeSync(fd);
   }
 }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { isMap, isNode, isScalar, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { rememberSecret } from '../../security/known-secrets.ts';
+import { REMOTE_CACHE_CONFIG_FILE } from './configured.ts';
 import { didYouMean } from '../diagnostics/format.ts';
 
 export interface RemoteCacheSettings {
@@ -165,7 +166,7 @@ function isLoopback(baseUrl: string): boolean {
 /** The remote cache this run uses, if any; an error (exit 2) for a config that cannot be right. */
 export function resolveRemoteCache(request: RemoteCacheRequest): RemoteCacheResolution {
   if (request.flagOff) return { settings: undefined, warnings: [] };
-  const configFile = request.configFile ?? 'refinery.config.yaml';
+  const configFile = request.configFile ?? REMOTE_CACHE_CONFIG_FILE;
   const file = readFileConfig(request.root, configFile);
   if (file.error) return { error: file.error };
   // Empty is unset (a CI secret a fork's pull request does not get); `off` turns the cache off.

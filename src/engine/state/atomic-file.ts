@@ -16,7 +16,7 @@ function tempPathFor(file: string): string {
  * the old content or the new, never half. The temporary file never outlives a failure (a full
  * disk, say): the error is thrown after it is removed.
  */
-export function writeFileAtomicSync(file: string, data: string, options: { sync?: boolean } = {}): void {
+export function writeFileAtomicSync(file: string, data: string | Uint8Array, options: { sync?: boolean } = {}): void {
   const temp = tempPathFor(file);
   try {
     const fd = openSync(temp, 'wx', 0o644);

@@ -1,7 +1,8 @@
-import { readFileSync, statSync, type Stats } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, statSync, type Stats, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { hashFile, type HashFileOptions } from './hash-file.ts';
 import { writeFileAtomicSync } from './atomic-file.ts';
+import { KeyedLines } from './keyed-lines.ts';
 import { ensureStateDir, setAsideAndWarn, type StateWarn } from './set-aside.ts';
 import { writeProblem, type WriteProblem } from './write-problem.ts';
 
@@ -33,12 +34,35 @@ export function contentStamp(file: { size: number; mtimeMs: number; ino: number;
   return [file.size, file.mtimeMs, file.ino, file.hash];
 }
 
+/** The first line of the form this file is written in, with the size its stamp lines had when it was last written whole. */
+const FORM = 'file stamps, one a line';
+
+/** The file grows by appends; past twice its size when written whole (and 64 KiB), it is written whole again. */
+const GROWTH_ALLOWED = 65_536;
+
 /**
  * Content hashes behind a stat cache: a file whose size, mtime and inode are unchanged since
  * it was last hashed is not read again. Persisted in `.refinery/cache/file-hashes.json`.
+ *
+ * The file holds one stamp a line, so a run that needs a few stamps does not parse tens of
+ * thousands and a run that changed a few does not write tens of thousands: a header line
+ * (`{"form":FORM,"bytes":N}`), then lines `,"<path>":<stamp>` (a forgotten path: `null`),
+ * found without parsing the others (keyed-lines.ts) and checked when read. A save appends the
+ * changed lines (the last line of a path stands; a line cut short by a crash is ignored), and
+ * writes the file whole, atomically, once appends have doubled it. A file in another form (an
+ * older refinery's one JSON object) is parsed and checked whole, and written in this form.
+ * A stamp that is whole JSON but no stamp, found at any time, sets the file aside, and every
+ * file is hashed again.
  */
 export class FileHashes {
-  private readonly entries: Map<string, FileStamp>;
+  /** The file as read, in the one-a-line form; undefined when there is none (or it was parsed whole). */
+  private lines: KeyedLines | undefined;
+  /** What the stamp lines of the file weighed when it was last written whole. */
+  private wholeBytes = 0;
+  /** Stamps read from the file or changed by this run (null: forgotten). */
+  private readonly entries = new Map<string, FileStamp | null>();
+  /** Paths whose stamp this run changed or forgot, to be saved. */
+  private readonly changed = new Set<string>();
   /** Stamps already checked against the disk since the last save(): one stat per file per run. */
   private readonly checked = new Map<string, FileStamp | null>();
   private dirty = false;
@@ -50,18 +74,34 @@ export class FileHashes {
     private readonly hashing: HashFileOptions = {},
   ) {
     this.file = path.join(root, '.refinery', 'cache', 'file-hashes.json');
-    this.entries = new Map(this.load());
+    this.load();
   }
 
-  /** The saved stamps; an unreadable file is set aside and every file is hashed again. */
-  private load(): Array<[string, FileStamp]> {
+  private load(): void {
     let text: string;
     try {
-      text = readFileSync(this.file, 'utf8');
+      // Read, then decoded: Node 20 reads a large file as UTF-8 text twice as slowly.
+      text = readFileSync(this.file).toString('utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.setAside(`cannot be read (${(error as NodeJS.ErrnoException).code})`);
-      return [];
+      return;
     }
+    const header = formHeader(text);
+    if (header) {
+      this.lines = new KeyedLines(text);
+      this.wholeBytes = header.bytes;
+      return;
+    }
+    // Another form: parsed whole, and saved in this one next time.
+    for (const [rel, stamp] of this.parseWhole(text)) {
+      this.entries.set(rel, stamp);
+      this.changed.add(rel);
+      this.dirty = true;
+    }
+  }
+
+  /** The saved stamps of a file in another form; an unreadable one is set aside and every file is hashed again. */
+  private parseWhole(text: string): Array<[string, FileStamp]> {
     let data: unknown;
     try {
       data = JSON.parse(text);
@@ -85,6 +125,31 @@ export class FileHashes {
 
   private setAside(problem: string): void {
     setAsideAndWarn(this.root, this.file, problem, this.warn, 'every file is hashed again');
+  }
+
+  /** The saved stamp, read from its line and checked; a malformed one sets the file aside. */
+  private saved(rel: string): FileStamp | undefined {
+    const known = this.entries.get(rel);
+    if (known !== undefined || this.entries.has(rel)) return known ?? undefined;
+    const value = this.lines?.value(rel);
+    if (value === undefined) return undefined;
+    let stamp: unknown;
+    try {
+      stamp = JSON.parse(value);
+    } catch {
+      // Cut short by a crash while appending: as if never written.
+      return undefined;
+    }
+    if (stamp === null) return undefined;
+    if (!isStamp(stamp)) {
+      this.setAside(`has a malformed stamp for '${rel}'`);
+      // What was read of it is forgotten; what this run stamped stays.
+      this.lines = undefined;
+      for (const key of [...this.entries.keys()]) if (!this.changed.has(key)) this.entries.delete(key);
+      return undefined;
+    }
+    this.entries.set(rel, stamp);
+    return stamp;
   }
 
   private static matches(stamp: FileStamp | undefined, st: Stats): stamp is FileStamp {
@@ -119,7 +184,7 @@ export class FileHashes {
       return undefined;
     }
     if (!st.isFile()) return undefined;
-    const cached = this.entries.get(rel);
+    const cached = this.saved(rel);
     if (FileHashes.matches(cached, st)) return cached;
     let hash: string;
     try {
@@ -151,28 +216,97 @@ export class FileHashes {
   remember(rel: string, stamp: FileStamp): void {
     this.checked.set(rel, stamp);
     this.entries.set(rel, stamp);
+    this.changed.add(rel);
     this.dirty = true;
   }
 
   forget(rel: string): void {
     this.checked.delete(rel);
-    if (this.entries.delete(rel)) this.dirty = true;
+    if (this.saved(rel) === undefined) return;
+    this.entries.set(rel, null);
+    this.changed.add(rel);
+    this.dirty = true;
+  }
+
+  /** This run's changed lines. */
+  private changedLines(): string {
+    let out = '';
+    for (const rel of this.changed) out += `,${JSON.stringify(rel)}:${JSON.stringify(this.entries.get(rel) ?? null)}\n`;
+    return out;
+  }
+
+  /** Appends the changed lines; false when there is no file in this form to append to (or it is due to be written whole). */
+  private append(): boolean {
+    const lines = this.lines;
+    if (!lines || lines.text.length + this.changed.size * 128 > 2 * this.wholeBytes + GROWTH_ALLOWED) return false;
+    let fd: number;
+    try {
+      fd = openSync(this.file, constants.O_WRONLY | constants.O_APPEND);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw error;
+    }
+    try {
+      // A line cut short by a crash: the next starts on a line of its own.
+      const text = `${lines.text.endsWith('\n') ? '' : '\n'}${this.changedLines()}`;
+      writeFileSync(fd, text);
+      this.lines = new KeyedLines(`${lines.text}${text}`);
+    } finally {
+      closeSync(fd);
+    }
+    return true;
+  }
+
+  /** The whole file: the last line of each path read, unless this run changed it, then this run's stamps. */
+  private whole(): string {
+    let body = '';
+    const lines = this.lines;
+    if (lines)
+      for (const [rel, start] of lines.lines()) {
+        if (this.changed.has(rel) || this.saved(rel) === undefined) continue;
+        body += `${lines.text.slice(start, lines.lineEnd(start))}\n`;
+      }
+    // A malformed stamp among them set the file aside: none of its stamps is kept.
+    if (this.lines !== lines) body = '';
+    for (const rel of this.changed) {
+      const stamp = this.entries.get(rel);
+      if (stamp) body += `,${JSON.stringify(rel)}:${JSON.stringify(stamp)}\n`;
+    }
+    this.wholeBytes = body.length;
+    return `${JSON.stringify({ form: FORM, bytes: body.length })}\n${body}`;
   }
 
   /**
-   * Writes the cache if it changed; atomic (temp file + rename). A write that fails (a full
-   * disk) is returned, not thrown: the stamps are only a cache, the next run hashes again.
+   * Writes what changed; a save that fails (a full disk) is returned, not thrown: the stamps are
+   * only a cache, the next run hashes again.
    */
   save(): WriteProblem | undefined {
     this.checked.clear();
     if (!this.dirty) return undefined;
     try {
       ensureStateDir(this.root, path.dirname(this.file), this.warn);
-      writeFileAtomicSync(this.file, JSON.stringify(Object.fromEntries(this.entries)));
+      if (!this.append()) {
+        const text = this.whole();
+        writeFileAtomicSync(this.file, text);
+        this.lines = new KeyedLines(text);
+      }
     } catch (error) {
       return writeProblem(this.file, error);
     }
+    this.changed.clear();
     this.dirty = false;
+    return undefined;
+  }
+}
+
+/** The header of the one-a-line form, or undefined for another form. */
+function formHeader(text: string): { bytes: number } | undefined {
+  if (!text.startsWith('{"form":')) return undefined;
+  const newline = text.indexOf('\n');
+  try {
+    const header = JSON.parse(text.slice(0, newline < 0 ? text.length : newline)) as { form?: unknown; bytes?: unknown };
+    return header.form === FORM && typeof header.bytes === 'number' ? { bytes: header.bytes } : undefined;
+  } catch {
     return undefined;
   }
 }

@@ -3,8 +3,8 @@ import path from 'node:path';
 import type { EventBus } from '../events/bus.ts';
 import { PACKAGE_ROOT } from '../paths/package-root.ts';
 import type { PipelineSpec } from '../types/pipeline.ts';
-import { Observations } from './observations.ts';
-import { manifestFile, readManifest } from './run-manifest.ts';
+import type { NoopRecord } from './noop-record.ts';
+import { manifestFile, PreviousRecord, readManifest } from './run-manifest.ts';
 
 /** What every run that keeps the no-op record shares: which runs may keep one, and how one carries over. */
 
@@ -32,29 +32,13 @@ export function skippedStages(bus: EventBus, previous: ReadonlyMap<string, strin
   return skipped;
 }
 
-/** The last run's record for what this run did not look at again, this run's for the rest. */
-export function mergeObservations(previous: Observations, current: Observations): Observations {
-  const out = new Observations();
-  for (const [k, v] of [...previous.files, ...current.files]) out.files.set(k, v);
-  for (const [k, v] of [...previous.dirs, ...current.dirs]) out.dirs.set(k, v);
-  for (const [k, v] of [...previous.probes, ...current.probes]) out.probes.set(k, v);
-  return out;
+/** The last run's record with this key, to carry over what a run does not look at again; undefined when there is none (or it is damaged). */
+export function lastRecord(root: string, pipelineFile: string, key: string): NoopRecord | undefined {
+  const record = readManifest(manifestFile(root, pipelineFile));
+  return record && typeof record !== 'string' && record.key === key ? record : undefined;
 }
 
-/** The last run's record with this key, as observations to carry over; undefined when there is none (or it is damaged). */
-export function previousRecord(
-  root: string,
-  pipelineFile: string,
-  key: string,
-): { observations: Observations; skipped: Map<string, string>; stages: string[] } | undefined {
-  const record = readManifest(manifestFile(root, pipelineFile));
-  if (!record || typeof record === 'string' || record.key !== key) return undefined;
-  const observations = new Observations();
-  for (const [f, stamp] of Object.entries(record.files)) {
-    if (stamp !== null && !(Array.isArray(stamp) && stamp.length === 3)) return undefined;
-    observations.files.set(f, stamp);
-  }
-  for (const [d, mtime] of Object.entries(record.dirs)) observations.dirs.set(d, mtime);
-  for (const [p, answer] of Object.entries(record.probes)) observations.probes.set(p, answer);
-  return { observations, skipped: new Map(Object.entries(record.skipped ?? {})), stages: record.stages };
+/** A record carried over whole, but for what `seen` has (a run's own stats stand). */
+export function carryAll(record: NoopRecord): PreviousRecord {
+  return new PreviousRecord(record, new Uint8Array(record.paths.length));
 }

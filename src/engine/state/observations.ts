@@ -13,9 +13,18 @@ export class Observations {
   readonly dirs = new Map<string, number | null>();
   /** Answers of `exists(path)` in expressions. */
   readonly probes = new Map<string, boolean>();
+  /** Files and folders the run changed itself (outputs it published, their folders): see `written`. */
+  readonly written = new Set<string>();
+  /** Before any stat was taken: a lower bound for the time of each (see settled-stat.ts). */
+  readonly startedAt: number;
 
-  /** The first stat seen of a file stands, unless the run itself rewrote it (`replace`). */
+  constructor(startedAt = Date.now()) {
+    this.startedAt = startedAt;
+  }
+
+  /** The first stat seen of a file stands, unless the run itself rewrote it (`replace`: it published it). */
   file(rel: string, stamp: readonly [number, number, number, ...unknown[]] | undefined, replace = false): void {
+    if (replace) this.written.add(rel);
     if (replace || !this.files.has(rel)) this.files.set(rel, stamp ? [stamp[0], stamp[1], stamp[2]] : null);
   }
 
@@ -25,7 +34,9 @@ export class Observations {
 
   /** A folder changed by the run's own publishing: its new mtime is not a change from outside. */
   dirRewritten(rel: string, mtimeMs: number | null): void {
-    if (this.dirs.has(rel)) this.dirs.set(rel, mtimeMs);
+    if (!this.dirs.has(rel)) return;
+    this.dirs.set(rel, mtimeMs);
+    this.written.add(rel);
   }
 
   probe(rel: string, exists: (rel: string) => boolean): boolean {

@@ -1,88 +1,167 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, type Stats, statSync } from 'node:fs';
 import path from 'node:path';
-import { Observations } from './observations.ts';
+import type { Observations } from './observations.ts';
 import { writeFileAtomicSync } from './atomic-file.ts';
+import { decodeNoopRecord, encodeNoopRecord, MISSING, type NoopRecord, UNSETTLED } from './noop-record.ts';
 import { ensureStateDir, setAsideAndWarn, type StateWarn } from './set-aside.ts';
+import { settledStat } from './settled-stat.ts';
 import { writeProblem, type WriteProblem } from './write-problem.ts';
 
 /**
  * The no-op check. After a run in which every stage ended up to date, refinery records the
- * stat (size, mtime, inode) of every file and folder that run looked at. The next run with the
- * same pipeline text and params first compares those stats; when none changed, every stage is
- * still up to date and nothing needs loading, expanding or hashing — the way make and ninja
- * decide a no-op from stats alone. Any difference falls back to the full fingerprint check.
+ * stat (size, mtime, inode) of every file and folder that run looked at, the pipeline file
+ * included. The next run with the same pipeline file and params first compares those stats;
+ * when none changed, every stage is still up to date and nothing needs loading, expanding or
+ * hashing — the way make and ninja decide a no-op from stats alone. Any difference falls back
+ * to the full fingerprint check (only the stages that changed files reach, when the plan
+ * record allows: plan-record.ts).
+ *
+ * A stat taken too soon after its file was written (settled-stat.ts) could miss a rewrite of
+ * the same size in the same clock tick: such a file is recorded unsettled, and the next run
+ * counts it as changed and checks it by content (an unchanged hash reruns nothing, and the
+ * record written then is settled). Every stat is taken after the run started, so a file is
+ * unsettled when its mtime is within the window before the run's start or later. The outputs
+ * the run published itself are the exception: it hashed the staged copy that it then renamed
+ * into place, and a write to the published file within the same tick would be a write racing
+ * the publish itself, which no tool can order; so right after a build nothing is unsettled
+ * unless something else wrote during the run.
  */
-export interface NoopRecord {
-  key: string;
-  pipeline: string;
-  stages: string[];
-  /** Stages the run skipped (a false `when`), with the reason: a no-op reports them skipped again. */
-  skipped?: Record<string, string>;
-  files: Record<string, [number, number, number] | null>;
-  dirs: Record<string, number | null>;
-  probes: Record<string, boolean>;
-}
 
 /** One record per pipeline file (by its absolute path). */
 export function manifestFile(root: string, pipelineFile: string): string {
-  const id = createHash('sha256').update(path.resolve(pipelineFile)).digest('hex').slice(0, 16);
-  return path.join(root, '.refinery', 'state', `noop-${id}.json`);
+  return path.join(root, '.refinery', 'state', `noop-${recordId(pipelineFile)}.bin`);
 }
 
-export function manifestKey(parts: {
-  version: string;
-  pipelineFile: string;
-  pipelineText: string;
-  params: Readonly<Record<string, string>>;
-}): string {
+const recordIds = new Map<string, string>();
+
+/** Asked for several times a run (the record, the plan record, dropping them): hashed once. */
+function recordId(pipelineFile: string): string {
+  const absolute = path.resolve(pipelineFile);
+  let id = recordIds.get(absolute);
+  if (id === undefined) {
+    id = createHash('sha256').update(absolute).digest('hex').slice(0, 16);
+    recordIds.set(absolute, id);
+  }
+  return id;
+}
+
+/**
+ * The key a record is kept under: refinery's version, the pipeline file and the params. The
+ * pipeline's text is not in it: the run records the file's stat like any file it read, so an
+ * edit shows as a changed file (one that always sends the run to the full check), and a no-op
+ * reads none of it.
+ */
+export function manifestKey(parts: { version: string; pipelineFile: string; params: Readonly<Record<string, string>> }): string {
   const params = Object.entries(parts.params).sort(([a], [b]) => (a < b ? -1 : 1));
+  // 'noop 2': never the key of a record (or plan record) in an earlier form.
   return createHash('sha256')
-    .update(JSON.stringify([parts.version, parts.pipelineFile, parts.pipelineText, params]))
+    .update(JSON.stringify(['noop 2', parts.version, parts.pipelineFile, params]))
     .digest('hex');
 }
 
-function fileStat(abs: string): [number, number, number] | null {
-  try {
-    const st = statSync(abs, { throwIfNoEntry: false });
-    return st ? [st.size, st.mtimeMs, st.ino] : null;
-  } catch {
-    return null;
-  }
-}
+const STAT_OPTIONS = { throwIfNoEntry: false } as const;
 
 function dirStat(abs: string): number | null {
   try {
-    return statSync(abs, { throwIfNoEntry: false })?.mtimeMs ?? null;
+    return statSync(abs, STAT_OPTIONS)?.mtimeMs ?? null;
   } catch {
     return null;
   }
 }
 
 export function dropManifest(root: string, pipelineFile: string): void {
+  const file = manifestFile(root, pipelineFile);
   try {
-    rmSync(manifestFile(root, pipelineFile), { force: true });
+    rmSync(file, { force: true });
+    // The JSON form an earlier refinery wrote; this one no longer reads it.
+    rmSync(file.replace(/\.bin$/, '.json'), { force: true });
   } catch {
     // No folder to hold one (ENOTDIR): there is no record to drop.
   }
 }
 
-/** The record of what a run looked at: the stats taken when each thing was read, never fresh ones (see Observations). */
-export function noopRecord(
+/**
+ * The last run's record, for what this run does not look at again: its unchanged files are
+ * copied into the new record as they are (no per-file object is made of them).
+ */
+export class PreviousRecord {
+  constructor(
+    private readonly record: NoopRecord,
+    /** 1 for each file whose stat changed. */
+    private readonly changed: Uint8Array,
+  ) {}
+
+  get dirs(): ReadonlyArray<string | number | null> {
+    return this.record.dirs;
+  }
+
+  get probes(): ReadonlyArray<string | boolean> {
+    return this.record.probes;
+  }
+
+  /**
+   * Copies every file whose stat did not change, unless `seen` has it (this run's stat stands),
+   * into `paths` and `numbers` from their start; returns how many.
+   */
+  carryInto(paths: string[], numbers: Float64Array, seen: ReadonlyMap<string, unknown>): number {
+    const { paths: from, numbers: stats } = this.record;
+    const changed = this.changed;
+    let n = 0;
+    for (let i = 0; i < from.length; i += 1) {
+      const rel = from[i] as string;
+      if (changed[i] === 1 || seen.has(rel)) continue;
+      paths[n] = rel;
+      numbers[3 * n] = stats[3 * i] as number;
+      numbers[3 * n + 1] = stats[3 * i + 1] as number;
+      numbers[3 * n + 2] = stats[3 * i + 2] as number;
+      n += 1;
+    }
+    return n;
+  }
+
+  get size(): number {
+    return this.record.paths.length;
+  }
+}
+
+/**
+ * The record of what a run looked at: the stats taken when each thing was read, never fresh
+ * ones (see Observations), over what the last record held that this run did not look at again.
+ */
+export function buildNoopRecord(
   key: string,
   pipeline: string,
   stages: readonly string[],
   seen: Observations,
   skipped: ReadonlyMap<string, string>,
+  /** The last run's record, when this run checked only what changed: what it did not look at again is carried over. */
+  previous?: PreviousRecord,
 ): NoopRecord {
+  const paths: string[] = new Array((previous?.size ?? 0) + seen.files.size);
+  const numbers = new Float64Array(3 * paths.length);
+  let count = previous ? previous.carryInto(paths, numbers, seen.files) : 0;
+  for (const [rel, stat] of seen.files) {
+    const n = 3 * count;
+    paths[count] = rel;
+    if (stat === null) numbers[n] = MISSING;
+    else numbers[n] = seen.written.has(rel) || settledStat(stat[1], seen.startedAt) ? stat[0] : UNSETTLED;
+    numbers[n + 1] = stat?.[1] ?? 0;
+    numbers[n + 2] = stat?.[2] ?? 0;
+    count += 1;
+  }
+  paths.length = count;
   return {
     key,
     pipeline,
     stages: [...stages],
     skipped: Object.fromEntries(skipped),
-    files: Object.fromEntries([...seen.files].sort(([a], [b]) => (a < b ? -1 : 1))),
-    dirs: Object.fromEntries([...seen.dirs].sort(([a], [b]) => (a < b ? -1 : 1))),
-    probes: Object.fromEntries([...seen.probes].sort()),
+    dirs: pairs(previous?.dirs, seen.dirs, (d, mtime) =>
+      mtime === null || seen.written.has(d) || settledStat(mtime, seen.startedAt) ? mtime : 'unsettled',
+    ),
+    probes: pairs(previous?.probes, seen.probes, (_p, answer) => answer),
+    paths,
+    numbers: count * 3 === numbers.length ? numbers : numbers.slice(0, count * 3),
   };
 }
 
@@ -91,7 +170,7 @@ export function writeNoopRecord(root: string, pipelineFile: string, record: Noop
   const file = manifestFile(root, pipelineFile);
   try {
     ensureStateDir(root, path.dirname(file), warn);
-    writeFileAtomicSync(file, JSON.stringify(record));
+    writeFileAtomicSync(file, encodeNoopRecord(record));
   } catch (error) {
     return writeProblem(file, error);
   }
@@ -108,82 +187,61 @@ export function writeManifest(
   seen: Observations,
   skipped: ReadonlyMap<string, string>,
   warn?: StateWarn,
+  /** The last run's record, when this run checked only what changed: what it did not look at again is carried over. */
+  previous?: PreviousRecord,
 ): WriteProblem | undefined {
-  return writeNoopRecord(root, pipelineFile, noopRecord(key, pipeline, stages, seen, skipped), warn);
+  return writeNoopRecord(root, pipelineFile, buildNoopRecord(key, pipeline, stages, seen, skipped, previous), warn);
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+/** [name, value, ...]: the last record's pairs that this run did not see again, then this run's. */
+function pairs<T, U>(
+  previous: ReadonlyArray<string | T> | undefined,
+  current: ReadonlyMap<string, T>,
+  value: (name: string, seen: T) => U,
+): Array<string | T | U> {
+  const out: Array<string | T | U> = [];
+  if (previous)
+    for (let i = 0; i < previous.length; i += 2)
+      if (!current.has(previous[i] as string)) out.push(previous[i] as string, previous[i + 1] as T);
+  for (const [name, seen] of current) out.push(name, value(name, seen));
+  return out;
 }
 
-/** The record as written, or a reason it is not one. */
+/** The record as written, or a reason it is not one; undefined when there is none. */
 export function readManifest(file: string): NoopRecord | string | undefined {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     // No record yet, or no state folder at all (the run sets that aside): a full check.
     return code === 'ENOENT' || code === 'ENOTDIR' ? undefined : `cannot be read (${code})`;
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return 'is not valid JSON';
-  }
-  if (!isPlainObject(value) || typeof value.key !== 'string' || typeof value.pipeline !== 'string' || !Array.isArray(value.stages))
-    return 'is not a no-op record';
-  if (!isPlainObject(value.files) || !isPlainObject(value.dirs) || !isPlainObject(value.probes)) return 'is not a no-op record';
-  for (const stage of value.stages) if (typeof stage !== 'string') return 'is not a no-op record';
-  if (value.skipped !== undefined && (!isPlainObject(value.skipped) || Object.values(value.skipped).some((r) => typeof r !== 'string')))
-    return 'is not a no-op record';
-  return value as unknown as NoopRecord;
+  return decodeNoopRecord(bytes);
 }
 
 /** The reason given for a stage found up to date from stats alone. */
 export const UNCHANGED_BY_STAT = 'up to date: nothing it read changed since the last run';
 
 export interface ChangedFiles {
-  /** Files (as recorded) whose stat differs from the last run's. */
+  /** Files (as recorded) whose stat differs from the last run's, or that were unsettled. */
   files: string[];
   /** The stages the last run skipped, with the reason. */
   skipped: Map<string, string>;
   /** The last run's record, to carry over what this run does not look at again. */
-  previous: Observations;
+  previous: PreviousRecord;
   /** Every stage of the last run, in its order. */
   stages: string[];
 }
 
 /**
- * What a file watcher can say of a record it saw hold: the record as read then, and the only
- * recorded paths that may have changed since (every other one is as recorded, no stat needed).
+ * What a file watcher can say of a record it saw hold: the record as read then, and the indexes
+ * (in `record.paths`) of the only files that may have changed since; every other one is as
+ * recorded, no stat needed.
  */
 export interface RecordVouch {
   record: NoopRecord;
-  mayHaveChanged: Iterable<string>;
-}
-
-function sameStat(now: [number, number, number] | null, stamp: unknown): boolean {
-  if (now === null || stamp === null) return now === stamp;
-  return Array.isArray(stamp) && now[0] === stamp[0] && now[1] === stamp[1] && now[2] === stamp[2];
-}
-
-/** The comparison when a watcher vouches for all but a few paths: those are stat'ed, the rest taken as recorded. */
-function compareVouched(root: string, manifest: NoopRecord, mayHaveChanged: Iterable<string>): LastRunComparison {
-  const files: string[] = [];
-  for (const f of mayHaveChanged) {
-    if (!Object.hasOwn(manifest.files, f)) continue;
-    if (!sameStat(fileStat(path.resolve(root, f)), manifest.files[f])) files.push(f);
-  }
-  const skipped = new Map(Object.entries(manifest.skipped ?? {}));
-  if (files.length === 0) return { unchanged: { pipeline: manifest.pipeline, stages: manifest.stages, skipped } };
-  const changed = new Set(files);
-  const previous = new Observations();
-  for (const [f, stamp] of Object.entries(manifest.files)) if (!changed.has(f)) previous.files.set(f, stamp);
-  for (const [d, mtime] of Object.entries(manifest.dirs)) previous.dirs.set(d, mtime);
-  for (const [p, answer] of Object.entries(manifest.probes)) previous.probes.set(p, answer);
-  return { changed: { files, previous, skipped, stages: manifest.stages } };
+  mayHaveChanged: ReadonlySet<number>;
 }
 
 /** What the last run recorded, compared with the disk now. */
@@ -194,8 +252,27 @@ export type LastRunComparison =
   | { changed: ChangedFiles };
 
 /**
+ * How to name a recorded path to statSync cheaply (path.resolve costs more than the stat's
+ * own work in JavaScript). Paths are recorded relative to the root (absolute ones, outside the
+ * project, as they are): `root/rel` names the file path.resolve(root, rel) names, and plain
+ * `rel` does when the process runs in the root (the kernel then walks fewer folders). Only a
+ * path with `..` differs (path.resolve goes up lexically, the kernel through symbolic links),
+ * so those go through path.resolve, as before.
+ */
+function statPrefix(root: string): string {
+  let cwd: string | undefined;
+  try {
+    cwd = process.cwd();
+  } catch {
+    // The working folder was removed: name files from the root.
+  }
+  if (cwd === root) return '';
+  return root.endsWith('/') ? root : `${root}/`;
+}
+
+/**
  * Compares the last run's record with the disk, reading it and stat'ing each file once.
- * Undefined when there is no record for this pipeline text and params, or a folder listing or
+ * Undefined when there is no record for this pipeline file and params, or a folder listing or
  * an `exists()` answer changed (new stages may have appeared), so only a full check will do.
  */
 export function compareWithLastRun(
@@ -207,28 +284,38 @@ export function compareWithLastRun(
   vouch?: RecordVouch,
 ): LastRunComparison | undefined {
   const file = manifestFile(root, pipelineFile);
-  const manifest = vouch ? vouch.record : readManifest(file);
-  const corrupt = (problem: string): undefined => {
-    setAsideAndWarn(root, file, problem, warn, 'every stage is checked in full');
+  const record = vouch ? vouch.record : readManifest(file);
+  if (typeof record === 'string') {
+    setAsideAndWarn(root, file, record, warn, 'every stage is checked in full');
     return undefined;
-  };
-  if (typeof manifest === 'string') return corrupt(manifest);
-  if (!manifest || manifest.key !== key) return undefined;
-  for (const [d, mtime] of Object.entries(manifest.dirs)) if (dirStat(path.resolve(root, d)) !== mtime) return undefined;
-  for (const [p, answer] of Object.entries(manifest.probes)) if (existsSync(path.resolve(root, p)) !== answer) return undefined;
-  if (vouch) return compareVouched(root, manifest, vouch.mayHaveChanged);
-  const files: string[] = [];
-  const previous = new Observations();
-  for (const [f, stamp] of Object.entries(manifest.files)) {
-    if (stamp !== null && !(Array.isArray(stamp) && stamp.length === 3)) return corrupt(`has a malformed stat for '${f}'`);
-    const now = fileStat(path.resolve(root, f));
-    const same = now === null || stamp === null ? now === stamp : now[0] === stamp[0] && now[1] === stamp[1] && now[2] === stamp[2];
-    if (same) previous.files.set(f, stamp);
-    else files.push(f);
   }
-  const skipped = new Map(Object.entries(manifest.skipped ?? {}));
-  if (files.length === 0) return { unchanged: { pipeline: manifest.pipeline, stages: manifest.stages, skipped } };
-  for (const [d, mtime] of Object.entries(manifest.dirs)) previous.dirs.set(d, mtime);
-  for (const [p, answer] of Object.entries(manifest.probes)) previous.probes.set(p, answer);
-  return { changed: { files, previous, skipped, stages: manifest.stages } };
+  if (!record || record.key !== key) return undefined;
+  const { dirs, probes, paths, numbers } = record;
+  for (let i = 0; i < dirs.length; i += 2) if (dirStat(path.resolve(root, dirs[i] as string)) !== dirs[i + 1]) return undefined;
+  for (let i = 0; i < probes.length; i += 2) if (existsSync(path.resolve(root, probes[i] as string)) !== probes[i + 1]) return undefined;
+  const prefix = statPrefix(root);
+  let changed: Uint8Array | undefined;
+  const only = vouch?.mayHaveChanged;
+  for (let i = 0, at = 0; i < paths.length; i += 1, at += 3) {
+    if (only && !only.has(i)) continue;
+    const rel = paths[i] as string;
+    const size = numbers[at];
+    let same = false;
+    if (size !== UNSETTLED) {
+      const abs = rel.charCodeAt(0) === 47 /* / */ ? rel : rel.includes('..') ? path.resolve(root, rel) : prefix + rel;
+      let st: Stats | undefined;
+      try {
+        st = statSync(abs, STAT_OPTIONS);
+      } catch {
+        st = undefined;
+      }
+      same = st === undefined ? size === MISSING : st.size === size && st.mtimeMs === numbers[at + 1] && st.ino === numbers[at + 2];
+    }
+    if (!same) (changed ??= new Uint8Array(paths.length))[i] = 1;
+  }
+  const skipped = new Map(Object.entries(record.skipped));
+  if (!changed) return { unchanged: { pipeline: record.pipeline, stages: record.stages, skipped } };
+  const files: string[] = [];
+  for (let i = 0; i < paths.length; i += 1) if (changed[i] === 1) files.push(paths[i] as string);
+  return { changed: { files, previous: new PreviousRecord(record, changed), skipped, stages: record.stages } };
 }

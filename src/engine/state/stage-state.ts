@@ -53,59 +53,176 @@ function isJournalLine(entry: unknown): entry is JournalLine {
   return entry.f === null || (typeof entry.f === 'string' && isRecord(entry.r, entry.s, entry.f));
 }
 
+/** How refinery writes an entry: `{"s":"<id>","f":...`; a line in this form is indexed without parsing it. */
+const ENTRY_START = '{"s":"';
+const ID_END = '","f":';
+
+function lineEnd(text: string, start: number): number {
+  const end = text.indexOf('\n', start);
+  return end < 0 ? text.length : end;
+}
+
+/** The stage id of a line in the form refinery writes (an id with no escapes in it), else undefined. */
+function entryId(text: string, start: number, end: number): string | undefined {
+  if (!text.startsWith(ENTRY_START, start)) return undefined;
+  const close = text.indexOf('"', start + ENTRY_START.length);
+  if (close < 0 || close >= end || !text.startsWith(ID_END, close)) return undefined;
+  const id = text.slice(start + ENTRY_START.length, close);
+  return id.includes('\\') ? undefined : id;
+}
+
+/** A line's entry; 'torn' when it is not whole JSON (cut short), 'damaged' when it is JSON but no entry. */
+function parseLine(text: string, start: number, end: number): JournalLine | 'torn' | 'damaged' {
+  let entry: unknown;
+  try {
+    entry = JSON.parse(text.slice(start, end));
+  } catch {
+    return 'torn';
+  }
+  return isJournalLine(entry) ? entry : 'damaged';
+}
+
+/** Where the stage's line before the one at `before` starts (as refinery writes it), or -1. */
+function previousLine(text: string, stage: string, before: number): number {
+  const start = `{"s":${JSON.stringify(stage)},"f":`;
+  const at = before >= 2 ? text.lastIndexOf(`\n${start}`, before - 2) : -1;
+  if (at >= 0) return at + 1;
+  return before > 0 && text.startsWith(start) ? 0 : -1;
+}
+
+function lineNumberAt(text: string, start: number): number {
+  let number = 1;
+  for (let at = text.indexOf('\n'); at >= 0 && at < start; at = text.indexOf('\n', at + 1)) number += 1;
+  return number;
+}
+
 /**
  * Per-pipeline stage state as an append-only journal: a stage's old record is dropped (a
  * `null` line) before it runs and its new record appended after its outputs are in place, so
  * a crash leaves it stale, never falsely fresh. A torn line (cut short by a crash or a full
- * disk) is ignored. A line that is whole JSON but no journal entry means the file was damaged:
- * it is set aside and the pipeline's stages run again.
+ * disk) is ignored: the stage's line before it stands. A line that is whole JSON but no
+ * journal entry means the file was damaged: it is set aside and the pipeline's stages run again.
+ *
+ * Reading a journal of 10,000 stages whole costs more than a run that checks one changed file,
+ * so such a run opens it with the ids of the stages it may ask about (`scope`): the lines are
+ * only scanned for each stage's last one (a line not in the form refinery writes, `null` say,
+ * is parsed by the scan), and the last lines of the stages in scope are parsed and checked at
+ * once, before any record is used; another stage's line is parsed when it is asked for. The rule: **a damaged line found at any time sets the journal aside and the
+ * stages run again.** Found while opening, no stage is judged on any of its records; found
+ * later (a stage outside the scope, or in `all()` or `compact()`), the records read before
+ * stand and every other stage runs again. Lines a stage has since replaced are not read. Without
+ * a scope every line is parsed and checked at once: a run that checks everything reads every
+ * record anyway.
  */
 export class StageState {
-  private readonly records = new Map<string, StageRecord>();
   readonly file: string;
+  /** The journal as read, while lines of stages not asked for yet may be parsed from it. */
+  private text = '';
+  /** Stage -> where its last line starts in `text`. */
+  private readonly lastLine = new Map<string, number>();
+  /** Records read (and checked) or written by this run; null for a stage without one. */
+  private readonly records = new Map<string, StageRecord | null>();
+  /** Stages whose record this run wrote or dropped. */
+  private readonly written = new Set<string>();
   private lines = 0;
   /** The file does not end with a newline (a torn write): the next line must not be glued to it. */
   private torn = false;
+  private fd: number | undefined;
 
   constructor(
     private readonly root: string,
     pipeline: string,
     private readonly warn?: StateWarn,
+    scope?: Iterable<string>,
   ) {
     this.file = path.join(root, '.refinery', 'state', `${pipeline}.jsonl`);
-    this.load();
+    this.load(scope);
   }
 
-  private load(): void {
+  private load(scope: Iterable<string> | undefined): void {
     let text: string;
     try {
-      text = readFileSync(this.file, 'utf8');
+      // Read, then decoded: Node 20 reads a large file as UTF-8 text twice as slowly.
+      text = readFileSync(this.file).toString('utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.setAside(`cannot be read (${(error as NodeJS.ErrnoException).code})`);
       return;
     }
     this.torn = text.length > 0 && !text.endsWith('\n');
+    if (!scope) return this.parseEveryLine(text);
+    this.text = text;
+    if (!this.scan()) return;
+    for (const stage of scope) if (this.read(stage) === 'damaged') return;
+  }
+
+  /** Every line parsed and checked, in order: the last entry of each stage stands. */
+  private parseEveryLine(text: string): void {
     let number = 0;
-    for (const line of text.split('\n')) {
+    for (let start = 0; start < text.length; ) {
+      const end = lineEnd(text, start);
       number += 1;
-      if (!line) continue;
-      this.lines += 1;
-      let entry: unknown;
-      try {
-        entry = JSON.parse(line);
-      } catch {
-        continue;
+      if (end > start) {
+        this.lines += 1;
+        const entry = parseLine(text, start, end);
+        if (entry === 'damaged') return this.damaged(number);
+        if (entry !== 'torn') this.records.set(entry.s, entry.f === null ? null : entry.r);
       }
-      if (!isJournalLine(entry)) {
-        this.records.clear();
-        this.lines = 0;
-        this.torn = false;
-        this.setAside(`line ${number} is not a journal entry`);
-        return;
-      }
-      if (entry.f === null) this.records.delete(entry.s);
-      else this.records.set(entry.s, entry.r);
+      start = end + 1;
     }
+  }
+
+  /** Indexes each stage's last line; a line not in the form refinery writes is parsed now. False when the journal was set aside. */
+  private scan(): boolean {
+    const text = this.text;
+    let number = 0;
+    for (let start = 0; start < text.length; ) {
+      const end = lineEnd(text, start);
+      number += 1;
+      if (end > start) {
+        this.lines += 1;
+        const id = entryId(text, start, end);
+        if (id !== undefined) this.lastLine.set(id, start);
+        else {
+          const entry = parseLine(text, start, end);
+          if (entry === 'damaged') {
+            this.damaged(number);
+            return false;
+          }
+          if (entry !== 'torn') this.lastLine.set(entry.s, start);
+        }
+      }
+      start = end + 1;
+    }
+    return true;
+  }
+
+  /** Parses the stage's last whole line (a torn one gives way to the one before) into `records`. */
+  private read(stage: string): StageRecord | null | 'damaged' {
+    const text = this.text;
+    let record: StageRecord | null = null;
+    for (let start = this.lastLine.get(stage) ?? -1; start >= 0; start = previousLine(text, stage, start)) {
+      const entry = parseLine(text, start, lineEnd(text, start));
+      if (entry === 'torn') continue;
+      if (entry === 'damaged' || entry.s !== stage) {
+        this.damaged(lineNumberAt(text, start));
+        return 'damaged';
+      }
+      record = entry.f === null ? null : entry.r;
+      break;
+    }
+    this.records.set(stage, record);
+    return record;
+  }
+
+  /** A damaged line: the journal is set aside and what was read of it forgotten (this run's own records stay). */
+  private damaged(lineNumber: number): void {
+    this.close();
+    this.setAside(`line ${lineNumber} is not a journal entry`);
+    this.text = '';
+    this.lastLine.clear();
+    for (const stage of [...this.records.keys()]) if (!this.written.has(stage)) this.records.delete(stage);
+    this.lines = 0;
+    this.torn = false;
   }
 
   private setAside(problem: string): void {
@@ -113,14 +230,23 @@ export class StageState {
   }
 
   get(stage: string): StageRecord | undefined {
-    return this.records.get(stage);
+    const known = this.records.get(stage);
+    if (known !== undefined || this.records.has(stage)) return known ?? undefined;
+    const read = this.lastLine.has(stage) ? this.read(stage) : null;
+    return read === 'damaged' || read === null ? undefined : read;
   }
 
   all(): StageRecord[] {
-    return [...this.records.values()];
+    for (const stage of [...this.lastLine.keys()]) if (!this.records.has(stage) && this.read(stage) === 'damaged') break;
+    return [...this.records.values()].filter((r): r is StageRecord => r !== null);
   }
 
-  private fd: number | undefined;
+  /** How many stages the journal has lines for: at least as many as have a record, counted without parsing a line. */
+  private stageCount(): number {
+    let count = this.lastLine.size;
+    for (const stage of this.records.keys()) if (!this.lastLine.has(stage)) count += 1;
+    return count;
+  }
 
   /**
    * One open file for the whole run: a stage appends up to two lines, thousands of stages many.
@@ -148,31 +274,49 @@ export class StageState {
 
   /** Written at once, before the stage can replace its outputs: a crash after it leaves the stage stale. */
   drop(stage: string): void {
-    if (!this.records.has(stage)) return;
-    this.records.delete(stage);
+    if (this.get(stage) === undefined) return;
+    this.records.set(stage, null);
+    this.written.add(stage);
     this.append({ s: stage, f: null });
   }
 
   /** Records a stage as done; written at once, so a stage reported finished is never rerun after a crash. */
   commit(record: StageRecord): void {
     this.records.set(record.stage, record);
+    this.written.add(record.stage);
     this.append({ s: record.stage, f: record.fingerprint, r: record });
   }
 
   /**
-   * Rewrites the journal with one line per stage when it has grown well past that. A rewrite
-   * that fails (a full disk) leaves the journal as it was and is returned.
+   * Rewrites the journal with one line per stage once it has grown a quarter past that (each
+   * run that checks what changed reads it whole). The last line of a stage not read is copied as
+   * written, not parsed: a damaged one is found when it is read, as it would have been (one cut
+   * short is read now, so its stage keeps the line before). A rewrite that fails (a full disk)
+   * leaves the journal as it was and is returned.
    */
   compact(): WriteProblem | undefined {
-    if (this.lines <= Math.max(64, this.records.size * 2)) return undefined;
+    const stages = this.stageCount();
+    if (this.lines <= stages + Math.max(64, stages >> 2)) return undefined;
     this.close();
-    const body = [...this.records.values()].map((r) => JSON.stringify({ s: r.stage, f: r.fingerprint, r })).join('\n');
+    let body: string[] = [];
+    const text = this.text;
+    for (const [stage, start] of [...this.lastLine]) {
+      if (this.records.has(stage)) continue;
+      const end = text.indexOf('\n', start);
+      const line = text.slice(start, end < 0 ? text.length : end);
+      if (!line.endsWith('}')) {
+        // Set aside as damaged: none of its lines is copied, this run's records make the new journal.
+        if (this.read(stage) === 'damaged') body = [];
+        if (this.text === '') break;
+      } else if (!line.endsWith('"f":null}')) body.push(line);
+    }
+    for (const [stage, record] of this.records) if (record) body.push(JSON.stringify({ s: stage, f: record.fingerprint, r: record }));
     try {
-      writeFileAtomicSync(this.file, body ? `${body}\n` : '', { sync: true });
+      writeFileAtomicSync(this.file, body.length ? `${body.join('\n')}\n` : '', { sync: true });
     } catch (error) {
       return writeProblem(this.file, error);
     }
-    this.lines = this.records.size;
+    this.lines = body.length;
     this.torn = false;
     return undefined;
   }

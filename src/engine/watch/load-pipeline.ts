@@ -1,5 +1,5 @@
 import { Observations } from '../state/observations.ts';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Diagnostic } from '../types/source.ts';
 import type { PipelineSpec, StageSpec } from '../types/pipeline.ts';
@@ -43,9 +43,12 @@ export async function loadPipeline(
   warn?: StateWarn,
 ): Promise<LoadOutcome> {
   const resolver = projectResolver(root);
+  // Made before any stat it records is taken (settled-stat.ts); the pipeline file is recorded
+  // by its stat taken before its text is read, as `refinery run` records it.
+  const observed = new Observations();
+  observed.file(path.relative(root, path.resolve(root, file)), statStamp(path.resolve(root, file)));
   const loaded = await loadPipelineCached(root, file, resolver, warn);
   if (!loaded.spec) return { ok: false, file, diagnostics: loaded.diagnostics, source: loaded.text };
-  const observed = new Observations();
   const exists = (rel: string): boolean => existsSync(path.resolve(root, rel));
   const { params, diagnostics } = resolveParams(loaded.spec, overridesFor(loaded.spec, overrides), {
     exists: (rel) => observed.probe(rel, exists),
@@ -73,12 +76,24 @@ export function reexpand(
   root: string,
   pipeline: LoadedPipeline,
 ): { ok: true; pipeline: LoadedPipeline } | { ok: false; diagnostics: Diagnostic[] } {
-  // The params' `exists()` answers stand (params are not resolved again); the listings are new.
-  const observed = new Observations();
+  // The params' `exists()` answers and the pipeline file's stat stand (params are not resolved
+  // again, the file not read again); the listings are new.
+  const observed = new Observations(pipeline.observed.startedAt);
   for (const [rel, answer] of pipeline.observed.probes) observed.probes.set(rel, answer);
+  for (const [rel, stat] of pipeline.observed.files) observed.files.set(rel, stat);
   const expanded = expand(root, pipeline.spec, pipeline.params, observed);
   if (!expanded.ok) return expanded;
   return { ok: true, pipeline: { ...pipeline, expansion: expanded.expansion, observed } };
+}
+
+/** [size, mtimeMs, inode], or undefined when the file is not there. */
+function statStamp(file: string): [number, number, number] | undefined {
+  try {
+    const st = statSync(file, { throwIfNoEntry: false });
+    return st ? [st.size, st.mtimeMs, st.ino] : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function expand(

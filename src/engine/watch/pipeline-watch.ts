@@ -11,9 +11,10 @@ import { execute, type ExecuteResult } from '../executor/executor.ts';
 import { stagesAskingToBeRedone } from '../executor/stale-check.ts';
 import { loadPipeline, overridesFor, reexpand, type LoadedPipeline } from './load-pipeline.ts';
 import { Observations } from '../state/observations.ts';
-import { manifestFile, manifestKey, noopRecord, writeNoopRecord } from '../state/run-manifest.ts';
+import { buildNoopRecord, manifestFile, manifestKey, writeNoopRecord } from '../state/run-manifest.ts';
+import type { NoopRecord } from '../state/noop-record.ts';
 import type { RecordUpdate } from './record-trust.ts';
-import { canSkipByStat, mergeObservations, previousRecord, refineryVersion, skippedStages } from '../state/noop-recording.ts';
+import { canSkipByStat, carryAll, lastRecord, refineryVersion, skippedStages } from '../state/noop-recording.ts';
 import { writePlanRecord } from '../pipeline/plan-record.ts';
 import type { WriteProblem } from '../state/write-problem.ts';
 import { ChangeIndex, type Classification, type OwnWrite } from './change-index.ts';
@@ -67,8 +68,9 @@ function fileStamp(file: string): number[] | undefined {
 interface Recording {
   key: string;
   epoch: number;
-  /** What the last record and the pipeline's loading saw, under what this run sees. */
-  base: Observations;
+  /** The last record, carried over for what a run of a few stages does not look at. */
+  previous: NoopRecord | undefined;
+  /** What the pipeline's loading saw, then what this run sees. */
   observations: Observations;
   skipped: Map<string, string>;
 }
@@ -99,7 +101,7 @@ export class PipelineWatch {
   private idleWaiters: Array<() => void> = [];
   private recheckTimer: NodeJS.Timeout | undefined;
   /** The no-op record this watch wrote last, with its file's stat then. */
-  private lastRecord: { key: string; stamp: number[]; seen: Observations; skipped: Map<string, string> } | undefined;
+  private lastRecord: { record: NoopRecord; stamp: number[] } | undefined;
   /** The plan record on disk may not be this expansion's (it was reloaded or expanded again). */
   private planRecorded = false;
 
@@ -358,30 +360,31 @@ export class PipelineWatch {
     const key = manifestKey({
       version: refineryVersion(),
       pipelineFile: pipeline.file,
-      pipelineText: pipeline.text,
       params: overridesFor(pipeline.spec, this.shared.overrides),
     });
     const epoch = this.shared.epoch();
-    if (cycle.selection === undefined)
-      return { key, epoch, base: pipeline.observed, observations: new Observations(), skipped: skippedStages(bus, undefined) };
-    const previous = this.lastRecordFor(pipeline.file, key) ?? previousRecord(this.shared.root, pipeline.file, key);
-    if (!previous) return undefined;
-    return {
-      key,
-      epoch,
-      base: mergeObservations(previous.observations, pipeline.observed),
-      observations: new Observations(),
-      skipped: skippedStages(bus, previous.skipped),
-    };
+    let previous: NoopRecord | undefined;
+    if (cycle.selection !== undefined) {
+      previous = this.lastRecordFor(pipeline.file, key) ?? lastRecord(this.shared.root, pipeline.file, key);
+      if (!previous) return undefined;
+    }
+    // Its stats were taken since the pipeline was loaded: that time bounds them from below
+    // (settled-stat.ts). What loading looked at is recorded first, and stands.
+    const observations = new Observations(pipeline.observed.startedAt);
+    for (const [rel, stat] of pipeline.observed.files) observations.files.set(rel, stat);
+    for (const [rel, mtime] of pipeline.observed.dirs) observations.dirs.set(rel, mtime);
+    for (const [rel, answer] of pipeline.observed.probes) observations.probes.set(rel, answer);
+    const skipped = skippedStages(bus, previous ? new Map(Object.entries(previous.skipped)) : undefined);
+    return { key, epoch, previous, observations, skipped };
   }
 
   /** The record this watch wrote last, while it is still the one on disk (nothing to read back). */
-  private lastRecordFor(file: string, key: string): { observations: Observations; skipped: Map<string, string> } | undefined {
+  private lastRecordFor(file: string, key: string): NoopRecord | undefined {
     const last = this.lastRecord;
-    if (!last || last.key !== key) return undefined;
+    if (!last || last.record.key !== key) return undefined;
     const now = fileStamp(manifestFile(this.shared.root, file));
     if (!now || now.some((v, i) => v !== last.stamp[i])) return undefined;
-    return { observations: last.seen, skipped: last.skipped };
+    return last.record;
   }
 
   private record(pipeline: LoadedPipeline, recording: Recording): Array<WriteProblem | undefined> {
@@ -394,14 +397,14 @@ export class PipelineWatch {
       if (problem) return problems;
       this.planRecorded = true;
     }
-    const seen = mergeObservations(recording.base, recording.observations);
     const stages = plan.instances.map((i) => i.id);
-    const record = noopRecord(recording.key, pipeline.spec.name, stages, seen, recording.skipped);
+    const previous = recording.previous ? carryAll(recording.previous) : undefined;
+    const record = buildNoopRecord(recording.key, pipeline.spec.name, stages, recording.observations, recording.skipped, previous);
     const problem = writeNoopRecord(root, pipeline.file, record, this.shared.warn);
     problems.push(problem);
     if (!problem) {
       const stamp = fileStamp(manifestFile(root, pipeline.file));
-      this.lastRecord = stamp ? { key: recording.key, stamp, seen, skipped: recording.skipped } : undefined;
+      this.lastRecord = stamp ? { record, stamp } : undefined;
       this.shared.recordHolds(manifestFile(root, pipeline.file), recording.epoch, {
         kind: 'written',
         record,

@@ -1,7 +1,8 @@
 import { lstatSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ancestorDirs } from '../paths/ancestors.ts';
-import { type NoopRecord, type RecordVouch, readManifest } from '../state/run-manifest.ts';
+import type { NoopRecord } from '../state/noop-record.ts';
+import { type RecordVouch, readManifest } from '../state/run-manifest.ts';
 import type { ChangeLedger } from './change-ledger.ts';
 
 type Stamp = [number, number, number];
@@ -9,6 +10,8 @@ type Stamp = [number, number, number];
 /** A record sorted for quick answers. */
 interface Prepared {
   record: NoopRecord;
+  /** Each recorded path's index in `record.paths`. */
+  index: Map<string, number>;
   /** Recorded paths the watcher cannot vouch for: not covered, not watched since the epoch, symbolic links or under one. */
   unvouched: Set<string>;
   /** Every folder above a recorded path: a change naming one puts every path under it in doubt. */
@@ -81,47 +84,59 @@ export class RecordTrust {
     }
     const seen = this.ledger.changedSince(entry.epoch);
     if (!seen) return undefined;
-    const { record, unvouched, folders } = entry.prepared;
-    return { record, mayHaveChanged: new Set([...unvouched, ...inDoubt(record, folders, seen)]) };
+    const { record, index, unvouched, folders } = entry.prepared;
+    const doubt = new Set<number>();
+    for (const rel of unvouched) doubt.add(index.get(rel) as number);
+    for (const rel of inDoubt(index, folders, seen)) doubt.add(index.get(rel) as number);
+    return { record, mayHaveChanged: doubt };
   }
 
   private prepare(record: NoopRecord, epoch: number): Prepared {
     const folders = new Set<string>();
     const links = new LinkCheck(this.root);
     const unvouched = new Set<string>();
-    for (const rel of Object.keys(record.files)) {
+    const index = indexOf(record);
+    for (const rel of record.paths) {
       for (const dir of ancestorDirs(rel)) folders.add(dir);
       if (!this.ledger.watches(rel, epoch) || links.under(rel)) unvouched.add(rel);
     }
-    return { record, unvouched, folders };
+    return { record, index, unvouched, folders };
   }
 
   /** Sorts again only what may have changed between the epochs: the paths a run looked at and those the watcher saw change. */
   private update(previous: Prepared, record: NoopRecord, from: number, epoch: number, observed: Iterable<string>): Prepared | undefined {
     const seen = this.ledger.changedSince(from);
     if (!seen) return undefined;
-    const recheck = new Set([...observed, ...inDoubt(previous.record, previous.folders, seen)]);
+    const recheck = new Set([...observed, ...inDoubt(previous.index, previous.folders, seen)]);
     const folders = new Set(previous.folders);
-    const unvouched = new Set([...previous.unvouched].filter((p) => !recheck.has(p)));
+    const index = record === previous.record ? previous.index : indexOf(record);
+    const unvouched = new Set([...previous.unvouched].filter((p) => !recheck.has(p) && index.has(p)));
     const links = new LinkCheck(this.root);
+    // Paths new to the record were looked at by the run that wrote it: they are in `observed`.
     for (const rel of recheck) {
-      if (!Object.hasOwn(record.files, rel)) continue;
+      if (!index.has(rel)) continue;
       for (const dir of ancestorDirs(rel)) folders.add(dir);
       if (!this.ledger.watches(rel, epoch) || links.under(rel)) unvouched.add(rel);
     }
-    return { record, unvouched, folders };
+    return { record, index, unvouched, folders };
   }
 }
 
+function indexOf(record: NoopRecord): Map<string, number> {
+  const index = new Map<string, number>();
+  record.paths.forEach((rel, i) => index.set(rel, i));
+  return index;
+}
+
 /** The recorded paths a set of changes puts in doubt: those named, and all under a folder named. */
-function inDoubt(record: NoopRecord, folders: ReadonlySet<string>, seen: ReadonlySet<string>): Set<string> {
+function inDoubt(index: ReadonlyMap<string, number>, folders: ReadonlySet<string>, seen: ReadonlySet<string>): Set<string> {
   const doubt = new Set<string>();
   const doubtedFolders: string[] = [];
   for (const p of seen) {
-    if (Object.hasOwn(record.files, p)) doubt.add(p);
+    if (index.has(p)) doubt.add(p);
     if (folders.has(p)) doubtedFolders.push(`${p}/`);
   }
-  if (doubtedFolders.length > 0) for (const f of Object.keys(record.files)) if (doubtedFolders.some((d) => f.startsWith(d))) doubt.add(f);
+  if (doubtedFolders.length > 0) for (const f of index.keys()) if (doubtedFolders.some((d) => f.startsWith(d))) doubt.add(f);
   return doubt;
 }
 

@@ -43,4 +43,33 @@ register('./load-hook.mjs', import.meta.url);
     const heavy = [...loadedPackages(noop.stderr)].filter((name) => HEAVY.includes(name));
     expect(heavy).toEqual([]);
   });
+
+  it('start-up - a run that checks one changed file loads no yaml, zod or picomatch (no remote cache named, no glob input)', async () => {
+    project = tempProject({
+      'src/a.txt': 'a',
+      'pipelines/p.yaml': `pipeline: p
+stages:
+  a: { run: "cat src/a.txt > \${outputs.o}", inputs: [src/a.txt], outputs: { o: out/a } }
+  b: { run: "cat out/a > \${outputs.o}", inputs: [out/a], outputs: { o: out/b } }
+`,
+      'list-loads.mjs': `import { register } from 'node:module';
+register('./load-hook.mjs', import.meta.url);
+`,
+      'load-hook.mjs': `export async function load(url, context, next) {
+  process._rawDebug('LOAD ' + url);
+  return next(url, context);
+}
+`,
+    });
+    expect((await runCli(['run', 'p'], { cwd: project.root })).code).toBe(0);
+    project.write('src/a.txt', 'a2');
+    const env = { ...process.env, NODE_OPTIONS: `--import=${project.path('list-loads.mjs')}`, NODE_DEBUG: 'module' };
+    const touch = await runCli(['run', 'p', '--json'], { cwd: project.root, env });
+    expect(touch.code, touch.stderr).toBe(0);
+    expect(touch.stdout).toContain('"status":"succeeded"');
+    // The listing works: the run loaded its work queue.
+    const loaded = loadedPackages(touch.stderr);
+    expect(loaded.has('p-queue')).toBe(true);
+    expect([...loaded].filter((name) => ['yaml', 'zod', 'picomatch'].includes(name))).toEqual([]);
+  });
 });

@@ -113,7 +113,7 @@ describe('damaged state is set aside', () => {
     expect(stageEnds(second.stdout)).toEqual({ a: 'succeeded', b: 'succeeded' });
     expect(setAside(project, rel).map((f) => readFileSync(f, 'utf8'))).toEqual([text]);
     // Written anew (outputs the run made are stamped), and read back without a word.
-    expect(Object.keys(JSON.parse(readFileSync(project.path(rel), 'utf8')) as object)).toContain('out/b.json');
+    expect(readFileSync(project.path(rel), 'utf8')).toMatch(/\n,"out\/b\.json":\[/);
     expect((await run(project, '--force')).stderr).toBe('');
   });
 
@@ -208,5 +208,57 @@ describe('damaged state is set aside', () => {
     expect(setAside(project, rel).map((f) => readFileSync(f, 'utf8'))).toEqual(['{"key":']);
     // Answered again and cached again: the entry is whole once more.
     expect(JSON.parse(readFileSync(project.path(rel), 'utf8'))).toHaveProperty('result');
+  });
+
+  function threeStages(): TempProject {
+    return tempProject({
+      'src/x.txt': 'x',
+      'src/y.txt': 'y',
+      'src/z.txt': 'z',
+      'pipelines/demo.yaml': `pipeline: demo
+stages:
+  z1: { run: "cat src/z.txt > \${outputs.o}", inputs: [src/z.txt], outputs: { o: out/z1 } }
+  x1: { run: "cat src/x.txt > \${outputs.o}", inputs: [src/x.txt], outputs: { o: out/x1 } }
+  y1: { run: "cat src/y.txt > \${outputs.o}", inputs: [src/y.txt], outputs: { o: out/y1 } }
+  both: { run: "cat out/x1 out/y1 > \${outputs.o}", inputs: [out/x1, out/y1], outputs: { o: out/both } }
+`,
+    });
+  }
+
+  /** Makes a stage's last journal line JSON that is no entry (a record without its fields). */
+  function damageRecordOf(p: TempProject, stage: string): string {
+    const journal = '.refinery/state/demo.jsonl';
+    appendFileSync(p.path(journal), `${JSON.stringify({ s: stage, f: 'abc', r: { stage } })}\n`);
+    return journal;
+  }
+
+  it('journal - a touch whose stages include one with a damaged record: set aside before any stage is judged, they run again', async () => {
+    project = threeStages();
+    expect((await run(project)).code).toBe(0);
+    const journal = damageRecordOf(project, 'both');
+    // Same content, new stat: y1 is up to date by its record, were that record to be trusted.
+    project.write('src/y.txt', 'y');
+    const touched = await run(project);
+    expectWentOn(touched, journal);
+    expect(touched.stderr).toContain(`${journal} line 5 is not a journal entry`);
+    expect(stageEnds(touched.stdout)).toEqual({ z1: 'fresh', x1: 'fresh', y1: 'succeeded', both: 'succeeded' });
+    // The touch checked only what the change reaches: x1 is up to date by its stats.
+    expect(events(touched.stdout).find((e) => e.type === 'stage-end' && e.stage === 'x1')?.reason).toBe(STAT_ONLY);
+  });
+
+  it('journal - a damaged line of a stage a touch does not reach is found by the next run that reads it', async () => {
+    project = threeStages();
+    expect((await run(project)).code).toBe(0);
+    const journal = damageRecordOf(project, 'z1');
+    project.write('src/y.txt', 'y2');
+    // z1 is neither reached nor needed by what is: its line is not read.
+    const touched = await run(project);
+    expect(touched.code, touched.stderr).toBe(0);
+    expect(touched.stderr).toBe('');
+    expect(stageEnds(touched.stdout)).toEqual({ z1: 'fresh', x1: 'fresh', y1: 'succeeded', both: 'succeeded' });
+    const full = await run(project, '--force');
+    expectWentOn(full, journal);
+    expect(full.stderr).toContain(`${journal} line 5 is not a journal entry`);
+    expect(setAside(project, journal)).toHaveLength(1);
   });
 });

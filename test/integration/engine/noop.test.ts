@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { demoProject, events, runCli, stageEnds, startCli, tempProject, type TempProject } from '../../helpers/project.ts';
 
@@ -165,6 +166,42 @@ stages:
     expect((await run(project)).statOnly).toBe(true);
   });
 
+  it('noop - a plan record whose index is damaged: the touch falls back to the full check', async () => {
+    project = fourWays();
+    expect((await run(project)).result.code).toBe(0);
+    const [record] = readdirSync(project.path('.refinery/state')).filter((f) => f.startsWith('plan-'));
+    const file = project.path(`.refinery/state/${record}`);
+    const text = readFileSync(file, 'utf8');
+    expect(text).toMatch(/\n,"n:x1":\[/);
+    // Same length, so every byte range in the record still points where it did.
+    writeFileSync(file, text.replace(/\n,"n:x1":\[(\d)/, '\n,"n:x1":["'));
+    rmSync(project.path('.refinery/cache/pipelines'), { recursive: true, force: true });
+    project.write('src/x.txt', 'x2');
+    const touched = await run(project);
+    expect(touched.result.code).toBe(0);
+    expect(touched.statOnly).toBe(false);
+    expect(touched.ends).toEqual({ x1: 'succeeded', y1: 'fresh', both: 'succeeded', folder: 'fresh', globbed: 'fresh' });
+    // The pipeline was loaded (and its parse cache written) rather than the plan read back.
+    expect(existsSync(project.path('.refinery/cache/pipelines'))).toBe(true);
+    expect(readFileSync(project.path('out/both'), 'utf8')).toBe('x2y');
+  });
+
+  it('noop - an edited pipeline file is checked in full, even when a stage reads it', async () => {
+    const pipeline = (word: string) => `pipeline: p
+stages:
+  a: { run: "echo ${word} > \${outputs.o}", outputs: { o: out/a } }
+  lint: { run: "wc -c < pipelines/p.yaml > \${outputs.o}", inputs: [pipelines/p.yaml], outputs: { o: out/lint } }
+`;
+    project = tempProject({ 'pipelines/p.yaml': pipeline('one') });
+    expect((await run(project)).ends).toEqual({ a: 'succeeded', lint: 'succeeded' });
+    expect((await run(project)).statOnly).toBe(true);
+    project.write('pipelines/p.yaml', pipeline('two'));
+    const edited = await run(project);
+    expect(edited.ends).toEqual({ a: 'succeeded', lint: 'succeeded' });
+    expect(readFileSync(project.path('out/a'), 'utf8')).toBe('two\n');
+    expect((await run(project)).statOnly).toBe(true);
+  });
+
   it('noop - an input edited while the run is going is not mistaken for an unchanged one', async () => {
     project = tempProject({
       'src/x.txt': 'one',
@@ -193,5 +230,107 @@ stages:
     await runCli(['run', 'demo'], { cwd: project.root });
     const forced = await runCli(['run', 'demo', '--json', '--force'], { cwd: project.root });
     expect(stageEnds(forced.stdout)).toEqual({ a: 'succeeded', b: 'succeeded' });
+  });
+});
+
+describe('no-op record - racy timestamps', () => {
+  /** The mtime in nanoseconds, as the file system keeps it. */
+  function mtimeNs(p: TempProject, rel: string): bigint {
+    return statSync(p.path(rel), { bigint: true }).mtimeNs;
+  }
+
+  /** Sets the mtime to the nanosecond (GNU touch keeps them; fs.utimes goes through a double and does not). */
+  function setMtime(p: TempProject, rel: string, ns: bigint): void {
+    const stamp = `@${ns / 1_000_000_000n}.${(ns % 1_000_000_000n).toString().padStart(9, '0')}`;
+    const touched = spawnSync('touch', ['-m', '-d', stamp, p.path(rel)], { encoding: 'utf8' });
+    expect(touched.status, touched.stderr).toBe(0);
+    expect(mtimeNs(p, rel)).toBe(ns);
+  }
+
+  /** New content of the same size in place (same inode), with the mtime put back: only the content tells. */
+  function rewriteUnseen(p: TempProject, rel: string, content: string): void {
+    const before = statSync(p.path(rel), { bigint: true });
+    expect(Buffer.byteLength(content)).toBe(Number(before.size));
+    const mtime = mtimeNs(p, rel);
+    p.write(rel, content);
+    setMtime(p, rel, mtime);
+    expect(statSync(p.path(rel), { bigint: true }).ino).toBe(before.ino);
+  }
+
+  const ONE_STAGE = 'pipeline: p\nstages:\n  a: { run: "cat src/x.txt > ${outputs.o}", inputs: [src/x.txt], outputs: { o: out/a } }\n';
+
+  /** A run during which src/x.txt is written (before stage a reads it, after the run started): its stat is taken within its clock tick's reach. */
+  async function runWritingMidway(p: TempProject, content: string): Promise<void> {
+    const child = startCli(['run', 'p', '--json'], { cwd: p.root });
+    let out = '';
+    let written = false;
+    const code = await new Promise<number | null>((resolve) => {
+      child.stdout?.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('"stage":"slow"') && out.includes('"type":"stage-start"') && !written) {
+          written = true;
+          p.write('src/x.txt', content);
+        }
+      });
+      child.on('close', resolve);
+    });
+    expect(code).toBe(0);
+    expect(stageEnds(out)).toEqual({ slow: 'succeeded', a: 'succeeded' });
+  }
+
+  function midwayProject(): TempProject {
+    return tempProject({
+      'src/x.txt': 'nil',
+      'pipelines/p.yaml': `pipeline: p
+stages:
+  slow: { run: "sleep 1; echo s > \${outputs.o}", outputs: { o: out/slow } }
+  a: { run: "cat src/x.txt > \${outputs.o}", inputs: [src/x.txt, out/slow], outputs: { o: out/a } }
+`,
+    });
+  }
+
+  it('noop - an input written during the run and rewritten unseen (same size, mtime and inode) is checked by content', async () => {
+    project = midwayProject();
+    await runWritingMidway(project, 'one');
+    expect(readFileSync(project.path('out/a'), 'utf8')).toBe('one');
+    rewriteUnseen(project, 'src/x.txt', 'two');
+    const next = await run(project);
+    expect(next.statOnly).toBe(false);
+    expect(next.ends).toEqual({ slow: 'fresh', a: 'succeeded' });
+    expect(readFileSync(project.path('out/a'), 'utf8')).toBe('two');
+    // Read long after its write, the stat is settled now: a pure no-op again.
+    expect((await run(project)).statOnly).toBe(true);
+  });
+
+  it('noop - an unsettled input whose content did not change reruns nothing, and the record then is settled', async () => {
+    project = midwayProject();
+    await runWritingMidway(project, 'one');
+    const next = await run(project);
+    expect(next.statOnly).toBe(false);
+    expect(next.ends).toEqual({ slow: 'fresh', a: 'fresh' });
+    expect((await run(project)).statOnly).toBe(true);
+  });
+
+  it('noop - an input whose mtime is ahead of the clock, rewritten unseen, is checked by content', async () => {
+    project = tempProject({ 'src/x.txt': 'one', 'pipelines/p.yaml': ONE_STAGE });
+    // A minute ahead (a file server whose clock runs fast): its tick has not passed when the run reads it.
+    setMtime(project, 'src/x.txt', BigInt(Date.now() + 60_000) * 1_000_000n + 123_456n);
+    expect((await run(project)).ends).toEqual({ a: 'succeeded' });
+    rewriteUnseen(project, 'src/x.txt', 'two');
+    const next = await run(project);
+    expect(next.ends).toEqual({ a: 'succeeded' });
+    expect(readFileSync(project.path('out/a'), 'utf8')).toBe('two');
+  });
+
+  it('noop - a settled input rewritten unseen is trusted by its stat, as make trusts it: a pure no-op', async () => {
+    project = tempProject({ 'src/x.txt': 'one', 'pipelines/p.yaml': ONE_STAGE });
+    setMtime(project, 'src/x.txt', BigInt(Date.now() - 3_600_000) * 1_000_000n + 987_654_321n);
+    expect((await run(project)).ends).toEqual({ a: 'succeeded' });
+    rewriteUnseen(project, 'src/x.txt', 'two');
+    const next = await run(project);
+    expect(next.statOnly).toBe(true);
+    expect(next.ends).toEqual({ a: 'fresh' });
+    expect(next.result.stdout).not.toContain('"type":"stage-start"');
+    expect(readFileSync(project.path('out/a'), 'utf8')).toBe('one');
   });
 });
