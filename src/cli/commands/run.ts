@@ -422,6 +422,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       schemaFile: (n) => target.resolver.schemaFile(n),
       expandIteration: (loop, i) => target.expandIteration(loop, i),
       observations,
+      ...(io.daemon?.runners ? { runners: io.daemon.runners } : {}),
       ...(budgetUsd !== undefined ? { budgetUsd } : {}),
       ...(select ? { select, reportUnselected: !shard, eventPerUnselected: stageByStage(flags), previouslySkipped: changed?.skipped } : {}),
       ...(target.partial ? { unlisted: target.partial.unlisted } : {}),

@@ -163,6 +163,7 @@ export async function serveDaemon(options: {
             return work({
               stageState: (pipeline) => daemon.stageStateOf(pipeline),
               hashes: daemon.hashes,
+              runners: daemon.runners,
               holdsLock: true,
               epoch,
               vouch: (file) => (synced ? trust.vouch(file) : undefined),

@@ -7,6 +7,7 @@ import type { FileHashes } from '../state/file-hashes.ts';
 import type { StageState } from '../state/stage-state.ts';
 import type { Observations } from '../state/observations.ts';
 import type { WriteProblem } from '../state/write-problem.ts';
+import type { RunnerPool } from '../shell/runner-pool.ts';
 import { dropManifest, UNCHANGED_BY_STAT } from '../state/run-manifest.ts';
 import { buildGraph, findCycle, type GraphNode } from '../graph/graph.ts';
 import { assessStage } from './assess.ts';
@@ -44,6 +45,8 @@ export interface ExecuteOptions {
   /** Why a forced stage runs, as its stage-start says (default `--force`). */
   forceReason?: string;
   keepGoing: boolean;
+  /** Command runners that outlive this run (the watch's): used from the first command, not stopped at the run's end. */
+  runners?: RunnerPool;
   /** Stage or instance ids to run, with what they need; all when empty. */
   only: readonly string[];
   /**

@@ -30,6 +30,8 @@ export interface StageContextOptions {
   schemaFile(name: string): string | undefined;
   observations?: Observations;
   budgetUsd?: number;
+  /** Runners that outlive the run (the watch's), warm already: every command goes through them. */
+  runners?: RunnerPool;
 }
 
 /**
@@ -69,7 +71,7 @@ export class StageContexts {
     };
   }
 
-  /** The runners started so far, for the run's end. */
+  /** The runners this run started (not those lent to it), for the run's end. */
   get runners(): RunnerPool | undefined {
     return this.runnerPool;
   }
@@ -78,7 +80,8 @@ export class StageContexts {
   forRun(inst: StageInstance, deps: () => StageInstance[], inputs: readonly string[]): StageRunContext {
     const { options } = this;
     if (inst.spec.kind === 'run') this.commands += 1;
-    const pooled = inst.spec.kind === 'run' && this.commands > 1 && runnerPoolSupported();
+    const lent = inst.spec.kind === 'run' ? options.runners : undefined;
+    const pooled = !lent && inst.spec.kind === 'run' && this.commands > 1 && runnerPoolSupported();
     return {
       root: options.root,
       runId: options.runId,
@@ -99,7 +102,7 @@ export class StageContexts {
           inputs,
           exists: (p) => existsSync(path.join(options.root, p)),
         }),
-      ...(pooled ? { runners: (this.runnerPool ??= this.startRunners()) } : {}),
+      ...(lent ? { runners: lent } : pooled ? { runners: (this.runnerPool ??= this.startRunners()) } : {}),
     };
   }
 

@@ -17,6 +17,7 @@ import type { RecordUpdate } from './record-trust.ts';
 import { canSkipByStat, carryAll, lastRecord, refineryVersion, skippedStages } from '../state/noop-recording.ts';
 import { writePlanRecord } from '../pipeline/plan-record.ts';
 import type { WriteProblem } from '../state/write-problem.ts';
+import type { RunnerPool } from '../shell/runner-pool.ts';
 import { ChangeIndex, type Classification, type OwnWrite } from './change-index.ts';
 import { planFor, planGraph, selectionFor } from './selection.ts';
 import type { BusyPolicy, FileChange, WatchNotice } from './types.ts';
@@ -45,6 +46,8 @@ export interface WatchShared {
   warn?: StateWarn;
   /** The watcher's sequence now: what a record written after this run started is known to hold from. */
   epoch(): number;
+  /** Command runners that outlive each run. */
+  runners?: RunnerPool;
   /** A no-op record was written by a run that started at `epoch`. */
   recordHolds(recordFile: string, epoch: number, update: RecordUpdate): void;
 }
@@ -441,6 +444,7 @@ export class PipelineWatch {
         schemaFile: (n) => pipeline.resolver.schemaFile(n),
         expandIteration: (loop, i) => pipeline.expansion.expandIteration(loop, i),
         ...(recording ? { observations: recording.observations } : {}),
+        ...(this.shared.runners ? { runners: this.shared.runners } : {}),
       });
       if (recording && result.status === 'succeeded')
         result.writeProblems.push(...this.record(pipeline, recording).filter((p) => p !== undefined));

@@ -1,4 +1,8 @@
+import { mkdirSync, rmSync } from 'node:fs';
 import { SchemaRegistry } from '../artifacts/schema-registry.ts';
+import { newRunId } from '../events/bus.ts';
+import { stagingDir } from '../executor/staging.ts';
+import { RunnerPool, runnerPoolSupported } from '../shell/runner-pool.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { ExecuteResult } from '../executor/executor.ts';
 import { FileHashes } from '../state/file-hashes.ts';
@@ -49,10 +53,19 @@ export class WatchDaemon {
   readonly hashes: FileHashes;
   /** The no-op records this daemon can vouch for. */
   readonly trust: RecordTrust;
+  /** Command runners kept warm across runs (a run on its own starts and stops its own). */
+  readonly runners: RunnerPool | undefined;
+  private readonly runnerScratch: string | undefined;
 
   private constructor(private readonly options: WatchOptions) {
     let schemas = new SchemaRegistry(options.root);
     this.hashes = new FileHashes(options.root, options.warn);
+    if (runnerPoolSupported()) {
+      // A folder named like a run of this process: runs clear it only once this process is gone.
+      this.runnerScratch = stagingDir(options.root, newRunId());
+      mkdirSync(this.runnerScratch, { recursive: true });
+      this.runners = new RunnerPool(options.root, this.runnerScratch);
+    }
     const shared: WatchShared = {
       root: options.root,
       hashes: this.hashes,
@@ -71,6 +84,7 @@ export class WatchDaemon {
       recheckMs: options.recheckMs,
       ...(options.warn ? { warn: options.warn } : {}),
       epoch: () => this.ledger.now,
+      ...(this.runners ? { runners: this.runners } : {}),
       recordHolds: (file, epoch, update) => this.trust.recordHolds(file, epoch, update),
     };
     this.sessions = options.pipelines.map((p) => new PipelineWatch(shared, p));
@@ -150,6 +164,8 @@ export class WatchDaemon {
       this.batcher.cancel();
       await this.fs.close();
       await Promise.all(this.sessions.map((s) => s.stop()));
+      this.runners?.close();
+      if (this.runnerScratch) rmSync(this.runnerScratch, { recursive: true, force: true });
     })();
     return this.stopping;
   }

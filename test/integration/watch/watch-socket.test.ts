@@ -1,4 +1,4 @@
-import { chmodSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, startCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
 import { WatchProcess } from './watch-process.ts';
@@ -189,6 +189,32 @@ stages:
     await watcher.until(() => watcher?.stderr.includes('a plan checks by itself: it is running g') ?? false, 'the fallback notice');
     project.write('gate', '');
     await watcher.nth(1, 'run-end');
+  });
+});
+
+describe('refinery watch keeps its command runners', () => {
+  it('watch - one set of runners serves every run and is gone when the watch stops', async () => {
+    project = basicProject();
+    watcher = await startWatch(project);
+    const scratch = (): string[] => {
+      try {
+        return readdirSync(project?.path('.refinery/staging') ?? '').filter((d) =>
+          readdirSync(project?.path(`.refinery/staging/${d}`) ?? '').some((f) => f.startsWith('runner-')),
+        );
+      } catch {
+        return [];
+      }
+    };
+    for (let i = 0; i < 3; i += 1) {
+      project.write('src/a.txt', `w${i}\n`);
+      await watcher.nth(2 + i, 'run-end');
+    }
+    expect(readFileSync(project.path('out/b.txt'), 'utf8')).toBe('w2\nw2\n');
+    // Every run's commands went through the same runners: one folder of runner files, the watch's.
+    expect(scratch()).toHaveLength(1);
+    await watcher.stop();
+    watcher = undefined;
+    expect(scratch()).toEqual([]);
   });
 });
 
