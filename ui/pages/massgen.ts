@@ -10,7 +10,7 @@ import { barList, lineChart } from '../charts.ts';
 import { diffView } from '../diff.ts';
 import { chip, empty, errorBox, h, link, replace, route, seconds, section, svg, table, usd } from '../dom.ts';
 import { renderMarkdown } from '../markdown.ts';
-import type { ChartPoint, SessionRow, TurnRow } from '../../src/ui/data/massgen.ts';
+import type { ChartPoint, SessionRow } from '../../src/ui/data/massgen.ts';
 
 const COLUMNS: Array<[string, string | null]> = [
   ['session', 'time'],

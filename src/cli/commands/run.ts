@@ -1,4 +1,3 @@
-import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
 import path from 'node:path';
@@ -7,7 +6,7 @@ import type { PipelineSpec } from '../../engine/types/pipeline.ts';
 import type { LoopInstance, Plan, StageInstance } from '../../engine/types/plan.ts';
 import type { Diagnostic } from '../../engine/types/source.ts';
 import type { NameResolver } from '../../engine/pipeline/resolve-names.ts';
-import { Observations } from '../../engine/state/observations.ts';
+import { Observations, statStamp } from '../../engine/state/observations.ts';
 import {
   compareWithLastRun,
   UNCHANGED_BY_STAT,
@@ -160,16 +159,6 @@ function reportNoop(
   const counts = { succeeded: 0, failed: 0, fresh: unchanged.stages.length - skipped, skipped, blocked: 0, aborted: 0 };
   bus.emit({ type: 'run-end', status: 'succeeded', durationMs: Date.now() - started, counts });
   return reportWriteProblems(io, [close()]) ? 1 : 0;
-}
-
-/** [size, mtimeMs, inode], or undefined when the file is not there. */
-function statStamp(file: string): [number, number, number] | undefined {
-  try {
-    const st = statSync(file, { throwIfNoEntry: false });
-    return st ? [st.size, st.mtimeMs, st.ino] : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** What a run executes: the whole expanded pipeline, or the part of the last run's plan that changed files reach. */

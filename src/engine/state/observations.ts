@@ -1,5 +1,17 @@
+import { statSync } from 'node:fs';
+
 /** [size, mtimeMs, inode], or null for a file that did not exist. */
 export type FileStat = [number, number, number] | null;
+
+/** A file's [size, mtimeMs, inode] now, or undefined when it is not there. */
+export function statStamp(file: string): [number, number, number] | undefined {
+  try {
+    const st = statSync(file, { throwIfNoEntry: false });
+    return st ? [st.size, st.mtimeMs, st.ino] : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * What a run looked at on disk, with the stat each thing had **when it was read**, so a later

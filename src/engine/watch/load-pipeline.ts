@@ -1,5 +1,5 @@
-import { Observations } from '../state/observations.ts';
-import { existsSync, statSync } from 'node:fs';
+import { Observations, statStamp } from '../state/observations.ts';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Diagnostic } from '../types/source.ts';
 import type { PipelineSpec, StageSpec } from '../types/pipeline.ts';
@@ -84,16 +84,6 @@ export function reexpand(
   const expanded = expand(root, pipeline.spec, pipeline.params, observed);
   if (!expanded.ok) return expanded;
   return { ok: true, pipeline: { ...pipeline, expansion: expanded.expansion, observed } };
-}
-
-/** [size, mtimeMs, inode], or undefined when the file is not there. */
-function statStamp(file: string): [number, number, number] | undefined {
-  try {
-    const st = statSync(file, { throwIfNoEntry: false });
-    return st ? [st.size, st.mtimeMs, st.ino] : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function expand(

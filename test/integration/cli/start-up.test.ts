@@ -15,24 +15,29 @@ function loadedPackages(stderr: string): Set<string> {
   return names;
 }
 
-describe('start-up', () => {
-  it('start-up - a no-op run loads none of zod, ajv, yaml, p-queue, mqtt, chokidar, aedes, zx', async () => {
-    project = tempProject({
-      'src/a.txt': 'a',
-      'pipelines/p.yaml': `pipeline: p
+/** A two-stage project with a module-load hook that lists every module a run loads on stderr. */
+function loadListingProject(): TempProject {
+  return tempProject({
+    'src/a.txt': 'a',
+    'pipelines/p.yaml': `pipeline: p
 stages:
   a: { run: "cat src/a.txt > \${outputs.o}", inputs: [src/a.txt], outputs: { o: out/a } }
   b: { run: "cat out/a > \${outputs.o}", inputs: [out/a], outputs: { o: out/b } }
 `,
-      'list-loads.mjs': `import { register } from 'node:module';
+    'list-loads.mjs': `import { register } from 'node:module';
 register('./load-hook.mjs', import.meta.url);
 `,
-      'load-hook.mjs': `export async function load(url, context, next) {
+    'load-hook.mjs': `export async function load(url, context, next) {
   process._rawDebug('LOAD ' + url);
   return next(url, context);
 }
 `,
-    });
+  });
+}
+
+describe('start-up', () => {
+  it('start-up - a no-op run loads none of zod, ajv, yaml, p-queue, mqtt, chokidar, aedes, zx', async () => {
+    project = loadListingProject();
     expect((await runCli(['run', 'p'], { cwd: project.root })).code).toBe(0);
     const env = { ...process.env, NODE_OPTIONS: `--import=${project.path('list-loads.mjs')}`, NODE_DEBUG: 'module' };
     const noop = await runCli(['run', 'p'], { cwd: project.root, env });
@@ -45,22 +50,7 @@ register('./load-hook.mjs', import.meta.url);
   });
 
   it('start-up - a run that checks one changed file loads no yaml, zod or picomatch (no remote cache named, no glob input)', async () => {
-    project = tempProject({
-      'src/a.txt': 'a',
-      'pipelines/p.yaml': `pipeline: p
-stages:
-  a: { run: "cat src/a.txt > \${outputs.o}", inputs: [src/a.txt], outputs: { o: out/a } }
-  b: { run: "cat out/a > \${outputs.o}", inputs: [out/a], outputs: { o: out/b } }
-`,
-      'list-loads.mjs': `import { register } from 'node:module';
-register('./load-hook.mjs', import.meta.url);
-`,
-      'load-hook.mjs': `export async function load(url, context, next) {
-  process._rawDebug('LOAD ' + url);
-  return next(url, context);
-}
-`,
-    });
+    project = loadListingProject();
     expect((await runCli(['run', 'p'], { cwd: project.root })).code).toBe(0);
     project.write('src/a.txt', 'a2');
     const env = { ...process.env, NODE_OPTIONS: `--import=${project.path('list-loads.mjs')}`, NODE_DEBUG: 'module' };

@@ -1,7 +1,7 @@
 // The refine pipeline through the real CLI (`node bin/refinery.js run refine`) in a temp project:
 // the bundled offline example, the worker path (a scripted worker agent over MQTT between rounds), and
 // the run budget (`--budget-usd`) against the fake OpenAI-compatible server.
-import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../../helpers/fake-openai-server.ts';

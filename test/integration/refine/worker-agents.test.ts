@@ -6,7 +6,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { events, REPO_ROOT, runCli, stageEnds, startCli, tempProject, type CliResult, type TempProject } from '../../helpers/project.ts';
+import { events, REPO_ROOT, runCli, stageEnds, startCli, type CliResult, type TempProject } from '../../helpers/project.ts';
 import { EXAMPLE_REFINE_PARAMS, exampleProject } from '../../helpers/refine-example.ts';
 import { skipWithout, systemTool } from '../../helpers/system-tools.ts';
 
