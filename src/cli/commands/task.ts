@@ -11,7 +11,8 @@ import { consoleSink } from '../../engine/events/console-sink.ts';
 import { jsonlSink } from '../../engine/events/jsonl-sink.ts';
 import { FileHashes } from '../../engine/state/file-hashes.ts';
 import { StageState } from '../../engine/state/stage-state.ts';
-import { reportWriteProblems, stateWarn } from '../state-report.ts';
+import { acquireProjectLock } from '../../engine/state/project-lock.ts';
+import { reportLockRefusal, reportWriteProblems, stateWarn } from '../state-report.ts';
 import { SchemaRegistry } from '../../engine/artifacts/schema-registry.ts';
 
 const USAGE = `Usage: refinery task NAME [--param KEY=VALUE]... [--output NAME=PATH]... [--json]
@@ -97,41 +98,51 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     env: {},
   };
   const inst: StageInstance = { id: `task:${name}`, stageId: name, spec, vars: {}, inputs: [], outputs, needs: [] };
-  const runId = newRunId();
-  const pipeline = `task-${name}`;
-  const bus = new EventBus(runId, pipeline);
   const warn = stateWarn(io);
-  const jsonl = jsonlSink(io.cwd, runId, warn);
-  bus.subscribe(jsonl.sink);
-  if (parsed.values.json) bus.subscribe((e) => io.stdout.write(`${JSON.stringify(e)}\n`));
-  else bus.subscribe(consoleSink({ out: io.stdout, live: false, color: false, verbose: true }));
-  // A plan of one stage, run as any pipeline's: always, however recent its last result.
-  const plan: Plan = {
-    pipeline: { name: pipeline, file, hash: '', params: {}, pools: {}, stages: [spec] },
-    root: io.cwd,
-    params: spec.with,
-    instances: [inst],
-    loops: [],
-  };
-  const result = await execute(plan, {
-    root: io.cwd,
-    runId,
-    bus,
-    signal: io.signal,
-    concurrency: 1,
-    force: true,
-    forceReason: 'run by hand',
-    keepGoing: false,
-    only: [],
-    hashes: new FileHashes(io.cwd, warn),
-    state: new StageState(io.cwd, pipeline, warn),
-    schemas: new SchemaRegistry(io.cwd),
-    taskFile: (n) => resolver.taskFile(n),
-    schemaFile: (n) => resolver.schemaFile(n),
-    expandIteration: () => ({ instances: [], diagnostics: [] }),
-  });
-  const unwritten = reportWriteProblems(io, [...result.writeProblems, jsonl.close()], result.status === 'failed');
-  return result.status === 'succeeded' && !unwritten ? 0 : result.status === 'aborted' ? 130 : 1;
+  // Like a run, it writes outputs, the hash cache and a journal: one refinery at a time.
+  const lock = acquireProjectLock(io.cwd, warn);
+  if (!lock.ok) {
+    reportLockRefusal(io, lock);
+    return 1;
+  }
+  try {
+    const runId = newRunId();
+    const pipeline = `task-${name}`;
+    const bus = new EventBus(runId, pipeline);
+    const jsonl = jsonlSink(io.cwd, runId, warn);
+    bus.subscribe(jsonl.sink);
+    if (parsed.values.json) bus.subscribe((e) => io.stdout.write(`${JSON.stringify(e)}\n`));
+    else bus.subscribe(consoleSink({ out: io.stdout, live: false, color: false, verbose: true }));
+    // A plan of one stage, run as any pipeline's: always, however recent its last result.
+    const plan: Plan = {
+      pipeline: { name: pipeline, file, hash: '', params: {}, pools: {}, stages: [spec] },
+      root: io.cwd,
+      params: spec.with,
+      instances: [inst],
+      loops: [],
+    };
+    const result = await execute(plan, {
+      root: io.cwd,
+      runId,
+      bus,
+      signal: io.signal,
+      concurrency: 1,
+      force: true,
+      forceReason: 'run by hand',
+      keepGoing: false,
+      only: [],
+      hashes: new FileHashes(io.cwd, warn),
+      state: new StageState(io.cwd, pipeline, warn),
+      schemas: new SchemaRegistry(io.cwd),
+      taskFile: (n) => resolver.taskFile(n),
+      schemaFile: (n) => resolver.schemaFile(n),
+      expandIteration: () => ({ instances: [], diagnostics: [] }),
+    });
+    const unwritten = reportWriteProblems(io, [...result.writeProblems, jsonl.close()], result.status === 'failed');
+    return result.status === 'succeeded' && !unwritten ? 0 : result.status === 'aborted' ? 130 : 1;
+  } finally {
+    lock.release();
+  }
 }
 
 export const taskCommand: Command = { name: 'task', summary: 'Run one task on its own', usage: USAGE, run };

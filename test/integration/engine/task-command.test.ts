@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { WatchProcess } from '../watch/watch-process.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { demoProject, events, runCli, type TempProject } from '../../helpers/project.ts';
 
@@ -40,5 +41,26 @@ describe('refinery task', () => {
     const list = events(result.stdout);
     expect(list.find((e) => e.type === 'stage-end')).toMatchObject({ status: 'failed', reason: expect.stringContaining('missing.txt') });
     expect(list.find((e) => e.type === 'run-end')).toMatchObject({ status: 'failed', counts: { failed: 1, succeeded: 0 } });
+  });
+
+  it('refinery task - while another refinery holds the project (a watch), it is refused, naming the holder, and writes nothing', async () => {
+    project = demoProject();
+    const watch = new WatchProcess(['demo'], project.root);
+    try {
+      await watch.nth(1, 'run-end');
+      const result = await runCli(['task', 'copy-json', '--param', 'from=src/a.txt', '--output', 'report=out/held.json'], {
+        cwd: project.root,
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`pid ${watch.pid}`);
+      expect(existsSync(project.path('out/held.json'))).toBe(false);
+    } finally {
+      await watch.stop();
+    }
+    const after = await runCli(['task', 'copy-json', '--param', 'from=src/a.txt', '--output', 'report=out/held.json'], {
+      cwd: project.root,
+    });
+    expect(after.code, after.stderr).toBe(0);
+    expect(existsSync(project.path('out/held.json'))).toBe(true);
   });
 });
