@@ -9,6 +9,8 @@ export interface CommandIo {
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
   readonly cwd: string;
+  /** Where the command was typed, for relative paths in its arguments (default: this process's cwd). */
+  readonly workdir?: string;
   readonly env: NodeJS.ProcessEnv;
   /** Aborted on the first SIGINT/SIGTERM. */
   readonly signal: AbortSignal;

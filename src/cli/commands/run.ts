@@ -103,7 +103,7 @@ function runBus(
   runId: string,
   pipeline: string,
   warn?: StateWarn,
-): { bus: EventBus; close: () => WriteProblem | undefined } {
+): { bus: EventBus; close: () => Array<WriteProblem | undefined> } {
   const bus = new EventBus(runId, pipeline);
   const jsonl = jsonlSink(io.cwd, runId, warn);
   bus.subscribe(jsonl.sink);
@@ -120,8 +120,10 @@ function runBus(
       }),
     );
   }
-  if (flags.junit) bus.subscribe(junitSink(flags.junit));
-  return { bus, close: jsonl.close };
+  // A relative --junit path is from where the command was typed (a watch answering it runs elsewhere).
+  const junit = flags.junit ? junitSink(path.resolve(io.workdir ?? process.cwd(), flags.junit)) : undefined;
+  if (junit) bus.subscribe(junit.sink);
+  return { bus, close: () => [jsonl.close(), junit?.problem()] };
 }
 
 /** Someone reads this run's events stage by stage (--json, --verbose, --junit): every stage gets its stage-end. */
@@ -158,7 +160,7 @@ function reportNoop(
   const skipped = unchanged.stages.filter((s) => unchanged.skipped.has(s)).length;
   const counts = { succeeded: 0, failed: 0, fresh: unchanged.stages.length - skipped, skipped, blocked: 0, aborted: 0 };
   bus.emit({ type: 'run-end', status: 'succeeded', durationMs: Date.now() - started, counts });
-  return reportWriteProblems(io, [close()]) ? 1 : 0;
+  return reportWriteProblems(io, close()) ? 1 : 0;
 }
 
 /** What a run executes: the whole expanded pipeline, or the part of the last run's plan that changed files reach. */
@@ -417,7 +419,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       ...(target.partial ? { unlisted: target.partial.unlisted } : {}),
       ...(remote ? { stageCache: remote.stages } : {}),
     }).finally(() => remote?.close());
-    const problems = [...result.writeProblems, close()];
+    const problems = [...result.writeProblems, ...close()];
     if (result.status === 'succeeded' && noopKey && flags.only.length === 0 && !shard && canSkipByStat(target.spec)) {
       const recorded = await recordNoop(
         io.cwd,

@@ -16,6 +16,15 @@ export type Answer = { exit: number } | { fallback: string };
 /** How long a daemon has to say whether it takes the request. */
 const ACCEPT_TIMEOUT_MS = 5000;
 
+/** Where this process was started; the root's parent path when that folder is gone (relative paths then fail as they would). */
+function workdir(): string {
+  try {
+    return process.cwd();
+  } catch {
+    return '/';
+  }
+}
+
 /** Only a folder of our own, that no one else can enter, may hold the socket we trust. */
 function folderProblem(dir: string): string | undefined {
   try {
@@ -100,6 +109,7 @@ export function askDaemon(root: string, command: DaemonCommand, argv: readonly s
         build: buildId(),
         command,
         argv: [...argv],
+        workdir: workdir(),
         stdout: { tty: Boolean(io.stdout.isTTY), ...(io.stdout.columns ? { columns: io.stdout.columns } : {}) },
         env: {
           ...(io.env.CI !== undefined ? { CI: io.env.CI } : {}),

@@ -15,6 +15,8 @@ export type ClientMessage =
       build: string;
       command: DaemonCommand;
       argv: string[];
+      /** Where the client was started: relative paths in argv are from there. */
+      workdir: string;
       stdout: { tty: boolean; columns?: number };
       /** What changes how output looks; everything else is the watch's own environment. */
       env: { CI?: string; NO_COLOR?: string };

@@ -1,5 +1,6 @@
 import { chmodSync, lstatSync, mkdirSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { CommandIo, DaemonServices } from '../command.ts';
 import { COMMANDS } from '../commands.ts';
@@ -55,6 +56,7 @@ function parseRequest(line: string): Request | undefined {
   if (r?.type !== 'request' || typeof r.build !== 'string') return undefined;
   if (!DAEMON_COMMANDS.includes(r.command as DaemonCommand)) return undefined;
   if (!Array.isArray(r.argv) || r.argv.length > 10_000 || !r.argv.every((a) => typeof a === 'string')) return undefined;
+  if (typeof r.workdir !== 'string' || !path.isAbsolute(r.workdir)) return undefined;
   if (typeof r.stdout !== 'object' || r.stdout === null || typeof r.stdout.tty !== 'boolean') return undefined;
   if (r.stdout.columns !== undefined && !(Number.isInteger(r.stdout.columns) && r.stdout.columns > 0)) return undefined;
   const env = r.env ?? {};
@@ -142,6 +144,7 @@ export async function serveDaemon(options: {
         stdout,
         stderr,
         cwd: root,
+        workdir: request.workdir,
         env,
         signal: interrupt.signal,
         forceSignal: force.signal,

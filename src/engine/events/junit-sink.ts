@@ -1,7 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { RunEvent, StageEndEvent } from '../types/events.ts';
 import type { EventSink } from './bus.ts';
+import { writeFileAtomicSync } from '../state/atomic-file.ts';
+import { writeProblem, type WriteProblem } from '../state/write-problem.ts';
 
 function xml(text: string): string {
   return text
@@ -27,10 +29,17 @@ function testcase(pipeline: string, e: StageEndEvent): string {
   return `${head}>\n      <system-out>${xml(e.status === 'fresh' ? 'up to date' : (e.summary ?? 'succeeded'))}</system-out>\n    </testcase>`;
 }
 
-/** Writes the run as JUnit XML (a test case per stage) when the run ends. */
-export function junitSink(file: string): EventSink {
+export interface JunitSink {
+  sink: EventSink;
+  /** Why the report could not be written (a full disk, a folder that is a file), once the run ended. */
+  problem(): WriteProblem | undefined;
+}
+
+/** Writes the run as JUnit XML (a test case per stage) when the run ends: whole or not at all. */
+export function junitSink(file: string): JunitSink {
   const ends: StageEndEvent[] = [];
-  return (event: RunEvent) => {
+  let problem: WriteProblem | undefined;
+  const sink = (event: RunEvent): void => {
     if (event.type === 'stage-end') ends.push(event);
     if (event.type !== 'run-end') return;
     const failures = ends.filter((e) => e.status === 'failed').length;
@@ -40,7 +49,12 @@ export function junitSink(file: string): EventSink {
       .map((e) => testcase(event.pipeline, e))
       .join('\n');
     const out = `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="refinery" tests="${ends.length}" failures="${failures}" time="${(event.durationMs / 1000).toFixed(3)}">\n  <testsuite name="${xml(event.pipeline)}" tests="${ends.length}" failures="${failures}" skipped="${skipped}" timestamp="${event.time}" time="${(event.durationMs / 1000).toFixed(3)}">\n${body}\n  </testsuite>\n</testsuites>\n`;
-    mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    writeFileSync(file, out);
+    try {
+      mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+      writeFileAtomicSync(file, out);
+    } catch (error) {
+      problem = writeProblem(path.resolve(file), error);
+    }
   };
+  return { sink, problem: () => problem };
 }
