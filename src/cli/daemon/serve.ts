@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { CommandIo, DaemonServices } from '../command.ts';
 import { COMMANDS } from '../commands.ts';
+import { describeFsError, isFsError } from '../../engine/state/write-problem.ts';
 import type { WatchDaemon } from '../../engine/watch/watch-daemon.ts';
 import { CookieBarrier } from '../../engine/watch/cookie-barrier.ts';
 import {
@@ -154,7 +155,10 @@ export async function serveDaemon(options: {
       try {
         return await command.run(request.argv, io);
       } catch (error) {
-        stderr.write(`refinery: internal error in the watch daemon: ${(error as Error).message}\n`);
+        // As main() does: the machine's trouble (a full disk) in one line; a bug in one line too,
+        // without taking the watch down.
+        if (isFsError(error)) stderr.write(`refinery: error: ${describeFsError(error, root)}\n`);
+        else stderr.write(`refinery: internal error in the watch daemon: ${(error as Error).message}\n`);
         return 1;
       }
     };
@@ -208,7 +212,11 @@ export async function serveDaemon(options: {
             fallback(socket, 'unknown', 'the request was not understood');
             return;
           }
-          void serve(socket, request, interrupts);
+          serve(socket, request, interrupts).catch((error: unknown) => {
+            send(socket, { type: 'err', data: `refinery: internal error in the watch daemon: ${(error as Error).message}\n` });
+            send(socket, { type: 'exit', code: 1 });
+            socket.end();
+          });
         },
         () => socket.destroy(),
       ),
