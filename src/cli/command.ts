@@ -2,6 +2,7 @@ import type { FileHashes } from '../engine/state/file-hashes.ts';
 import type { StageState } from '../engine/state/stage-state.ts';
 import type { RecordVouch } from '../engine/state/run-manifest.ts';
 import type { RunnerPool } from '../engine/shell/runner-pool.ts';
+import type { EventSink } from '../engine/events/bus.ts';
 import type { RecordUpdate } from '../engine/watch/record-trust.ts';
 
 /** Where a command writes; only the CLI layer touches the real console. */
@@ -26,6 +27,8 @@ export interface DaemonServices {
   stageState(pipeline: string): StageState | undefined;
   /** The watch's content-hash cache. */
   readonly hashes: FileHashes;
+  /** The watch's own event sinks (its MQTT topics, its dashboard): a run it answers is seen there too. */
+  readonly sinks: readonly EventSink[];
   /** The watch's command runners, warm already. */
   readonly runners: RunnerPool | undefined;
   /** The watch holds the project lock, and runs nothing else while this command runs. */

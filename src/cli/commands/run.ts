@@ -107,6 +107,7 @@ function runBus(
   const bus = new EventBus(runId, pipeline);
   const jsonl = jsonlSink(io.cwd, runId, warn);
   bus.subscribe(jsonl.sink);
+  for (const sink of io.daemon?.sinks ?? []) bus.subscribe(sink);
   if (flags.json) bus.subscribe((e) => io.stdout.write(`${JSON.stringify(e)}\n`));
   else {
     const live = Boolean(io.stdout.isTTY) && !io.env.CI;

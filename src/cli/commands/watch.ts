@@ -362,6 +362,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       root: io.cwd,
       daemon,
       baseIo: io,
+      sinks: () => [...(mqtt.sink ? [mqtt.sink.sink] : []), ...(dashboard ? [dashboard.hub.sink] : [])],
       notify: (n) => renderServeNotice(io, n, flags.verbose),
     });
     await waitFor(io.signal);

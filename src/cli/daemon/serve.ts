@@ -6,6 +6,7 @@ import type { CommandIo, DaemonServices } from '../command.ts';
 import { COMMANDS } from '../commands.ts';
 import { describeFsError, isFsError } from '../../engine/state/write-problem.ts';
 import type { WatchDaemon } from '../../engine/watch/watch-daemon.ts';
+import type { EventSink } from '../../engine/events/bus.ts';
 import { CookieBarrier } from '../../engine/watch/cookie-barrier.ts';
 import {
   buildId,
@@ -101,6 +102,8 @@ export async function serveDaemon(options: {
   root: string;
   daemon: WatchDaemon;
   baseIo: Pick<CommandIo, 'env'>;
+  /** The watch's sinks that should see the runs it answers too (MQTT, the dashboard). */
+  sinks(): EventSink[];
   notify(notice: ServeNotice): void;
 }): Promise<DaemonServer | undefined> {
   const { root, daemon } = options;
@@ -171,6 +174,7 @@ export async function serveDaemon(options: {
               stageState: (pipeline) => daemon.stageStateOf(pipeline),
               hashes: daemon.hashes,
               runners: daemon.runners,
+              sinks: options.sinks(),
               holdsLock: true,
               epoch,
               vouch: (file) => (synced ? trust.vouch(file) : undefined),

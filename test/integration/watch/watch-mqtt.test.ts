@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT, tempProject, type TempProject } from '../../helpers/project.ts';
+import { events, REPO_ROOT, runCli, tempProject, type TempProject } from '../../helpers/project.ts';
 import { MOSQUITTO, startMosquitto, type MosquittoBroker } from '../../helpers/mosquitto.ts';
 import { pythonWithPaho, skipWithout, toolPath } from '../../helpers/system-tools.ts';
 import { MqttConnection, type IncomingMessage } from '../../../src/workflows/mqtt/client.ts';
@@ -123,6 +123,25 @@ describe('refinery watch over MQTT', () => {
     await watcher.nth(1, 'run-end');
     const received = await subscribe(url);
     checkMessages(await changeAndCollect(watcher, project, received));
+  });
+
+  it('watch - a run another terminal asks the watch for is published over MQTT like its own runs', async () => {
+    project = tempProject({ 'pipelines/p.yaml': PIPELINE, 'data/a/x.txt': 'x\n' });
+    watcher = new WatchProcess(['--mqtt-port', '0'], project.root, { mqtt: true });
+    await watcher.until(() => /events on mqtt:\/\/127\.0\.0\.1:\d+ \(embedded broker\)/.test(watcher?.stderr ?? ''), 'the broker address');
+    const url = /events on (mqtt:\/\/127\.0\.0\.1:\d+)/.exec(watcher.stderr)?.[1] as string;
+    await watcher.nth(1, 'run-end');
+    await watcher.until(() => watcher?.stderr.includes('answered by this watch') ?? false, 'the socket');
+    const received = await subscribe(url);
+    const asked = await runCli(['run', 'p', '--force', '--json'], { cwd: project.root });
+    expect(asked.code, asked.stderr).toBe(0);
+    const runId = events(asked.stdout)[0]?.runId as string;
+    await watcher.until(() => received.some((m) => m.topic === `refinery/p/${runId}/-/run-end`), 'the asked run over MQTT');
+    checkMessages(
+      received
+        .filter((m) => m.topic.includes(`/${runId}/`))
+        .map((m) => ({ topic: m.topic, payload: JSON.parse(m.payload.toString()) as Record<string, unknown> })),
+    );
   });
 
   it.skipIf(skipWithout(MOSQUITTO))('watch - --broker URL publishes to that broker (mosquitto) instead', async () => {
