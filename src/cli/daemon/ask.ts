@@ -48,6 +48,14 @@ export function askDaemon(root: string, command: DaemonCommand, argv: readonly s
   const problem = folderProblem(daemonFolder(root));
   if (problem) return Promise.resolve({ fallback: problem });
   return new Promise<Answer>((resolve) => {
+    // A reader that went away (`refinery status | head -3`) ends the output, not the process.
+    const open = { out: true, err: true };
+    const closed = (which: 'out' | 'err') => (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') open[which] = false;
+    };
+    // Left in place: a write under way when the answer ends may still fail with EPIPE.
+    io.stdout.on('error', closed('out'));
+    io.stderr.on('error', closed('err'));
     let accepted = false;
     let settled = false;
     const socket = net.connect(daemonSocket(root));
@@ -96,9 +104,11 @@ export function askDaemon(root: string, command: DaemonCommand, argv: readonly s
           }
           if (message.type === 'accepted') accepted = true;
           else if (message.type === 'fallback') finish({ fallback: String(message.reason) });
-          else if (message.type === 'out') io.stdout.write(String(message.data));
-          else if (message.type === 'err') io.stderr.write(String(message.data));
-          else if (message.type === 'exit' && Number.isInteger(message.code)) finish({ exit: message.code });
+          else if (message.type === 'out') {
+            if (open.out) io.stdout.write(String(message.data));
+          } else if (message.type === 'err') {
+            if (open.err) io.stderr.write(String(message.data));
+          } else if (message.type === 'exit' && Number.isInteger(message.code)) finish({ exit: message.code });
         },
         () => socket.destroy(),
       ),

@@ -1,6 +1,6 @@
 import { chmodSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli, startCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
+import { CLI, runCli, startCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
 import { WatchProcess } from './watch-process.ts';
 
 let project: TempProject | undefined;
@@ -172,6 +172,24 @@ stages:
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/refinery watch|held|lock/i);
     expect(answered(watcher, 'run')).toBe(0);
+  });
+
+  it('run through watch - a reader that stops early (| head -1) ends the output, not the run, and nothing crashes', async () => {
+    project = basicProject();
+    watcher = await startWatch(project);
+    project.write('src/a.txt', 'h1\n');
+    const { spawnSync } = await import('node:child_process');
+    // A forced run prints as its stages go: several writes, most after head has gone.
+    const piped = spawnSync('sh', ['-c', `"${process.execPath}" "${CLI}" run p --force -v | head -1`], {
+      cwd: project.root,
+      encoding: 'utf8',
+      env: { ...process.env, CI: 'true' },
+    });
+    expect(piped.stdout.split('\n')[0]).toMatch(/^run /);
+    expect(piped.stderr).not.toMatch(/EPIPE|Unhandled|\n\s+at /);
+    await watcher.until(() => answered(watcher as WatchProcess, 'run') === 1, 'the run to be answered');
+    expect(watcher.stderr).toContain('answered a run (exit 0)');
+    expect(readFileSync(project.path('out/b.txt'), 'utf8')).toBe('h1\nh1\n');
   });
 
   it('plan through watch - while the watch runs, plan checks by itself', async () => {
