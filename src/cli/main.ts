@@ -45,6 +45,10 @@ function takeDirectory(argv: string[], cwd: string): { argv: string[]; cwd: stri
   return { argv: rest, cwd: dir.length > 1 && dir.endsWith('/') ? dir.slice(0, -1) : dir };
 }
 
+function quietOnClosedPipe(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'EPIPE') throw error;
+}
+
 const DAEMON_COMMANDS = new Set(['run', 'plan', 'status']);
 
 function isDaemonCommand(name: string): name is 'run' | 'plan' | 'status' {
@@ -84,6 +88,9 @@ export async function main(rawArgv: string[]): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // A reader that went away (`refinery run -v | head -1`) ends the output, not the run.
+  process.stdout.on('error', quietOnClosedPipe);
+  process.stderr.on('error', quietOnClosedPipe);
   try {
     let parsed: { argv: string[]; cwd: string };
     try {
