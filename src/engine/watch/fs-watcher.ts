@@ -47,13 +47,29 @@ export function startFsWatcher(options: FsWatcherOptions): FsWatcher {
     new Set([...list].filter((t) => t !== '..' && !t.startsWith('../') && !path.isAbsolute(t)));
   let targets = clean(options.targets);
   let onTheWay = new Set([...targets].flatMap((t) => ancestorDirs(t)));
+  // Asked by chokidar for every path it meets and by every notification: answers are kept
+  // until the targets change (a 10,000-file project asks tens of thousands of times).
+  let answers = new Map<string, boolean>();
   const relevant = (rel: string): boolean => {
+    let answer = answers.get(rel);
+    if (answer === undefined) {
+      answer = decide(rel);
+      if (answers.size >= 200_000) answers = new Map();
+      answers.set(rel, answer);
+    }
+    return answer;
+  };
+  const decide = (rel: string): boolean => {
     if (rel === '') return true;
     if (rel.split('/').some((s) => NEVER.has(s))) return false;
     if (targets.has('') || onTheWay.has(rel) || targets.has(rel)) return true;
     return ancestorDirs(rel).some((a) => targets.has(a));
   };
+  const rootSlash = root.endsWith('/') ? root : `${root}/`;
   const relOf = (abs: string): string | undefined => {
+    // The common case without path.relative's work: a normalized path under the root.
+    if (path.sep === '/' && abs.startsWith(rootSlash) && !abs.includes('/.') && !abs.includes('//') && !abs.endsWith('/'))
+      return abs.slice(rootSlash.length);
     const rel = path.relative(root, abs).split(path.sep).join('/');
     if (rel === '') return '';
     if (rel.startsWith('../') || rel === '..' || path.isAbsolute(rel)) return undefined;
@@ -97,6 +113,7 @@ export function startFsWatcher(options: FsWatcherOptions): FsWatcher {
       const previous = targets;
       targets = clean(next);
       onTheWay = new Set([...targets].flatMap((t) => ancestorDirs(t)));
+      answers = new Map();
       // Directories pruned before are not walked again by themselves: point chokidar at new targets.
       const added = [...targets].filter((t) => !previous.has(t) && !ancestorDirs(t).some((a) => previous.has(a)));
       const existing = added.map((t) => nearestExisting(root, t)).filter((t): t is string => t !== undefined);
