@@ -6,7 +6,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../dev/headless-chromium.ts';
 import { PACKAGE_ROOT } from '../src/engine/paths/package-root.ts';
 
 const CLI = path.join(PACKAGE_ROOT, 'bin', 'refinery.js');
@@ -62,18 +62,7 @@ const url = await new Promise<string>((resolve, reject) => {
   server.on('close', (code) => reject(new Error(`refinery ui exited with ${code}`)));
 });
 
-const browser = await chromium.launch({
-  executablePath: values.chromium,
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-});
+const browser = await launchChromium(values.chromium);
 try {
   const page = await browser.newPage({ viewport: { width: 1200, height: 760 } });
   await page.goto(url);

@@ -12,7 +12,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, 
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../../dev/headless-chromium.ts';
 import { generateLogs } from '../../dev/massgen-gen/generate.ts';
 import { listSessions, listTurnUnits, reportDirOf } from '../../src/workflows/massgen/discover.ts';
 import { analyzeTurnUnit } from '../../src/workflows/massgen/analyze.ts';
@@ -33,15 +34,6 @@ const { values } = parseArgs({
 const RUNS = Number(values.runs);
 const STAGES = Number(values.stages);
 const CHANGES = Number(values.changes);
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 function project(name: string): string {
   const root = path.join(WORK, name);
@@ -263,7 +255,7 @@ async function main(): Promise<void> {
   mkdirSync(WORK, { recursive: true });
   const massgen = await massgenProject();
   const graph = graphProject();
-  const browser = await chromium.launch({ executablePath: values.chromium, args: ARGS });
+  const browser = await launchChromium(values.chromium);
   try {
     const mg = await measurePage(browser, massgen, ['ui', '--logs-dir', 'logs'], '#/massgen', ['#view table.sessions tbody tr']);
     process.stdout.write(`MassGen page, ${RUNS} runs: first render ${mg.cold} ms cold, ${mg.warm} ms warm (target < 1500 ms)\n`);

@@ -3,13 +3,13 @@
 // event shown, no request leaving the file, and log text that looks like HTML shown as text.
 import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BundleData } from '../../../src/workflows/massgen/bundle-data.ts';
 import { REPO_ROOT, runCli, tempProject, type TempProject } from '../../helpers/project.ts';
-import { skipWithout, systemTool, toolPath } from '../../helpers/system-tools.ts';
+import { skipWithout } from '../../helpers/system-tools.ts';
+import { CHROMIUM, launchBrowser } from '../ui/browser.ts';
 
-const CHROMIUM = systemTool('chromium');
 const LOGS = '.massgen/massgen_logs';
 const HOSTILE =
   '<img src="http://x.test/pwn.png" onerror="window.__pwned = 1"><script>window.__pwned = 2</script> [link](javascript:window.__pwned=3)';
@@ -63,18 +63,7 @@ function bundleData(html: string): BundleData {
 
 describe.skipIf(skipWithout(CHROMIUM))('refinery logs bundle in a browser', () => {
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: toolPath(CHROMIUM),
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchBrowser();
   }, 60_000);
 
   it("bundle - opens with no network: no console error, the report's Mermaid drawn as SVG, every answer, vote and event shown, log HTML shown as text", async () => {

@@ -2,7 +2,8 @@
 // the projects the browser tests open: the bundled examples, analyzed and refined.
 import { cpSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../../../dev/headless-chromium.ts';
 import { expect } from 'vitest';
 import { REPO_ROOT, runCli, tempProject, type TempProject } from '../../helpers/project.ts';
 import { EXAMPLE_REFINE_PARAMS } from '../../helpers/refine-example.ts';
@@ -14,18 +15,8 @@ export const CHROMIUM = systemTool('chromium');
 /** Screenshots of the browser tests (the test output folder; ignored by git). */
 export const SHOTS_DIR = path.join(REPO_ROOT, 'test-results', 'ui');
 
-export const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
 export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: toolPath(CHROMIUM), args: CHROMIUM_ARGS });
+  return launchChromium(toolPath(CHROMIUM));
 }
 
 export interface OpenPage {
