@@ -18,7 +18,7 @@ import {
 } from '../../engine/state/run-manifest.ts';
 import type { Locator } from '../../engine/pipeline/locate.ts';
 import { EventBus, newRunId } from '../../engine/events/bus.ts';
-import { consoleSink } from '../../engine/events/console-sink.ts';
+import { terminalSink } from '../terminal-sink.ts';
 import { jsonlSink } from '../../engine/events/jsonl-sink.ts';
 import { junitSink } from '../../engine/events/junit-sink.ts';
 import { acquireProjectLock } from '../../engine/state/project-lock.ts';
@@ -108,19 +108,7 @@ function runBus(
   const jsonl = jsonlSink(io.cwd, runId, warn);
   bus.subscribe(jsonl.sink);
   for (const sink of io.daemon?.sinks ?? []) bus.subscribe(sink);
-  if (flags.json) bus.subscribe((e) => io.stdout.write(`${JSON.stringify(e)}\n`));
-  else {
-    const live = Boolean(io.stdout.isTTY) && !io.env.CI;
-    bus.subscribe(
-      consoleSink({
-        out: io.stdout,
-        live,
-        color: live && io.env.NO_COLOR === undefined,
-        verbose: flags.verbose,
-        ...(io.stdout.columns ? { columns: io.stdout.columns } : {}),
-      }),
-    );
-  }
+  bus.subscribe(terminalSink(io, flags));
   // A relative --junit path is from where the command was typed (a watch answering it runs elsewhere).
   const junit = flags.junit ? junitSink(path.resolve(io.workdir ?? process.cwd(), flags.junit)) : undefined;
   if (junit) bus.subscribe(junit.sink);

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
 import { findPipelineFile, parseParamFlags, printDiagnostics } from '../session.ts';
 import { EventBus } from '../../engine/events/bus.ts';
-import { consoleSink } from '../../engine/events/console-sink.ts';
+import { terminalSink } from '../terminal-sink.ts';
 import { jsonlSink } from '../../engine/events/jsonl-sink.ts';
 import { mqttSink, type MqttSink } from '../../engine/events/mqtt-sink.ts';
 import { acquireProjectLock } from '../../engine/state/project-lock.ts';
@@ -325,7 +325,6 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       }
       io.stderr.write(`watch: dashboard at ${dashboard.url}\n`);
     }
-    const live = Boolean(io.stdout.isTTY) && !io.env.CI;
     daemon = await WatchDaemon.start({
       root: io.cwd,
       pipelines,
@@ -342,17 +341,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
         const bus = new EventBus(runId, pipeline);
         const jsonl = jsonlSink(io.cwd, runId, warn);
         bus.subscribe(jsonl.sink);
-        if (flags.json) bus.subscribe((e) => io.stdout.write(`${JSON.stringify(e)}\n`));
-        else
-          bus.subscribe(
-            consoleSink({
-              out: io.stdout,
-              live,
-              color: live && io.env.NO_COLOR === undefined,
-              verbose: flags.verbose,
-              ...(io.stdout.columns ? { columns: io.stdout.columns } : {}),
-            }),
-          );
+        bus.subscribe(terminalSink(io, flags));
         if (mqtt.sink) bus.subscribe(mqtt.sink.sink);
         if (dashboard) bus.subscribe(dashboard.hub.sink);
         return { bus, close: () => reportWriteProblems(io, [jsonl.close()]) };
