@@ -4,15 +4,7 @@ import type { StageInstance } from '../types/plan.ts';
 import type { ArtifactIssue, StageEndEvent, StageOutcomeCode } from '../types/events.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { SchemaRegistry } from '../artifacts/schema-registry.ts';
-import {
-  checkStagedOutputs,
-  discardStaged,
-  publishOutputs,
-  rejectOutputs,
-  type StagedFile,
-  type StagedOutput,
-} from '../artifacts/commit.ts';
-import { contentStamp } from '../state/file-hashes.ts';
+import { checkStagedOutputs, discardStaged, publishOutputs, rejectOutputs, type StagedOutput } from '../artifacts/commit.ts';
 import { describeWriteProblem, isFsError, writeProblem } from '../state/write-problem.ts';
 import type { FileHashes } from '../state/file-hashes.ts';
 import type { FingerprintParts, StageRecord, StageState } from '../state/stage-state.ts';
@@ -26,6 +18,7 @@ import type { RunnerPool } from '../shell/runner-pool.ts';
 import type { Observations } from '../state/observations.ts';
 import { fileKey } from '../paths/file-key.ts';
 import { outputFolderProblem } from '../paths/inside-project.ts';
+import { recordPublished } from './published-outputs.ts';
 import { scriptPath, stagingPaths } from './staging.ts';
 
 export interface StageRunContext {
@@ -91,7 +84,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-function dirMtime(abs: string): number | null {
+function _dirMtime(abs: string): number | null {
   try {
     return statSync(abs, { throwIfNoEntry: false })?.mtimeMs ?? null;
   } catch {
@@ -329,15 +322,7 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
   // All or none: every output is valid before any is renamed, and a failed rename undoes the others.
   const unpublished = publishOutputs(ctx.root, staged);
   if (unpublished.length > 0) return rejected(inst, ctx, staged, unpublished, attempt, 'publish-failed');
-  const outputs: StageRecord['outputs'] = {};
-  for (const o of staged) {
-    const stamp = contentStamp(files.get(o.name) as StagedFile);
-    ctx.hashes.remember(o.target.path, stamp);
-    outputs[o.name] = stamp;
-    ctx.observations?.file(o.target.path, stamp, true);
-    const dir = path.posix.dirname(o.target.path);
-    if (ctx.observations?.dirs.has(dir)) ctx.observations.dirRewritten(dir, dirMtime(path.join(ctx.root, dir)));
-  }
+  const outputs = recordPublished(ctx, staged, files);
   const record: StageRecord = {
     stage: inst.id,
     fingerprint: input.fingerprint,

@@ -9,11 +9,10 @@ import { checkStagedOutputs, discardStaged, publishOutputs, type StagedFile, typ
 import { evaluateCondition, lazyRecord, type LazyRecord } from '../expr/evaluate.ts';
 import type { RemoteHit } from '../types/events.ts';
 import type { StageInstance } from '../types/plan.ts';
-import { contentStamp } from '../state/file-hashes.ts';
-import type { StageRecord } from '../state/stage-state.ts';
 import { isFsError } from '../state/write-problem.ts';
 import type { RunStageInput, StageOutcome, StageRunContext } from '../executor/stage-runner.ts';
 import { stagingPaths } from '../executor/staging.ts';
+import { recordPublished } from '../executor/published-outputs.ts';
 import { ArtifactReader } from '../executor/artifact-reader.ts';
 import { base64urlToHex, stageCacheKey } from './keys.ts';
 import type { Manifest } from './manifest.ts';
@@ -241,23 +240,7 @@ class RemoteStageCache implements StageCache {
         this.remote.problem(warn, `${inst.id}: output ${issues[0]?.path} ${issues[0]?.message}; it runs here`);
         return undefined;
       }
-      const outputs: StageRecord['outputs'] = {};
-      for (const o of staged) {
-        const stamp = contentStamp(files.get(o.name) as StagedFile);
-        ctx.hashes.remember(o.target.path, stamp);
-        outputs[o.name] = stamp;
-        ctx.observations?.file(o.target.path, stamp, true);
-        const dir = path.posix.dirname(o.target.path);
-        if (ctx.observations?.dirs.has(dir)) {
-          let mtime: number | null = null;
-          try {
-            mtime = statSync(path.join(ctx.root, dir)).mtimeMs;
-          } catch {
-            mtime = null;
-          }
-          ctx.observations.dirRewritten(dir, mtime);
-        }
-      }
+      const outputs = recordPublished(ctx, staged, files);
       const durationMs = Date.now() - started;
       ctx.state.commit({
         stage: inst.id,
