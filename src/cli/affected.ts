@@ -1,5 +1,6 @@
 import type { Plan } from '../engine/types/plan.ts';
 import { buildGraph, downstreamOf } from '../engine/graph/graph.ts';
+import { instanceNode } from '../engine/graph/plan-graph.ts';
 import { isGlob, matchGlob } from '../engine/paths/glob.ts';
 
 /**
@@ -27,8 +28,6 @@ export function affectedStages(plan: Plan, changed: readonly string[]): Set<stri
     }
   }
   if (explained.size !== changedSet.size) return undefined;
-  const graph = buildGraph(
-    plan.instances.map((i) => ({ id: i.id, needs: i.needs, inputs: i.inputs, outputs: Object.values(i.outputs).map((o) => o.path) })),
-  );
+  const graph = buildGraph(plan.instances.map(instanceNode));
   return downstreamOf(hit, graph.dependents);
 }

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
 import { openPipeline } from '../session.ts';
-import { buildGraph } from '../../engine/graph/graph.ts';
+import { planGraph } from '../../engine/graph/plan-graph.ts';
 import { toDot, toMermaid, type GraphView } from '../../engine/graph/render.ts';
 
 const USAGE = `Usage: refinery graph [PIPELINE] [--format mermaid|dot|json] [-p KEY=VALUE]...
@@ -28,14 +28,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const opened = await openPipeline(io, positionals[0], values.param);
   if (!opened) return 2;
   const { plan } = opened.expansion;
-  const nodes = plan.instances.map((i) => ({
-    id: i.id,
-    needs: i.needs,
-    inputs: i.inputs,
-    outputs: Object.values(i.outputs).map((o) => o.path),
-  }));
-  for (const l of plan.loops) nodes.push({ id: l.id, needs: l.needs, inputs: [], outputs: [] });
-  const graph = buildGraph(nodes);
+  const graph = planGraph(plan);
   const view: GraphView = {
     nodes: [
       ...plan.instances.map((i) => ({ id: i.id, label: i.spec.kind === 'task' ? `${i.id} (${i.spec.task})` : i.id, kind: i.spec.kind })),

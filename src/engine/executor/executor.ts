@@ -9,7 +9,8 @@ import type { Observations } from '../state/observations.ts';
 import type { WriteProblem } from '../state/write-problem.ts';
 import type { RunnerPool } from '../shell/runner-pool.ts';
 import { dropManifest, UNCHANGED_BY_STAT } from '../state/run-manifest.ts';
-import { buildGraph, findCycle, type GraphNode } from '../graph/graph.ts';
+import { findCycle } from '../graph/graph.ts';
+import { instanceNode, planGraph } from '../graph/plan-graph.ts';
 import { assessStage } from './assess.ts';
 import { runStage, type RunStageInput, type StageOutcome } from './stage-runner.ts';
 import type { StageCache } from '../remote-cache/stage-cache.ts';
@@ -112,16 +113,6 @@ const ZERO_COUNTS = (): Record<StageStatus, number> => ({ succeeded: 0, failed: 
 
 const NOT_STARTED_AFTER_FAILURE = 'not started: an earlier stage failed (use --keep-going to continue past failures)';
 
-function graphNode(i: StageInstance): GraphNode {
-  return { id: i.id, needs: i.needs, inputs: i.inputs, outputs: Object.values(i.outputs).map((o) => o.path) };
-}
-
-function graphNodes(plan: Plan): GraphNode[] {
-  const nodes = plan.instances.map(graphNode);
-  for (const l of plan.loops) nodes.push({ id: l.id, needs: l.needs, inputs: [], outputs: [] });
-  return nodes;
-}
-
 /**
  * Runs a plan: a node goes to the scheduler's ready list when its dependencies have settled;
  * a stage is assessed, settles at once when up to date, or is dispatched to a slot; a loop
@@ -155,7 +146,7 @@ export class Executor {
 
   /** Builds the schedule; a cycle or an `--only` that matches nothing is a diagnostic instead. */
   private build(): Schedule<StageInstance, LoopInstance> | undefined {
-    const graph = buildGraph(graphNodes(this.plan));
+    const graph = planGraph(this.plan);
     const cycle = findCycle(graph.deps);
     if (cycle) {
       this.diagnostics.push({ severity: 'error', code: 'dependency-cycle', message: `dependency cycle: ${cycle.join(' -> ')}` });
@@ -414,7 +405,7 @@ export class Executor {
       this.diagnostics.push(...diagnostics);
       return this.settleGate(gate, 'failed');
     }
-    const deps = iterationDeps(instances.map(graphNode), (id) => this.nodes.has(id));
+    const deps = iterationDeps(instances.map(instanceNode), (id) => this.nodes.has(id));
     const ready = beginIteration(
       schedule,
       gate,

@@ -1,7 +1,8 @@
 import type { Plan, StageInstance } from '../types/plan.ts';
 import type { FileHashes } from '../state/file-hashes.ts';
 import type { StageState } from '../state/stage-state.ts';
-import { buildGraph, topologicalOrder } from '../graph/graph.ts';
+import { topologicalOrder } from '../graph/graph.ts';
+import { planGraph } from '../graph/plan-graph.ts';
 import { ArtifactReader } from './artifact-reader.ts';
 import { assessStage, stageCodeHash } from './assess.ts';
 
@@ -26,14 +27,7 @@ export interface PreviewOptions {
 
 /** What a run would do, stage by stage, without running anything. */
 export function previewPlan(plan: Plan, options: PreviewOptions): PreviewEntry[] {
-  const nodes = plan.instances.map((i) => ({
-    id: i.id,
-    needs: i.needs,
-    inputs: i.inputs,
-    outputs: Object.values(i.outputs).map((o) => o.path),
-  }));
-  for (const l of plan.loops) nodes.push({ id: l.id, needs: l.needs, inputs: [], outputs: [] });
-  const graph = buildGraph(nodes);
+  const graph = planGraph(plan);
   const byId = new Map(plan.instances.map((i) => [i.id, i]));
   const reader = new ArtifactReader(options.root);
   const fingerprints = new Map<string, string>();

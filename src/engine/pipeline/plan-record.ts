@@ -2,7 +2,8 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import type { Plan, StageInstance } from '../types/plan.ts';
 import type { PipelineSpec, StageSpec } from '../types/pipeline.ts';
 import type { SourceSpan } from '../types/source.ts';
-import { buildGraph, downstreamOf } from '../graph/graph.ts';
+import { downstreamOf } from '../graph/graph.ts';
+import { planGraph } from '../graph/plan-graph.ts';
 import { isGlob, matchGlob } from '../paths/glob.ts';
 import { writeFileAtomicSync } from '../state/atomic-file.ts';
 import { KeyedLines } from '../state/keyed-lines.ts';
@@ -56,9 +57,7 @@ function entryLine(key: string, value: unknown): string {
 
 /** Written after a successful run with no loops, beside the no-op record; a failed write (a full disk) is returned, as the no-op record's is. */
 export function writePlanRecord(root: string, key: string, plan: Plan): WriteProblem | undefined {
-  const graph = buildGraph(
-    plan.instances.map((i) => ({ id: i.id, needs: i.needs, inputs: i.inputs, outputs: Object.values(i.outputs).map((o) => o.path) })),
-  );
+  const graph = planGraph(plan);
   const inputs = new Map<string, string[]>();
   const outputs = new Map<string, string[]>();
   const globs: Array<[string, string]> = [];

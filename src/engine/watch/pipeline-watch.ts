@@ -19,7 +19,8 @@ import { writePlanRecord } from '../pipeline/plan-record.ts';
 import type { WriteProblem } from '../state/write-problem.ts';
 import type { RunnerPool } from '../shell/runner-pool.ts';
 import { ChangeIndex, type Classification, type OwnWrite } from './change-index.ts';
-import { planFor, planGraph, selectionFor } from './selection.ts';
+import { planFor, selectionFor } from './selection.ts';
+import { planGraph } from '../graph/plan-graph.ts';
 import type { BusyPolicy, FileChange, WatchNotice } from './types.ts';
 
 /** What every pipeline of one daemon shares. */

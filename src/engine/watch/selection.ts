@@ -1,17 +1,5 @@
 import type { Plan } from '../types/plan.ts';
-import { buildGraph, downstreamOf, type Graph, type GraphNode } from '../graph/graph.ts';
-
-/** The executor's graph of a plan: stage instances and loop gates. */
-export function planGraph(plan: Plan): Graph {
-  const nodes: GraphNode[] = plan.instances.map((i) => ({
-    id: i.id,
-    needs: i.needs,
-    inputs: i.inputs,
-    outputs: Object.values(i.outputs).map((o) => o.path),
-  }));
-  for (const l of plan.loops) nodes.push({ id: l.id, needs: l.needs, inputs: [], outputs: [] });
-  return buildGraph(nodes);
-}
+import { downstreamOf, type Graph } from '../graph/graph.ts';
 
 /**
  * What a watch cycle hands the executor: the affected nodes and everything downstream of them,
