@@ -7,7 +7,7 @@ import type { FileChange } from './types.ts';
  * are kept once.
  *
  * The quiet time is counted from the file system's own notification (`activity()`), not from
- * the change chokidar reports a few milliseconds later once it has stat'ed the file; changes
+ * the change the watcher reports once it has lstat'ed the entry; changes
  * still arriving keep the batch open for `graceMs` more.
  *
  * Node runs expired timers before it reads the I/O that queued up meanwhile, so after this

@@ -1,6 +1,6 @@
 import type { Diagnostic } from '../types/source.ts';
 
-/** What chokidar saw happen to a path. */
+/** What the watcher saw happen to a path. */
 export type ChangeKind = 'add' | 'change' | 'unlink' | 'addDir' | 'unlinkDir';
 
 /** One file-system change, path relative to the project root with '/' separators. */
