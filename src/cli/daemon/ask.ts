@@ -1,6 +1,15 @@
 import { lstatSync } from 'node:fs';
 import net from 'node:net';
-import { buildId, type ClientMessage, type DaemonCommand, type DaemonMessage, daemonFolder, daemonSocket, lineReader } from './protocol.ts';
+import {
+  buildId,
+  type ClientMessage,
+  type DaemonCommand,
+  type DaemonMessage,
+  daemonFolder,
+  daemonSocket,
+  lineReader,
+  socketAddress,
+} from './protocol.ts';
 
 export interface AskIo {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -47,6 +56,8 @@ function folderProblem(dir: string): string | undefined {
 export function askDaemon(root: string, command: DaemonCommand, argv: readonly string[], io: AskIo): Promise<Answer> {
   const problem = folderProblem(daemonFolder(root));
   if (problem) return Promise.resolve({ fallback: problem });
+  const named = socketAddress(daemonSocket(root));
+  if (!named) return Promise.resolve({ fallback: 'no name for its socket fits a unix socket address' });
   return new Promise<Answer>((resolve) => {
     // A reader that went away (`refinery status | head -3`) ends the output, not the process.
     const open = { out: true, err: true };
@@ -58,10 +69,11 @@ export function askDaemon(root: string, command: DaemonCommand, argv: readonly s
     io.stderr.on('error', closed('err'));
     let accepted = false;
     let settled = false;
-    const socket = net.connect(daemonSocket(root));
+    const socket = net.connect(named.address);
     const finish = (answer: Answer): void => {
       if (settled) return;
       settled = true;
+      named.release();
       clearTimeout(timer);
       io.signal.removeEventListener('abort', interrupt);
       io.forceSignal.removeEventListener('abort', interrupt);
@@ -114,6 +126,7 @@ export function askDaemon(root: string, command: DaemonCommand, argv: readonly s
       ),
     );
     socket.once('connect', () => {
+      named.release();
       const request: ClientMessage = {
         type: 'request',
         build: buildId(),

@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -44,9 +44,58 @@ export function daemonSocket(root: string): string {
   return path.join(daemonFolder(root), 'sock');
 }
 
-/** A unix socket's path must fit in sockaddr_un (108 bytes with its NUL on Linux, 104 on macOS). */
-export function socketPathFits(socket: string): boolean {
-  return Buffer.byteLength(socket) < 104;
+/** Whether a path fits a unix socket address (sockaddr_un: 108 bytes with its NUL on Linux, 104 on macOS). */
+function fits(address: string): boolean {
+  return Buffer.byteLength(address) < 104;
+}
+
+/** A name the socket can be bound or reached by; `release` once the server is closed, or the client connected. */
+export interface SocketAddress {
+  address: string;
+  release(): void;
+}
+
+const NOTHING_TO_RELEASE = (): void => {};
+
+/**
+ * A name for the socket that fits a unix socket address, however deep the project: its path;
+ * else its path from the working folder; else, on Linux, its name in its folder opened as a
+ * descriptor (`/proc/self/fd/N/sock`: the kernel resolves that link to the folder itself).
+ * The descriptor stays open until `release`: a server keeps it while it listens, because the
+ * socket is unlinked by that name when it closes. Undefined when no name fits.
+ */
+export function socketAddress(socket: string): SocketAddress | undefined {
+  if (fits(socket)) return { address: socket, release: NOTHING_TO_RELEASE };
+  let relative: string | undefined;
+  try {
+    relative = path.relative(process.cwd(), socket);
+  } catch {
+    // The working folder was removed: no relative name.
+  }
+  if (relative !== undefined && fits(relative)) return { address: relative, release: NOTHING_TO_RELEASE };
+  if (process.platform !== 'linux') return undefined;
+  const folder = path.dirname(socket);
+  let fd: number;
+  try {
+    fd = openSync(folder, 'r');
+  } catch {
+    return undefined;
+  }
+  // The folder opened must be the one its path names now (its owner and mode were checked by path).
+  const opened = fstatSync(fd);
+  const named = lstatSync(folder, { throwIfNoEntry: false });
+  if (!named || !opened.isDirectory() || named.dev !== opened.dev || named.ino !== opened.ino) {
+    closeSync(fd);
+    return undefined;
+  }
+  let released = false;
+  return {
+    address: `/proc/self/fd/${fd}/${path.basename(socket)}`,
+    release: () => {
+      if (!released) closeSync(fd);
+      released = true;
+    },
+  };
 }
 
 /** Which build of refinery this process runs: its own file and that file's mtime. A rebuilt or other install differs. */

@@ -17,7 +17,7 @@ import {
   daemonFolder,
   daemonSocket,
   lineReader,
-  socketPathFits,
+  socketAddress,
 } from './protocol.ts';
 
 /** What the watch reports of the commands it serves. */
@@ -109,13 +109,14 @@ export async function serveDaemon(options: {
   const { root, daemon } = options;
   const folder = daemonFolder(root);
   const socketPath = daemonSocket(root);
-  if (!socketPathFits(socketPath)) {
-    options.notify({ kind: 'not-serving', reason: `the socket path ${socketPath} is too long for a unix socket` });
-    return undefined;
-  }
   const problem = ownerOnlyFolder(folder);
   if (problem) {
     options.notify({ kind: 'not-serving', reason: problem });
+    return undefined;
+  }
+  const named = socketAddress(socketPath);
+  if (!named) {
+    options.notify({ kind: 'not-serving', reason: `no name for the socket ${socketPath} fits a unix socket address` });
     return undefined;
   }
   // This process holds the project lock: a socket left here is a dead watch's.
@@ -228,9 +229,10 @@ export async function serveDaemon(options: {
   });
   const listening = await new Promise<string | undefined>((resolve) => {
     server.once('error', (error) => resolve(error.message));
-    server.listen(socketPath, () => resolve(undefined));
+    server.listen(named.address, () => resolve(undefined));
   });
   if (listening !== undefined) {
+    named.release();
     barrier.close();
     options.notify({ kind: 'not-serving', reason: `cannot listen on ${socketPath}: ${listening}` });
     return undefined;
@@ -243,6 +245,7 @@ export async function serveDaemon(options: {
         server.close(() => resolve());
         for (const s of connections) s.destroy();
       });
+      named.release();
       barrier.close();
       rmSync(socketPath, { force: true });
     },

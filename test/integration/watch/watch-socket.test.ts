@@ -1,6 +1,7 @@
-import { chmodSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLI, runCli, startCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
+import { CLI, REPO_ROOT, runCli, startCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
 import { WatchProcess } from './watch-process.ts';
 
 let project: TempProject | undefined;
@@ -147,6 +148,31 @@ stages:
     const again = await runCli(['run', 'g', '--json'], { cwd: project.root });
     expect(again.code).toBe(0);
     expect(stageEnds(again.stdout)).toEqual({ slow: 'succeeded' });
+  });
+
+  it('run through watch - a project deeper than a unix socket path allows is served, from inside it and from elsewhere', async () => {
+    project = tempProject();
+    // .refinery/watch/sock under this folder is far past the 104 bytes a socket address holds.
+    const deep = path.join(project.root, 'a'.repeat(60), 'b'.repeat(60));
+    mkdirSync(path.join(deep, 'node_modules'), { recursive: true });
+    symlinkSync(REPO_ROOT, path.join(deep, 'node_modules', 'refinery'), 'dir');
+    writeFileSync(path.join(deep, 'package.json'), '{ "type": "module", "private": true }\n');
+    for (const [rel, text] of Object.entries({ 'pipelines/p.yaml': PIPELINE, 'src/a.txt': 'a1\n', 'src/other.txt': 'o1\n' })) {
+      mkdirSync(path.dirname(path.join(deep, rel)), { recursive: true });
+      writeFileSync(path.join(deep, rel), text);
+    }
+    expect(Buffer.byteLength(path.join(deep, '.refinery', 'watch', 'sock'))).toBeGreaterThan(108);
+    watcher = await startWatch({ ...project, root: deep });
+    const inside = await runCli(['run', 'p', '--json'], { cwd: path.join(deep, 'src') });
+    expect(inside.code).toBe(0);
+    expect(stageEnds(inside.stdout)).toEqual({ a: 'fresh', b: 'fresh', other: 'fresh' });
+    expect(answered(watcher, 'run')).toBe(1);
+    // From the file system's root, the path from the working folder is as long: the folder is named through a descriptor.
+    writeFileSync(path.join(deep, 'src/a.txt'), 'a2\n');
+    const elsewhere = await runCli(['-C', deep, 'run', 'p', '--json'], { cwd: '/' });
+    expect(elsewhere.code).toBe(0);
+    expect(answered(watcher, 'run')).toBe(2);
+    expect(readFileSync(path.join(deep, 'out/b.txt'), 'utf8')).toBe('a2\na2\n');
   });
 
   it('run through watch - a watch that was killed leaves a socket the next run ignores', async () => {
