@@ -1,4 +1,4 @@
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
 import { WatchProcess } from './watch-process.ts';
@@ -114,6 +114,40 @@ stages:
     expect(readFileSync(project.path('out/count.txt'), 'utf8').trim()).toBe('1000');
     expect(readFileSync(project.path('out/concat.txt'), 'utf8')).not.toContain('v1 ');
   });
+
+  it.skipIf(process.platform !== 'linux')(
+    'watch - 500 stages with their sources and outputs take one inotify watch per folder, not one per file',
+    async () => {
+      const files: Record<string, string> = {};
+      const stages: string[] = [];
+      for (let i = 0; i < 500; i += 1) {
+        files[`src/f${i}.txt`] = `${i}\n`;
+        stages.push(`  s${i}: { run: "cat src/f${i}.txt > \${outputs.o}", inputs: [src/f${i}.txt], outputs: { o: out/s${i}.txt } }`);
+      }
+      files['pipelines/p.yaml'] = `pipeline: p\nstages:\n${stages.join('\n')}\n`;
+      project = tempProject(files);
+      watcher = new WatchProcess([], project.root);
+      await watcher.nth(1, 'run-end');
+      // The kernel lists each watch of an inotify descriptor as an "inotify wd:" line of its fdinfo.
+      const fdinfo = `/proc/${watcher.pid}/fdinfo`;
+      const watches = readdirSync(fdinfo)
+        .map((fd) => {
+          try {
+            return readFileSync(`${fdinfo}/${fd}`, 'utf8');
+          } catch {
+            return '';
+          }
+        })
+        .reduce((n, text) => n + text.split('\n').filter((l) => l.startsWith('inotify wd:')).length, 0);
+      // The root, pipelines/, src/, out/ and the watch's own socket folder (a few more at most): not 1,000.
+      expect(watches).toBeGreaterThanOrEqual(4);
+      expect(watches).toBeLessThan(12);
+      // And the watch still sees a change in the folder of 500.
+      project.write('src/f250.txt', 'changed\n');
+      await watcher.nth(2, 'stage-end', 's250', 'succeeded');
+      expect(readFileSync(project.path('out/s250.txt'), 'utf8')).toBe('changed\n');
+    },
+  );
 
   it('watch - a change during a run gives exactly one follow-up run', async () => {
     project = tempProject({
