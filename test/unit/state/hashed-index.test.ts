@@ -149,8 +149,9 @@ describe('HashedIndexReader', () => {
   });
 
   it('HashedIndexReader - a bucket pointing into the middle of a line is damage', () => {
-    const index = encodeHashedIndex([['i:a', ['x']]]);
-    const reader = readerOf(index, withBucket(bucketOf(index, 'i:a'), 3));
+    // At `,"y"]`: it looks like the start of another key's line, so only its place gives it away.
+    const index = encodeHashedIndex([['i:a', ['x', 'y']]]);
+    const reader = readerOf(index, withBucket(bucketOf(index, 'i:a'), index.lines.indexOf(',"y"')));
     expect(() => reader.get('i:a')).toThrow(DamagedIndex);
   });
 
