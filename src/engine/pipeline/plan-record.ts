@@ -39,9 +39,12 @@ interface Header {
   pipeline: Record<string, unknown>;
   params: Record<string, unknown>;
   globs: Array<[string, string]>;
-  /** The index: its table's bucket count, its lines' bytes. */
+  /**
+   * The index: its table's bucket count, its lines' bytes. Not `indexBytes`, the field the
+   * earlier form's readers look for, so that one of them finds no index here either.
+   */
   buckets: number;
-  indexBytes: number;
+  entryBytes: number;
   instanceBytes: number;
 }
 
@@ -99,7 +102,7 @@ export function writePlanRecord(root: string, key: string, plan: Plan): WritePro
     params: plan.params,
     globs,
     buckets: index.buckets,
-    indexBytes: index.lines.length,
+    entryBytes: index.lines.length,
     instanceBytes: offset,
   };
   const text = Buffer.concat([
@@ -134,7 +137,7 @@ function isSize(value: unknown): value is number {
 function isHeader(value: unknown): value is Header {
   if (!isObject(value) || value.form !== FORM || typeof value.key !== 'string' || !isObject(value.pipeline) || !isObject(value.params))
     return false;
-  return Array.isArray(value.globs) && isSize(value.buckets) && isSize(value.indexBytes) && isSize(value.instanceBytes);
+  return Array.isArray(value.globs) && isSize(value.buckets) && isSize(value.entryBytes) && isSize(value.instanceBytes);
 }
 
 function isIds(value: unknown): value is string[] {
@@ -244,10 +247,10 @@ export function readPartialPlan(
     const { header, bytes } = readHeader(fd);
     if (!isHeader(header) || header.key !== key) return undefined;
     const linesAt = bytes + 4 * header.buckets;
-    const body = linesAt + header.indexBytes;
+    const body = linesAt + header.entryBytes;
     if (fstatSync(fd).size !== body + header.instanceBytes) return undefined;
     const index = new PlanIndex(
-      new HashedIndexReader(fd, { tableAt: bytes, buckets: header.buckets, linesAt, linesBytes: header.indexBytes }),
+      new HashedIndexReader(fd, { tableAt: bytes, buckets: header.buckets, linesAt, linesBytes: header.entryBytes }),
     );
     const select = affectedFromIndex(index, header.globs, changed);
     if (!select) return undefined;

@@ -216,11 +216,11 @@ stages:
     // after the header (found by searching them), then the instance lines.
     const bytes = readFileSync(file);
     const newline = bytes.indexOf(0x0a);
-    const { form, buckets, indexBytes, instanceBytes, ...rest } = JSON.parse(bytes.subarray(0, newline).toString('utf8'));
+    const { form, buckets, entryBytes, instanceBytes, ...rest } = JSON.parse(bytes.subarray(0, newline).toString('utf8'));
     expect(form).toEqual(expect.any(String));
     const lines = bytes.subarray(newline + 1 + 4 * buckets + 1);
-    const index = lines.subarray(0, indexBytes - 1);
-    expect(lines.length).toBe(indexBytes - 1 + instanceBytes);
+    const index = lines.subarray(0, entryBytes - 1);
+    expect(lines.length).toBe(entryBytes - 1 + instanceBytes);
     writeFileSync(file, Buffer.concat([Buffer.from(`${JSON.stringify({ ...rest, indexBytes: index.length })}\n`), lines]));
     rmSync(project.path('.refinery/cache/pipelines'), { recursive: true, force: true });
     project.write('src/x.txt', 'x2');

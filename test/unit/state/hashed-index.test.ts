@@ -31,7 +31,7 @@ const AFTER = Buffer.from('{"instance":1}\n');
 
 /** A reader over the index written to a file between other bytes; `edit` changes the encoded index first. */
 function readerOf(index: EncodedHashedIndex, edit?: (file: Buffer) => Buffer): HashedIndexReader {
-  let bytes = Buffer.concat([BEFORE, index.table, index.lines, AFTER]);
+  let bytes: Buffer = Buffer.concat([BEFORE, index.table, index.lines, AFTER]);
   if (edit) bytes = edit(bytes);
   const file = path.join(dir, `index-${fds.length}`);
   writeFileSync(file, bytes);
