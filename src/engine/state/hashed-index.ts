@@ -33,8 +33,19 @@ export function bucketCount(entries: number): number {
   return buckets;
 }
 
+/** fnv1a32 of the key's UTF-8 bytes; an ASCII key (a path, nearly always) without encoding it first. */
+export function keyHash(key: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i += 1) {
+    const code = key.charCodeAt(i);
+    if (code >= 0x80) return fnv1a32(Buffer.from(key, 'utf8'));
+    hash = Math.imul(hash ^ code, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
 function homeBucket(key: string, buckets: number): number {
-  return fnv1a32(Buffer.from(key, 'utf8')) & (buckets - 1);
+  return keyHash(key) & (buckets - 1);
 }
 
 export interface EncodedHashedIndex {
@@ -58,10 +69,13 @@ export function encodeHashedIndex(entries: Iterable<readonly [string, unknown]>)
     offset += Buffer.byteLength(line);
   }
   const buckets = bucketCount(placed.length);
+  // Probed in memory (in the machine's order), written to the file little-endian.
+  const taken = new Uint8Array(buckets);
   const table = Buffer.alloc(4 * buckets);
   for (const [key, at] of placed) {
     let bucket = homeBucket(key, buckets);
-    while (table.readUInt32LE(4 * bucket) !== 0) bucket = (bucket + 1) & (buckets - 1);
+    while (taken[bucket] === 1) bucket = (bucket + 1) & (buckets - 1);
+    taken[bucket] = 1;
     table.writeUInt32LE(at, 4 * bucket);
   }
   return { buckets, table, lines: Buffer.from(lines.join(''), 'utf8') };

@@ -11,6 +11,7 @@ import {
   encodeHashedIndex,
   fnv1a32,
   HashedIndexReader,
+  keyHash,
 } from '../../../src/engine/state/hashed-index.ts';
 import { CutShort } from '../../../src/engine/state/read-at.ts';
 
@@ -77,6 +78,12 @@ describe('fnv1a32', () => {
     expect(fnv1a32(Buffer.from(''))).toBe(0x811c9dc5);
     expect(fnv1a32(Buffer.from('a'))).toBe(0xe40c292c);
     expect(fnv1a32(Buffer.from('foobar'))).toBe(0xbf9cf968);
+  });
+
+  it('keyHash - the fnv1a32 of the key as UTF-8, ASCII or not', () => {
+    for (const key of ['', 'a', 'foobar', 'i:src/dir/f1.txt', 'o:naïve', 'n:日本語', 'i:emoji 😀 \\ "q"']) {
+      expect(keyHash(key)).toBe(fnv1a32(Buffer.from(key, 'utf8')));
+    }
   });
 });
 
