@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { Plan, StageInstance } from '../types/plan.ts';
 import type { PipelineSpec, StageSpec } from '../types/pipeline.ts';
 import type { SourceSpan } from '../types/source.ts';
@@ -6,7 +6,8 @@ import { downstreamOf } from '../graph/graph.ts';
 import { planGraph } from '../graph/plan-graph.ts';
 import { isGlob, matchGlob } from '../paths/glob.ts';
 import { writeFileAtomicSync } from '../state/atomic-file.ts';
-import { KeyedLines } from '../state/keyed-lines.ts';
+import { encodeHashedIndex, HashedIndexReader } from '../state/hashed-index.ts';
+import { readAt } from '../state/read-at.ts';
 import { manifestFile } from '../state/run-manifest.ts';
 import { writeProblem, type WriteProblem } from '../state/write-problem.ts';
 import { packStage, unpackStage } from './compact-spec.ts';
@@ -19,22 +20,35 @@ import { packStage, unpackStage } from './compact-spec.ts';
  * cover the rest of what expansion looks at: while the key matches and only plain file stats
  * differ, expanding again would give this same plan.
  *
- * Layout, read in pieces so a touch of one file costs the same with ten stages or ten thousand:
- * - the header line: the key, the pipeline without its stages, the params, every glob input
- *   (`[glob, id]`) and the byte length of the index;
- * - the index, one entry a line (keyed-lines.ts), searched for the entries a run needs:
- *   `,"i:<path>":[ids reading it]` (a folder input also covers the files under it),
- *   `,"o:<path>":[ids writing it]`, `,"n:<id>":[start, end, dependents, deps]` (the byte range
- *   of its line, counted from the end of the index, and its edges);
+ * Layout, read in pieces so a touch of one file costs what it reaches, with ten stages or ten
+ * thousand (no read of the whole index, no parse of entries it does not need):
+ * - the header line: the form, the key, the pipeline without its stages, the params, every glob
+ *   input (`[glob, id]`) and the sizes of the sections after it;
+ * - the index (hashed-index.ts): a hash table of the entries' byte offsets, then the entries, one
+ *   a line, each found by hashing its key and read alone: `"i:<path>"` → [ids reading it] (a
+ *   folder input also covers the files under it), `"o:<path>"` → [ids writing it],
+ *   `"n:<id>"` → [start, end, dependents, deps] (the byte range of its instance's line, counted
+ *   from the end of the index, and its edges);
  * - one line per instance, read (by its byte range) and parsed only when that instance is needed.
+ * The file's size must be the sum of its sections' (a record cut short or appended to is not used).
  */
 interface Header {
+  /** A record in an earlier form (one without this field: a searched index) is not read, only replaced. */
+  form: typeof FORM;
   key: string;
   pipeline: Record<string, unknown>;
   params: Record<string, unknown>;
   globs: Array<[string, string]>;
-  indexBytes: number;
+  /**
+   * The index: its table's bucket count, its lines' bytes. Not `indexBytes`, the field the
+   * earlier form's readers look for, so that one of them finds no index here either.
+   */
+  buckets: number;
+  entryBytes: number;
+  instanceBytes: number;
 }
+
+const FORM = 'plan record 2: hashed index';
 
 /** [start, end) of its line after the index, the ids that depend on it, the ids it depends on. */
 type NodeEntry = [number, number, string[], string[]];
@@ -49,10 +63,6 @@ function push(map: Map<string, string[]>, key: string, id: string): void {
   const ids = map.get(key);
   if (ids) ids.push(id);
   else map.set(key, [id]);
-}
-
-function entryLine(key: string, value: unknown): string {
-  return `,${JSON.stringify(key)}:${JSON.stringify(value)}\n`;
 }
 
 /** Written after a successful run with no loops, beside the no-op record; a failed write (a full disk) is returned, as the no-op record's is. */
@@ -77,22 +87,30 @@ export function writePlanRecord(root: string, key: string, plan: Plan): WritePro
     lines.push(line);
     offset += bytes;
   }
-  const index: string[] = [];
-  for (const [path, ids] of inputs) index.push(entryLine(`i:${path}`, ids));
-  for (const [path, ids] of outputs) index.push(entryLine(`o:${path}`, ids));
+  const entries: Array<[string, unknown]> = [];
+  for (const [path, ids] of inputs) entries.push([`i:${path}`, ids]);
+  for (const [path, ids] of outputs) entries.push([`o:${path}`, ids]);
   plan.instances.forEach((inst, n) => {
     const [start, end] = ranges[n] as [number, number];
-    index.push(entryLine(`n:${inst.id}`, [start, end, graph.dependents.get(inst.id) ?? [], graph.deps.get(inst.id) ?? []]));
+    entries.push([`n:${inst.id}`, [start, end, graph.dependents.get(inst.id) ?? [], graph.deps.get(inst.id) ?? []]]);
   });
-  const indexText = index.join('');
+  const index = encodeHashedIndex(entries);
   const header: Header = {
+    form: FORM,
     key,
     pipeline: { ...plan.pipeline, stages: [] },
     params: plan.params,
     globs,
-    indexBytes: Buffer.byteLength(indexText),
+    buckets: index.buckets,
+    entryBytes: index.lines.length,
+    instanceBytes: offset,
   };
-  const text = `${JSON.stringify(header)}\n${indexText}${lines.join('')}`;
+  const text = Buffer.concat([
+    Buffer.from(`${JSON.stringify(header)}\n`, 'utf8'),
+    index.table,
+    index.lines,
+    Buffer.from(lines.join(''), 'utf8'),
+  ]);
   const file = planRecordFile(root, plan.pipeline.file);
   try {
     writeFileAtomicSync(file, text);
@@ -112,9 +130,14 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+function isSize(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
+}
+
 function isHeader(value: unknown): value is Header {
-  if (!isObject(value) || typeof value.key !== 'string' || !isObject(value.pipeline) || !isObject(value.params)) return false;
-  return Array.isArray(value.globs) && Number.isSafeInteger(value.indexBytes) && (value.indexBytes as number) >= 0;
+  if (!isObject(value) || value.form !== FORM || typeof value.key !== 'string' || !isObject(value.pipeline) || !isObject(value.params))
+    return false;
+  return Array.isArray(value.globs) && isSize(value.buckets) && isSize(value.entryBytes) && isSize(value.instanceBytes);
 }
 
 function isIds(value: unknown): value is string[] {
@@ -141,17 +164,6 @@ function isInstanceLine(value: unknown, id: string): value is Omit<StageInstance
 /** A part of the record that is not what the writer wrote: the caller checks everything instead. */
 class Damaged extends Error {}
 
-function readAt(fd: number, position: number, length: number): Buffer {
-  const buffer = Buffer.allocUnsafe(length);
-  let done = 0;
-  while (done < length) {
-    const n = readSync(fd, buffer, done, length - done, position + done);
-    if (n === 0) throw new Damaged('cut short');
-    done += n;
-  }
-  return buffer;
-}
-
 /** The header line and its length in bytes (with its newline). */
 function readHeader(fd: number): { header: unknown; bytes: number } {
   const chunks: Buffer[] = [];
@@ -174,15 +186,10 @@ function readHeader(fd: number): { header: unknown; bytes: number } {
 class PlanIndex {
   private readonly nodes = new Map<string, NodeEntry>();
 
-  constructor(private readonly lines: KeyedLines) {}
-
-  private parsed(key: string): unknown {
-    const value = this.lines.value(key);
-    return value === undefined ? undefined : JSON.parse(value);
-  }
+  constructor(private readonly entries: HashedIndexReader) {}
 
   ids(key: string): string[] | undefined {
-    const ids = this.parsed(key);
+    const ids = this.entries.get(key);
     if (ids !== undefined && !isIds(ids)) throw new Damaged(key);
     return ids;
   }
@@ -190,7 +197,7 @@ class PlanIndex {
   node(id: string): NodeEntry {
     let entry = this.nodes.get(id);
     if (!entry) {
-      const value = this.parsed(`n:${id}`);
+      const value = this.entries.get(`n:${id}`);
       if (!isNodeEntry(value)) throw new Damaged(id);
       entry = value;
       this.nodes.set(id, entry);
@@ -239,15 +246,18 @@ export function readPartialPlan(
   try {
     const { header, bytes } = readHeader(fd);
     if (!isHeader(header) || header.key !== key) return undefined;
-    // From the header's newline: every index line then follows one.
-    const index = new PlanIndex(new KeyedLines(readAt(fd, bytes - 1, header.indexBytes + 1).toString('utf8')));
+    const linesAt = bytes + 4 * header.buckets;
+    const body = linesAt + header.entryBytes;
+    if (fstatSync(fd).size !== body + header.instanceBytes) return undefined;
+    const index = new PlanIndex(
+      new HashedIndexReader(fd, { tableAt: bytes, buckets: header.buckets, linesAt, linesBytes: header.entryBytes }),
+    );
     const select = affectedFromIndex(index, header.globs, changed);
     if (!select) return undefined;
     const wanted = new Set(select);
     for (const id of select) for (const d of index.node(id)[3]) wanted.add(d);
     // In the plan's own order, which is the order stages are started in.
     const needed = [...wanted].sort((a, b) => index.node(a)[0] - index.node(b)[0]);
-    const body = bytes + header.indexBytes;
     const specs = new Map<string, StageSpec>();
     const instances: StageInstance[] = [];
     for (const id of needed) {

@@ -171,10 +171,10 @@ stages:
     expect((await run(project)).result.code).toBe(0);
     const [record] = readdirSync(project.path('.refinery/state')).filter((f) => f.startsWith('plan-'));
     const file = project.path(`.refinery/state/${record}`);
-    const text = readFileSync(file, 'utf8');
+    // Byte for byte (its index table is binary), and the same length, so every offset still points where it did.
+    const text = readFileSync(file, 'latin1');
     expect(text).toMatch(/\n,"n:x1":\[/);
-    // Same length, so every byte range in the record still points where it did.
-    writeFileSync(file, text.replace(/\n,"n:x1":\[(\d)/, '\n,"n:x1":["'));
+    writeFileSync(file, text.replace(/\n,"n:x1":\[(\d)/, '\n,"n:x1":["'), 'latin1');
     rmSync(project.path('.refinery/cache/pipelines'), { recursive: true, force: true });
     project.write('src/x.txt', 'x2');
     const touched = await run(project);
@@ -184,6 +184,56 @@ stages:
     // The pipeline was loaded (and its parse cache written) rather than the plan read back.
     expect(existsSync(project.path('.refinery/cache/pipelines'))).toBe(true);
     expect(readFileSync(project.path('out/both'), 'utf8')).toBe('x2y');
+  });
+
+  it('noop - a plan record cut short, or with bytes after its last line: the touch falls back to the full check', async () => {
+    project = fourWays();
+    expect((await run(project)).result.code).toBe(0);
+    const [record] = readdirSync(project.path('.refinery/state')).filter((f) => f.startsWith('plan-'));
+    const file = project.path(`.refinery/state/${record}`);
+    const whole = readFileSync(file);
+    // Cut in the last instance's line (globbed), which this touch would not even read.
+    for (const [damaged, x] of [
+      [whole.subarray(0, whole.length - 20), 'x2'],
+      [Buffer.concat([whole, Buffer.from('{}\n')]), 'x3'],
+    ] as const) {
+      writeFileSync(file, damaged);
+      rmSync(project.path('.refinery/cache/pipelines'), { recursive: true, force: true });
+      project.write('src/x.txt', x);
+      const touched = await run(project);
+      expect(touched.ends).toEqual({ x1: 'succeeded', y1: 'fresh', both: 'succeeded', folder: 'fresh', globbed: 'fresh' });
+      expect(existsSync(project.path('.refinery/cache/pipelines'))).toBe(true);
+      expect(readFileSync(project.path('out/both'), 'utf8')).toBe(`${x}y`);
+    }
+  });
+
+  it('noop - a plan record in the earlier form (a searched index): the touch falls back to the full check and rewrites it', async () => {
+    project = fourWays();
+    expect((await run(project)).result.code).toBe(0);
+    const [record] = readdirSync(project.path('.refinery/state')).filter((f) => f.startsWith('plan-'));
+    const file = project.path(`.refinery/state/${record}`);
+    // The same plan in the form an earlier refinery wrote: no form field, the index lines right
+    // after the header (found by searching them), then the instance lines.
+    const bytes = readFileSync(file);
+    const newline = bytes.indexOf(0x0a);
+    const { form, buckets, entryBytes, instanceBytes, ...rest } = JSON.parse(bytes.subarray(0, newline).toString('utf8'));
+    expect(form).toEqual(expect.any(String));
+    const lines = bytes.subarray(newline + 1 + 4 * buckets + 1);
+    const index = lines.subarray(0, entryBytes - 1);
+    expect(lines.length).toBe(entryBytes - 1 + instanceBytes);
+    writeFileSync(file, Buffer.concat([Buffer.from(`${JSON.stringify({ ...rest, indexBytes: index.length })}\n`), lines]));
+    rmSync(project.path('.refinery/cache/pipelines'), { recursive: true, force: true });
+    project.write('src/x.txt', 'x2');
+    const touched = await run(project);
+    expect(touched.ends).toEqual({ x1: 'succeeded', y1: 'fresh', both: 'succeeded', folder: 'fresh', globbed: 'fresh' });
+    // The pipeline was loaded (and its parse cache written) rather than the old record read.
+    expect(existsSync(project.path('.refinery/cache/pipelines'))).toBe(true);
+    expect(readFileSync(file, 'latin1').split('\n')[0]).toContain(`"form":${JSON.stringify(form)}`);
+    // The record it wrote is read back by the next touch.
+    rmSync(project.path('.refinery/cache/pipelines'), { recursive: true, force: true });
+    project.write('src/y.txt', 'y2');
+    expect((await run(project)).ends).toEqual({ x1: 'fresh', y1: 'succeeded', both: 'succeeded', folder: 'fresh', globbed: 'fresh' });
+    expect(existsSync(project.path('.refinery/cache/pipelines'))).toBe(false);
   });
 
   it('noop - an edited pipeline file is checked in full, even when a stage reads it', async () => {
