@@ -47,7 +47,7 @@ export class StageContexts {
   /**
    * `run:` commands started so far. The first is spawned directly and the runners start with
    * the second: a run with one command to run (the edit loop's usual touch) spares starting a
-   * runner, and the probe for its program, which cost more than the one spawn.
+   * runner, which costs more than the one spawn.
    */
   private commands = 0;
 

@@ -1,9 +1,9 @@
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { closeSync, fstatSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildShellCommand, quotePosix, type CommandOutcome, type CommandSpec } from './command.ts';
+import { buildShellCommand, quotePosix, runCommand, type CommandOutcome, type CommandSpec } from './command.ts';
+import { MACHINE_RUNNER_PROGRAMS, type RunnerProgram, type RunnerPrograms } from './runner-programs.ts';
 import { parseSimpleCommand } from './simple-command.ts';
-import { PACKAGE_ROOT } from '../paths/package-root.ts';
 
 /**
  * Long-lived small processes that start `run:` commands for the executor. Forking a big
@@ -13,39 +13,29 @@ import { PACKAGE_ROOT } from '../paths/package-root.ts';
  * redirections, directly (see simple-command.ts), in a process group of its own, with stdin
  * from /dev/null and stdout/stderr to files, and is killed by group on abort.
  */
-// Python's os.posix_spawn starts a command the way make does (vfork-like, with the child in a
-// process group of its own); perl (in every Debian base system) is the fallback: it can set
-// the group between fork and exec, which sh cannot do without an extra `setsid` exec. Each
-// runner reuses one pair of output files, truncated per command: creating and deleting files
-// per command cost as much as the command itself in the make benchmark. The programs and their
-// protocols are in runners/; they ship with the package's src/ and are found from the package
-// root, so the compiled dist/ uses the same files.
-const RUNNERS = path.join(PACKAGE_ROOT, 'src', 'engine', 'shell', 'runners');
-export const PYTHON_RUNNER_FILE = path.join(RUNNERS, 'runner.py');
-export const PERL_RUNNER_FILE = path.join(RUNNERS, 'runner.pl');
-
-interface RunnerProgram {
-  command: string;
-  args: string[];
-  /** python reads JSON jobs and starts simple commands without a shell; perl takes `c`/`f` lines. */
-  protocol: 'json' | 'lines';
-}
+// Each runner reuses one pair of output files, truncated per command: creating and deleting
+// files per command cost as much as the command itself in the make benchmark. Which program
+// runs the runners (python, perl, or none) is found out by starting them: runner-programs.ts.
 
 interface Pending {
   onPid(pid: number): void;
   /** `sizes`: the byte counts of the command's stdout and stderr files, where the runner tells them. */
   onExit(code: number, sizes?: [number, number]): void;
+  /** The runner ended before it said `ready`, so it never read the job: the job did not start. */
+  onNotStarted(): void;
 }
 
 class Runner {
   readonly child: ChildProcessWithoutNullStreams;
   private pending: Pending | undefined;
   private buffer = '';
+  /** A job is sent before the runner is ready (no round trip); until then it may be unread. */
+  private ready = false;
   dead = false;
 
   constructor(
     cwd: string,
-    program: RunnerProgram,
+    readonly program: RunnerProgram,
     env: NodeJS.ProcessEnv,
     readonly outFile: string,
     readonly errFile: string,
@@ -54,21 +44,31 @@ class Runner {
     this.child = spawn(program.command, [...program.args, outFile, errFile], { cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true, env });
     this.child.unref();
     this.child.stdout.on('data', (d: Buffer) => this.read(d.toString()));
-    this.child.on('exit', () => {
+    // 'close' rather than 'exit': every line the runner wrote (its `ready`, a last `exit`) is
+    // read by then. A program that cannot be started emits 'error', then 'close'.
+    this.child.on('close', () => this.ended());
+    this.child.on('error', () => {
       this.dead = true;
-      this.pending?.onExit(-1);
-      this.pending = undefined;
     });
     this.child.stdin.on('error', () => {
       this.dead = true;
     });
   }
 
+  private ended(): void {
+    this.dead = true;
+    const p = this.pending;
+    this.pending = undefined;
+    if (this.ready) p?.onExit(-1);
+    else p?.onNotStarted();
+  }
+
   private read(text: string): void {
     const lines = (this.buffer + text).split('\n');
     this.buffer = lines.pop() ?? '';
     for (const line of lines) {
-      if (line.startsWith('pid ')) this.pending?.onPid(Number(line.slice(4)));
+      if (line === 'ready') this.ready = true;
+      else if (line.startsWith('pid ')) this.pending?.onPid(Number(line.slice(4)));
       else if (line.startsWith('exit ')) {
         const p = this.pending;
         this.pending = undefined;
@@ -114,25 +114,12 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-let program: RunnerProgram | null | undefined;
-
-function works(command: string, args: string[]): boolean {
-  return spawnSync(command, args, { stdio: 'ignore', timeout: 10_000 }).status === 0;
-}
-
-/** The runner program this machine has: python3 with posix_spawn, else perl, else none. */
-function runnerProgram(): RunnerProgram | null {
-  if (program === undefined) {
-    const python = ['/usr/bin/python3', 'python3'].find((p) => works(p, ['-c', 'import os; os.posix_spawn']));
-    if (python) program = { command: python, args: [PYTHON_RUNNER_FILE], protocol: 'json' };
-    else program = works('perl', ['-e', '1']) ? { command: 'perl', args: [PERL_RUNNER_FILE], protocol: 'lines' } : null;
-  }
-  return program;
-}
-
-/** Whether commands can go through runners here; without them they are spawned directly. */
+/**
+ * Whether commands may go through runners here: yes until runners of every program failed to
+ * start in this process (the pool then spawns the commands directly anyway).
+ */
 export function runnerPoolSupported(): boolean {
-  return runnerProgram() !== null;
+  return MACHINE_RUNNER_PROGRAMS.current() !== null;
 }
 
 export class RunnerPool {
@@ -147,15 +134,17 @@ export class RunnerPool {
   constructor(
     private readonly cwd: string,
     private readonly scratchDir: string,
+    private readonly programs: RunnerPrograms = MACHINE_RUNNER_PROGRAMS,
   ) {}
 
-  private acquire(): Runner {
+  /** An idle runner (of a program that has worked), else a new runner of `program`. */
+  private acquire(program: RunnerProgram): Runner {
     let runner = this.idle.pop();
     while (runner?.dead) runner = this.idle.pop();
     if (!runner) {
       this.made += 1;
       const base = path.join(this.scratchDir, `runner-${this.made}`);
-      runner = new Runner(this.cwd, runnerProgram() as RunnerProgram, this.env, `${base}.out`, `${base}.err`);
+      runner = new Runner(this.cwd, program, this.env, `${base}.out`, `${base}.err`);
       this.all.add(runner);
     }
     return runner;
@@ -166,13 +155,12 @@ export class RunnerPool {
     else this.all.delete(runner);
   }
 
-  /** Runs one command; `scriptFile` is a scratch path (for long scripts and the output files), removed after. */
   /** The job line for a runner; a script too long for one line of the perl protocol goes to `scriptFile`. */
-  private encode(spec: CommandSpec & { scriptFile: string }): { job: string; file?: string } {
+  private encode(spec: CommandSpec & { scriptFile: string }, protocol: RunnerProgram['protocol']): { job: string; file?: string } {
     const body = buildShellCommand(spec.pieces, spec.values);
     const cd = spec.cwd === this.cwd ? '' : `cd ${quotePosix(spec.cwd)} || exit 1; `;
     const changed = Object.entries(spec.env).filter(([k, v]) => v !== undefined && this.env[k] !== v) as [string, string][];
-    if (runnerProgram()?.protocol === 'json') {
+    if (protocol === 'json') {
       const unset = Object.keys(this.env).filter((k) => spec.env[k] === undefined);
       // The runner looks programs up in its own PATH; a stage that changes PATH goes through sh.
       const pathChanged = changed.some(([k]) => k === 'PATH') || unset.includes('PATH');
@@ -192,10 +180,28 @@ export class RunnerPool {
     return { job: `f${spec.scriptFile}`, file: spec.scriptFile };
   }
 
-  /** Runs one command; `scriptFile` is a scratch path for a long script, removed after. */
-  run(spec: CommandSpec & { scriptFile: string }): Promise<CommandOutcome> {
-    const { job, file } = this.encode(spec);
-    const runner = this.acquire();
+  /**
+   * Runs one command; `scriptFile` is a scratch path for a long script, removed after. A job
+   * whose runner could not start goes to the next runner program, and, when none works, is
+   * spawned directly: it runs once either way.
+   */
+  async run(spec: CommandSpec & { scriptFile: string }): Promise<CommandOutcome> {
+    let program = this.programs.current();
+    while (program) {
+      const runner = this.acquire(program);
+      const outcome = await this.runOn(runner, spec);
+      if (outcome) {
+        this.programs.worked(runner.program);
+        return outcome;
+      }
+      program = this.programs.failed(runner.program);
+    }
+    return runCommand(spec);
+  }
+
+  /** Runs one command on `runner`; undefined when the runner ended before it read the job. */
+  private runOn(runner: Runner, spec: CommandSpec & { scriptFile: string }): Promise<CommandOutcome | undefined> {
+    const { job, file } = this.encode(spec, runner.program.protocol);
     return new Promise((resolve) => {
       let pid: number | undefined;
       let aborted = false;
@@ -208,32 +214,21 @@ export class RunnerPool {
         killTimer = setTimeout(() => killGroup(group, 'SIGKILL'), spec.killAfterMs ?? 2000);
         killTimer.unref();
       };
+      // Ends the job's bookkeeping; the runner is free again (unless it died).
+      const settle = (outcome: CommandOutcome | undefined): void => {
+        spec.signal.removeEventListener('abort', onAbort);
+        if (killTimer) clearTimeout(killTimer);
+        this.release(runner);
+        if (file) rmSync(file, { force: true });
+        resolve(outcome);
+      };
       runner.start(job, {
         onPid: (p) => {
           pid = p;
           if (spec.signal.aborted) onAbort();
         },
-        onExit: (code, sizes) => {
-          spec.signal.removeEventListener('abort', onAbort);
-          if (killTimer) clearTimeout(killTimer);
-          // Files the runner says are empty are not opened.
-          const err = sizes?.[1] === 0 ? '' : tail(runner.errFile);
-          const out = sizes?.[0] === 0 ? '' : tail(runner.outFile);
-          this.release(runner);
-          if (spec.onLine) {
-            for (const line of out ? out.split('\n') : []) spec.onLine('stdout', line);
-            for (const line of err ? err.split('\n') : []) spec.onLine('stderr', line);
-          }
-          if (file) rmSync(file, { force: true });
-          // sh reports a command killed by signal N as exit status 128+N.
-          const signal = code > 128 && code < 160 ? signalName(code - 128) : null;
-          resolve({
-            exitCode: code === -1 ? null : signal ? null : code,
-            signal: code === -1 ? 'runner exited' : signal,
-            tail: err || out,
-            aborted,
-          });
-        },
+        onExit: (code, sizes) => settle(outcomeOf(runner, spec, code, sizes, aborted)),
+        onNotStarted: () => settle(undefined),
       });
       spec.signal.addEventListener('abort', onAbort, { once: true });
     });
@@ -244,6 +239,25 @@ export class RunnerPool {
     this.all.clear();
     this.idle.length = 0;
   }
+}
+
+/** What a command the runner answered for did; its output lines go to `onLine` first. */
+function outcomeOf(runner: Runner, spec: CommandSpec, code: number, sizes: [number, number] | undefined, aborted: boolean): CommandOutcome {
+  // Files the runner says are empty are not opened.
+  const err = sizes?.[1] === 0 ? '' : tail(runner.errFile);
+  const out = sizes?.[0] === 0 ? '' : tail(runner.outFile);
+  if (spec.onLine) {
+    for (const line of out ? out.split('\n') : []) spec.onLine('stdout', line);
+    for (const line of err ? err.split('\n') : []) spec.onLine('stderr', line);
+  }
+  // sh reports a command killed by signal N as exit status 128+N.
+  const signal = code > 128 && code < 160 ? signalName(code - 128) : null;
+  return {
+    exitCode: code === -1 ? null : signal ? null : code,
+    signal: code === -1 ? 'runner exited' : signal,
+    tail: err || out,
+    aborted,
+  };
 }
 
 function signalName(n: number): string {

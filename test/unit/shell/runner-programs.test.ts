@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PERL_RUNNER_FILE, PYTHON_RUNNER_FILE } from '../../../src/engine/shell/runner-pool.ts';
+import { PERL_RUNNER_FILE, PYTHON_RUNNER_FILE } from '../../../src/engine/shell/runner-programs.ts';
 import { PACKAGE_ROOT } from '../../../src/engine/paths/package-root.ts';
 import { skipWithout, systemTool, toolPath } from '../../helpers/system-tools.ts';
 
@@ -57,6 +57,8 @@ describe('runner programs', () => {
         JSON.stringify({ s: 'kill -TERM $$' }),
       ]);
       const exits = answers.filter((a) => a.startsWith('exit '));
+      // `ready` comes before anything else: the pool knows a runner that ends without it read no job.
+      expect(answers[0]).toBe('ready');
       expect(answers.filter((a) => /^pid [1-9]\d*$/.test(a))).toHaveLength(3);
       expect(exits).toEqual(['exit 3 6 5', 'exit 0 6 0', 'exit 143 0 0']);
     },
@@ -67,8 +69,34 @@ describe('runner programs', () => {
     const script = path.join(dir, 'script.sh');
     writeFileSync(script, 'echo from-file\nexit 4\n');
     const answers = await converse(toolPath(perl), PERL_RUNNER_FILE, dir, ['cecho hello; exit 3', `f${script}`]);
+    expect(answers[0]).toBe('ready');
     expect(answers.filter((a) => /^pid [1-9]\d*$/.test(a))).toHaveLength(2);
     expect(answers.filter((a) => a.startsWith('exit '))).toEqual(['exit 3', 'exit 4']);
     expect(readFileSync(path.join(dir, 'out'), 'utf8')).toBe('from-file\n');
   });
+
+  it.skipIf(skipWithout(python))(
+    'runner.py - without os.posix_spawn it exits before saying ready, leaving the job it was sent unread',
+    async () => {
+      dir = mkdtempSync(path.join(os.tmpdir(), 'refinery-runner-py-'));
+      // A Python whose os module lacks posix_spawn, as before 3.8, running the real runner.py.
+      const withoutSpawn =
+        "import os, runpy, sys; del os.posix_spawn; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')";
+      const child = spawn(toolPath(python), ['-c', withoutSpawn, PYTHON_RUNNER_FILE, path.join(dir, 'out'), path.join(dir, 'err')], {
+        cwd: dir,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+      });
+      child.stdin.on('error', () => {});
+      // A direct job: posix_spawnp, which such a Python may still have, would start it.
+      child.stdin.write(`${JSON.stringify({ s: 'touch ran', a: ['touch', 'ran'], r: [] })}\n`);
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      expect(stdout).toBe('');
+      expect(code).not.toBe(0);
+      expect(existsSync(path.join(dir, 'ran'))).toBe(false);
+    },
+  );
 });

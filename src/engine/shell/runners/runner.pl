@@ -2,9 +2,11 @@
 # Usage: perl runner.pl OUT_FILE ERR_FILE
 # Reads one job per line on stdin: `cSCRIPT` runs /bin/sh -c SCRIPT, `fFILE` runs /bin/sh FILE,
 # in a process group of its own, stdin from /dev/null, stdout and stderr to OUT_FILE and
-# ERR_FILE. Answers `pid N`, then `exit CODE` (a signal N is 128+N).
+# ERR_FILE. Answers `pid N`, then `exit CODE` (a signal N is 128+N). Says `ready` before it
+# reads its first job, as runner.py does.
 $| = 1;
 my ($outfile, $errfile) = @ARGV;
+print "ready\n";
 while (defined(my $job = <STDIN>)) {
   chomp $job;
   my $pid = fork();

@@ -6,7 +6,12 @@
 # unset environment variables. Each command gets its own process group, stdin from /dev/null,
 # stdout and stderr in OUT_FILE and ERR_FILE (emptied first when the last command wrote to
 # them). Answers `pid N`, then `exit CODE OUT_SIZE ERR_SIZE` (a signal N is 128+N).
+# It says `ready` before it reads its first job, and exits before that where it cannot work
+# (Python older than 3.8 has no posix_spawn): the pool then knows the job it already sent was
+# never read, and gives it to the next runner program.
 import os, sys, json
+if not hasattr(os, 'posix_spawn'):
+    sys.exit(3)
 out_path, err_path = sys.argv[1], sys.argv[2]
 MODES = {'r': os.O_RDONLY, 'w': os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 'a': os.O_WRONLY | os.O_CREAT | os.O_APPEND}
 ofd = os.open(out_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -15,6 +20,8 @@ base = [(os.POSIX_SPAWN_OPEN, 0, '/dev/null', os.O_RDONLY, 0), (os.POSIX_SPAWN_D
 dirty = False
 env0 = dict(os.environ)
 read, write = sys.stdin.buffer.readline, sys.stdout.write
+write('ready\n')
+sys.stdout.flush()
 def start(job):
     env = env0
     if job.get('e') or job.get('u'):

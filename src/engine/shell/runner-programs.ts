@@ -1,0 +1,62 @@
+import path from 'node:path';
+import { PACKAGE_ROOT } from '../paths/package-root.ts';
+
+// Python's os.posix_spawn starts a command the way make does (vfork-like, with the child in a
+// process group of its own); perl (in every Debian base system) is the fallback: it can set
+// the group between fork and exec, which sh cannot do without an extra `setsid` exec. The
+// programs and their protocols are in runners/; they ship with the package's src/ and are
+// found from the package root, so the compiled dist/ uses the same files.
+const RUNNERS = path.join(PACKAGE_ROOT, 'src', 'engine', 'shell', 'runners');
+export const PYTHON_RUNNER_FILE = path.join(RUNNERS, 'runner.py');
+export const PERL_RUNNER_FILE = path.join(RUNNERS, 'runner.pl');
+
+export interface RunnerProgram {
+  command: string;
+  args: string[];
+  /** python reads JSON jobs and starts simple commands without a shell; perl takes `c`/`f` lines. */
+  protocol: 'json' | 'lines';
+}
+
+export function pythonRunner(command: string, args: string[] = [PYTHON_RUNNER_FILE]): RunnerProgram {
+  return { command, args, protocol: 'json' };
+}
+
+export function perlRunner(command: string): RunnerProgram {
+  return { command, args: [PERL_RUNNER_FILE], protocol: 'lines' };
+}
+
+/**
+ * Which runner program new runners start, learnt from the runners themselves rather than
+ * from a probe beforehand: a synchronous probe blocked the event loop on the way to the
+ * first command, and started python once more. A runner says `ready` before it reads a job;
+ * one that ends before that (its program is missing, or python lacks posix_spawn) rules its
+ * program out for the rest of the process, and the job it was sent goes to the next program.
+ */
+export class RunnerPrograms {
+  private readonly ruledOut = new Set<RunnerProgram>();
+  private readonly proven = new Set<RunnerProgram>();
+
+  constructor(private readonly candidates: readonly RunnerProgram[]) {}
+
+  /** The program new runners start; null when none works here and commands are spawned directly. */
+  current(): RunnerProgram | null {
+    return this.candidates.find((p) => !this.ruledOut.has(p)) ?? null;
+  }
+
+  /** A runner of `program` answered a job. */
+  worked(program: RunnerProgram): void {
+    this.proven.add(program);
+  }
+
+  /** The program to try after a runner of `program` ended before it was ready; null: spawn directly. */
+  failed(program: RunnerProgram): RunnerProgram | null {
+    // A program that has run jobs here failed for a passing reason (out of processes or file
+    // descriptors): it stays the choice, and only this job is spawned directly.
+    if (this.proven.has(program)) return null;
+    this.ruledOut.add(program);
+    return this.current();
+  }
+}
+
+/** This machine's runner programs, in order of preference; the verdict lasts for the process. */
+export const MACHINE_RUNNER_PROGRAMS = new RunnerPrograms([pythonRunner('/usr/bin/python3'), pythonRunner('python3'), perlRunner('perl')]);
