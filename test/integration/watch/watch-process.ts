@@ -19,8 +19,10 @@ export class WatchProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private readonly child: ChildProcess;
 
-  constructor(args: readonly string[], cwd: string, options: { mqtt?: boolean } = {}) {
-    this.child = startCli(['watch', '--json', '-v', ...(options.mqtt ? [] : ['--no-mqtt']), ...args], { cwd });
+  /** `directory`: the project, given with -C (the process then runs in `cwd`, elsewhere). */
+  constructor(args: readonly string[], cwd: string, options: { mqtt?: boolean; directory?: string } = {}) {
+    const global = options.directory ? ['-C', options.directory] : [];
+    this.child = startCli([...global, 'watch', '--json', '-v', ...(options.mqtt ? [] : ['--no-mqtt']), ...args], { cwd });
     this.child.stdout?.on('data', (d: Buffer) => {
       this.stdoutBuffer += d.toString();
       const lines = this.stdoutBuffer.split('\n');

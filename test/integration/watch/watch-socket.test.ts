@@ -173,6 +173,16 @@ stages:
     expect(elsewhere.code).toBe(0);
     expect(answered(watcher, 'run')).toBe(2);
     expect(readFileSync(path.join(deep, 'out/b.txt'), 'utf8')).toBe('a2\na2\n');
+    // A watch started from elsewhere names its socket through a descriptor too.
+    await watcher.stop();
+    watcher = new WatchProcess([], '/', { directory: deep });
+    await watcher.nth(1, 'run-end');
+    await watcher.until(() => watcher?.stderr.includes('answered by this watch') ?? false, 'the socket to be served');
+    writeFileSync(path.join(deep, 'src/a.txt'), 'a3\n');
+    const third = await runCli(['run', 'p', '--json'], { cwd: deep });
+    expect(third.code).toBe(0);
+    expect(answered(watcher, 'run')).toBe(1);
+    expect(readFileSync(path.join(deep, 'out/b.txt'), 'utf8')).toBe('a3\na3\n');
   });
 
   it('run through watch - a watch that was killed leaves a socket the next run ignores', async () => {
