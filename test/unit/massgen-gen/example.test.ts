@@ -6,8 +6,12 @@ import { generateLogs } from '../../../dev/massgen-gen/generate.ts';
 import { diffTrees, readTree } from './read-tree.ts';
 
 const EXAMPLE = join(import.meta.dirname, '../../../examples/massgen_logs');
-/** What `refinery run analyze` writes beside the logs (git-ignored) is not part of the example. */
-const ANALYSIS_OUTPUT = /(^|\/)(analysis\.json|ANALYSIS_REPORT\.md)$/;
+/**
+ * What `refinery run analyze` writes beside the logs (git-ignored) is not part of the example:
+ * each turn's analysis and report, and the runs summary at the top (the README's first command
+ * writes them before its second runs this test).
+ */
+const ANALYSIS_OUTPUT = /(^|\/)(analysis\.json|ANALYSIS_REPORT\.md)$|^(RUNS_SUMMARY\.md|runs-summary\.json)$/;
 
 function committedTree(): ReturnType<typeof readTree> {
   return new Map([...readTree(EXAMPLE)].filter(([rel]) => !ANALYSIS_OUTPUT.test(rel)));
