@@ -163,6 +163,9 @@ describe('refinery in a user project', () => {
         ?.map((r) => r.trim())
         .sort(),
     ).toEqual(['analyze', 'refine', 'ui', 'watch']);
+    // The recipes call the project's own bin, without npx's start-up on every call.
+    const refinery = await ok(npx(project, 'just', '--evaluate', 'refinery'), 'just --evaluate refinery');
+    expect(refinery.stdout.trim()).toBe('node_modules/.bin/refinery');
   }, 180_000);
 
   it('user project - refinery init --massgen: refinery run analyze and just analyze cover every turn of .massgen/massgen_logs with a valid analysis.json', async () => {
