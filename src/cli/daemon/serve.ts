@@ -121,7 +121,17 @@ export async function serveDaemon(options: {
   }
   // This process holds the project lock: a socket left here is a dead watch's.
   rmSync(socketPath, { force: true });
-  const barrier = new CookieBarrier(folder);
+  let barrier: CookieBarrier;
+  try {
+    barrier = new CookieBarrier(folder);
+  } catch (error) {
+    // The system refused the watch (the limit of inotify watches): the watch goes on, unasked.
+    named.release();
+    const code = (error as NodeJS.ErrnoException).code;
+    const hint = code === 'ENOSPC' ? ' (the limit of inotify watches is reached: raise fs.inotify.max_user_watches)' : '';
+    options.notify({ kind: 'not-serving', reason: `cannot watch ${folder}: ${(error as Error).message}${hint}` });
+    return undefined;
+  }
   const { trust } = daemon;
   const build = buildId();
   const connections = new Set<net.Socket>();

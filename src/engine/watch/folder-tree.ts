@@ -4,6 +4,11 @@ import { type Dirent, type FSWatcher, lstatSync, readdirSync, watch } from 'node
 import path from 'node:path';
 import type { ChangeKind } from './types.ts';
 
+/** How a folder is watched: Node's fs.watch, or a stand-in in tests (a watch the system refuses). */
+export type WatchFolder = (folder: string, listener: (event: string, name: string | Buffer | null) => void) => FSWatcher;
+
+const watchFolder: WatchFolder = (folder, listener) => watch(folder, { persistent: true }, listener);
+
 /** What the tree reports; paths are root-relative with '/' separators ('' is the root). */
 export interface FolderTreeEvents {
   /** Whether a path is watched (a folder) or reported (a file); asked for every entry met. */
@@ -52,6 +57,7 @@ export class FolderTree {
   constructor(
     private readonly root: string,
     private readonly events: FolderTreeEvents,
+    private readonly watchOne: WatchFolder = watchFolder,
   ) {}
 
   /** Watches `rel` (a folder) and the relevant folders below it; `quiet`: report nothing found (the first scan). */
@@ -63,7 +69,7 @@ export class FolderTree {
     try {
       ino = lstatSync(abs).ino;
       // Watch first, then list: an entry created in between is in the listing, the notification, or both.
-      watcher = watch(abs, { persistent: true }, (_event, name) => this.notified(rel, name === null ? undefined : String(name)));
+      watcher = this.watchOne(abs, (_event, name) => this.notified(rel, name === null ? undefined : String(name)));
     } catch (error) {
       this.watchFailed(rel, error);
       return;
@@ -80,6 +86,19 @@ export class FolderTree {
   rescan(rel: string): void {
     const folder = this.folders.get(rel);
     if (folder) this.list(rel, folder, true);
+  }
+
+  /**
+   * Whether a change to `rel` is notified: the folder holding it is watched, and so is `rel`
+   * itself when it is a folder. False under a folder the system refused to watch (the limit of
+   * inotify watches): what lies there is stat'ed, never vouched for by silence.
+   */
+  watches(rel: string): boolean {
+    if (rel === '') return this.folders.has('');
+    const parent = path.posix.dirname(rel);
+    const folder = this.folders.get(parent === '.' ? '' : parent);
+    if (!folder) return false;
+    return folder.entries.get(path.posix.basename(rel)) === true ? this.folders.has(rel) : true;
   }
 
   /** The nearest watched folder at or above `rel`. */

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { FileChange } from './types.ts';
 import { ancestorDirs } from '../paths/ancestors.ts';
-import { FolderTree } from './folder-tree.ts';
+import { FolderTree, type WatchFolder } from './folder-tree.ts';
 
 /** Directories never watched, wherever they sit: refinery's own state, dependencies, git. */
 const NEVER = new Set(['.refinery', 'node_modules', '.git']);
@@ -21,6 +21,8 @@ export interface FsWatcherOptions {
   /** A folder created after the first scan is watched from now on, or a watched one went away. */
   onFolder?(rel: string, kind: 'attached' | 'detached'): void;
   onError(error: Error): void;
+  /** How a folder is watched (tests stand in a watch the system refuses). */
+  watchFolder?: WatchFolder;
 }
 
 export interface FsWatcher {
@@ -28,7 +30,10 @@ export interface FsWatcher {
   readonly ready: Promise<void>;
   /** Replaces the watched targets (root-relative paths of files or directories, existing or not). */
   setTargets(targets: Iterable<string>): void;
-  /** Whether a change to this root-relative path is reported (it is a target, inside one, or on the way to one). */
+  /**
+   * Whether a change to this root-relative path is reported: it is a target, inside one, or on
+   * the way to one, and the folder holding it is watched (the system may refuse a watch).
+   */
   covers(rel: string): boolean;
   close(): Promise<void>;
 }
@@ -64,18 +69,22 @@ export function startFsWatcher(options: FsWatcherOptions): FsWatcher {
     return ancestorDirs(rel).some((a) => targets.has(a));
   };
   const { onRaw, onActivity, onFolder } = options;
-  const tree = new FolderTree(root, {
-    relevant,
-    onChange: (kind, rel) => {
-      if (rel !== '' && relevant(rel)) options.onChange({ kind, path: rel });
+  const tree = new FolderTree(
+    root,
+    {
+      relevant,
+      onChange: (kind, rel) => {
+        if (rel !== '' && relevant(rel)) options.onChange({ kind, path: rel });
+      },
+      onRaw: (folder, entry) => {
+        onActivity?.();
+        onRaw?.(rawPaths(folder, entry));
+      },
+      onFolder: (rel, kind) => onFolder?.(rel, kind),
+      onError: options.onError,
     },
-    onRaw: (folder, entry) => {
-      onActivity?.();
-      onRaw?.(rawPaths(folder, entry));
-    },
-    onFolder: (rel, kind) => onFolder?.(rel, kind),
-    onError: options.onError,
-  });
+    options.watchFolder,
+  );
   tree.attach('', true);
   return {
     ready: Promise.resolve(),
@@ -89,7 +98,7 @@ export function startFsWatcher(options: FsWatcherOptions): FsWatcher {
       for (const folder of new Set(added.map((t) => tree.nearestWatched(path.posix.dirname(t))))) tree.rescan(folder);
       for (const t of added) tree.rescan(t);
     },
-    covers: (rel) => relevant(rel),
+    covers: (rel) => relevant(rel) && tree.watches(rel),
     close: async () => tree.close(),
   };
 }

@@ -1,7 +1,8 @@
-import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, watch, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { WatchFolder } from '../../../src/engine/watch/folder-tree.ts';
 import { type FsWatcher, startFsWatcher } from '../../../src/engine/watch/fs-watcher.ts';
 import type { FileChange } from '../../../src/engine/watch/types.ts';
 
@@ -18,7 +19,7 @@ afterEach(async () => {
 type Seen = { type: 'change'; change: FileChange } | { type: 'raw'; paths: string[] } | { type: 'folder'; rel: string; kind: string };
 
 /** A watcher over a temp project, with every report in order and a way to wait for one. */
-function watchProject(targets: string[], files: Record<string, string> = {}) {
+function watchProject(targets: string[], files: Record<string, string> = {}, watchFolder?: WatchFolder) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'refinery-fsw-'));
   root = dir;
   for (const [rel, text] of Object.entries(files)) {
@@ -39,6 +40,7 @@ function watchProject(targets: string[], files: Record<string, string> = {}) {
     onRaw: (paths) => record({ type: 'raw', paths }),
     onFolder: (rel, kind) => record({ type: 'folder', rel, kind }),
     onError: (e) => errors.push(e),
+    ...(watchFolder ? { watchFolder } : {}),
   });
   const changes = (): string[] => seen.flatMap((s) => (s.type === 'change' ? [`${s.change.kind} ${s.change.path}`] : []));
   /** Resolves once a change `kind path` was reported. */
@@ -136,6 +138,26 @@ describe('fs-watcher', () => {
     expect(p.watcher.covers('lib/x/a.txt')).toBe(true);
     p.write('lib/x/a.txt', 'changed');
     await p.until('change lib/x/a.txt');
+  });
+
+  it('fs-watcher - a folder the system refuses to watch is reported with the fix, and nothing in it counts as covered', async () => {
+    // As Linux refuses a watch past fs.inotify.max_user_watches.
+    const refuseSrc: WatchFolder = (folder, listener) => {
+      if (folder.endsWith(`${path.sep}src`)) {
+        throw Object.assign(new Error(`ENOSPC: System limit for number of file watchers reached, watch '${folder}'`), { code: 'ENOSPC' });
+      }
+      return watch(folder, { persistent: true }, listener);
+    };
+    const p = watchProject(['src', 'data'], { 'src/a.txt': 'a', 'src/deep/b.txt': 'b', 'data/c.txt': 'c' }, refuseSrc);
+    await p.watcher.ready;
+    expect(p.errors.map((e) => e.message)).toEqual([
+      expect.stringMatching(/^cannot watch src: ENOSPC.*raise fs\.inotify\.max_user_watches/),
+    ]);
+    // A change there would go unseen: the daemon's ledger must stat these, not trust the silence.
+    for (const rel of ['src', 'src/a.txt', 'src/deep/b.txt', 'src/new.txt']) expect(p.watcher.covers(rel)).toBe(false);
+    for (const rel of ['data', 'data/c.txt', 'data/new.txt']) expect(p.watcher.covers(rel)).toBe(true);
+    p.write('data/c.txt', 'changed');
+    await p.until('change data/c.txt');
   });
 
   it('fs-watcher - a symbolic link to a folder is an entry of its own, not followed', async () => {
