@@ -1,5 +1,5 @@
-// Node's fs.watch enters the project here and nowhere else (the cookie barrier aside, which
-// needs only a plain watch of one folder).
+// The watch daemon's watches of the project's folders are all made here (the cookie barrier
+// keeps one plain watch of its own folder; the dashboard watches its run logs by itself).
 import { type Dirent, type FSWatcher, lstatSync, readdirSync, watch } from 'node:fs';
 import path from 'node:path';
 import type { ChangeKind } from './types.ts';
