@@ -143,7 +143,12 @@ export class FolderTree {
     const folder = this.folders.get(rel);
     if (!folder) return;
     if (name === undefined) {
-      // No entry named: the kernel's word is only that something here changed; list again.
+      // No entry named (a platform that cannot tell): look at every entry the folder held, then
+      // list it for new ones.
+      for (const known of [...folder.entries.keys()]) {
+        const child = join(rel, known);
+        if (this.events.relevant(child)) this.look(folder, known, child);
+      }
       this.list(rel, folder, false);
       return;
     }

@@ -160,6 +160,18 @@ describe('fs-watcher', () => {
     await p.until('change data/c.txt');
   });
 
+  it('fs-watcher - notifications that name no entry still report additions, changes and removals', async () => {
+    // As on a platform whose watches cannot say which entry changed.
+    const nameless: WatchFolder = (folder, listener) => watch(folder, { persistent: true }, (event) => listener(event, null));
+    const p = watchProject(['src'], { 'src/a.txt': 'a', 'src/b.txt': 'b' }, nameless);
+    await p.watcher.ready;
+    rmSync(path.join(p.dir, 'src/b.txt'));
+    await p.until('unlink src/b.txt');
+    p.write('src/c.txt');
+    await p.until('add src/c.txt');
+    expect(p.changes()).not.toContain('add src/a.txt');
+  });
+
   it('fs-watcher - a symbolic link to a folder is an entry of its own, not followed', async () => {
     const p = watchProject(['src'], { 'elsewhere/t.txt': 't', 'src/a.txt': 'a' });
     await p.watcher.ready;
