@@ -23,6 +23,7 @@ const PACKAGES: Record<string, string> = {
   mosquitto_passwd: 'mosquitto',
   ninja: 'ninja-build',
   nginx: 'nginx-light',
+  perl: 'perl-base',
   'python3-paho-mqtt': 'python3-paho-mqtt',
 };
 

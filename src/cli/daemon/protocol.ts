@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, lstatSync, openSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -98,9 +98,25 @@ export function socketAddress(socket: string): SocketAddress | undefined {
   };
 }
 
-/** Which build of refinery this process runs: its own file and that file's mtime. A rebuilt or other install differs. */
+/** The token `npm run build` writes to dist/.stamp: a build of its own, whatever its files' times. */
+const STAMP_TOKEN = /^[0-9a-f-]{8,64}$/;
+
+/**
+ * Which build of refinery this process runs. From dist/: the token in dist/.stamp, which
+ * bin/quick-client.pl reads too, so it and Node name one build alike. From the sources: this
+ * file and its mtime. A rebuilt or another install differs.
+ */
 export function buildId(): string {
   const self = fileURLToPath(import.meta.url);
+  const dist = self.lastIndexOf(`${path.sep}dist${path.sep}`);
+  if (dist >= 0) {
+    try {
+      const token = readFileSync(path.join(self.slice(0, dist), 'dist', '.stamp'), 'utf8');
+      if (STAMP_TOKEN.test(token)) return `dist:${token}`;
+    } catch {
+      // No stamp: named by the file, as from the sources.
+    }
+  }
   let mtime = 0;
   try {
     mtime = statSync(self).mtimeMs;

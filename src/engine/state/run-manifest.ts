@@ -178,6 +178,7 @@ export function writeNoopRecord(root: string, pipelineFile: string, record: Noop
 }
 
 /** Records what the run looked at; a write that fails (a full disk) is returned: the next run checks fully. */
+/** Writes this run's no-op record; the record too, for the watch daemon that can vouch for it at once. */
 export function writeManifest(
   root: string,
   pipelineFile: string,
@@ -189,8 +190,9 @@ export function writeManifest(
   warn?: StateWarn,
   /** The last run's record, when this run checked only what changed: what it did not look at again is carried over. */
   previous?: PreviousRecord,
-): WriteProblem | undefined {
-  return writeNoopRecord(root, pipelineFile, buildNoopRecord(key, pipeline, stages, seen, skipped, previous), warn);
+): { problem: WriteProblem | undefined; record: NoopRecord } {
+  const record = buildNoopRecord(key, pipeline, stages, seen, skipped, previous);
+  return { problem: writeNoopRecord(root, pipelineFile, record, warn), record };
 }
 
 /** [name, value, ...]: the last record's pairs that this run did not see again, then this run's. */

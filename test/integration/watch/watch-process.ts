@@ -19,10 +19,11 @@ export class WatchProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private readonly child: ChildProcess;
 
-  /** `directory`: the project, given with -C (the process then runs in `cwd`, elsewhere). */
-  constructor(args: readonly string[], cwd: string, options: { mqtt?: boolean; directory?: string } = {}) {
+  /** `directory`: the project, given with -C (the process then runs in `cwd`, elsewhere); `env`: added to the watch's. */
+  constructor(args: readonly string[], cwd: string, options: { mqtt?: boolean; directory?: string; env?: NodeJS.ProcessEnv } = {}) {
     const global = options.directory ? ['-C', options.directory] : [];
-    this.child = startCli([...global, 'watch', '--json', '-v', ...(options.mqtt ? [] : ['--no-mqtt']), ...args], { cwd });
+    const argv = [...global, 'watch', '--json', '-v', ...(options.mqtt ? [] : ['--no-mqtt']), ...args];
+    this.child = startCli(argv, { cwd, ...(options.env ? { env: options.env } : {}) });
     this.child.stdout?.on('data', (d: Buffer) => {
       this.stdoutBuffer += d.toString();
       const lines = this.stdoutBuffer.split('\n');
