@@ -30,9 +30,10 @@ sub package_root {
     last unless -l $file;
     my $link = readlink $file;
     return undef unless defined $link;
-    $file = $link =~ m{\A/} ? $link : ($file =~ s{[^/]*\z}{}r) . $link;
+    (my $dir = $file) =~ s{[^/]*\z}{};
+    $file = $link =~ m{\A/} ? $link : $dir . $link;
   }
-  my $dir = $file =~ s{[^/]*\z}{}r;
+  (my $dir = $file) =~ s{[^/]*\z}{};
   $dir = './' if $dir eq '';
   return "$dir..";
 }
@@ -140,19 +141,7 @@ my $request = '{"type":"request","build":' . json_string($build) . ',"command":'
   . ',"stdout":{"tty":' . (-t STDOUT ? 'true' : 'false') . (defined $cols ? ",\"columns\":$cols" : '') . '}'
   . ',"env":{' . join(',', @env) . '}}' . "\n";
 
-$SIG{PIPE} = 'IGNORE';
-my $interrupts = 0;
-my $interrupt = sub {
-  $interrupts += 1;
-  exit 130 if $interrupts > 2;
-  syswrite($socket, qq({"type":"interrupt"}\n));
-};
-$SIG{INT} = $interrupt;
-$SIG{TERM} = $interrupt;
-
-syswrite($socket, $request) == length($request) or by_node();
-
-# Whether the reader is still there (`refinery status | head -3` ends the output, not the run).
+# Writes everything; false once the reader went away (`refinery status | head -3` ends the output, not the run).
 sub write_all {
   my ($stream, $data) = @_;
   while (length $data) {
@@ -166,6 +155,18 @@ sub write_all {
   return 1;
 }
 
+$SIG{PIPE} = 'IGNORE';
+my $interrupts = 0;
+my $interrupt = sub {
+  $interrupts += 1;
+  exit 130 if $interrupts > 2;
+  syswrite($socket, qq({"type":"interrupt"}\n));
+};
+$SIG{INT} = $interrupt;
+$SIG{TERM} = $interrupt;
+
+write_all($socket, $request) or by_node();
+
 my %open = (out => 1, err => 1);
 my $accepted = 0;
 my $buffered = '';
@@ -177,7 +178,9 @@ while (1) {
   my $wait = $accepted ? undef : $deadline - time;
   by_node() if defined $wait && $wait <= 0;
   my $count = select($ready, undef, undef, $wait);
-  next if $count < 0;    # a signal: its handler has run
+  # Interrupted by a signal (its handler has run): wait again. Any other failure ends as a lost daemon.
+  next if $count < 0 && $! == 4;
+  $count = 1 if $count < 0;
   next if $count == 0;
   my $read = sysread($socket, $buffered, 65536, length $buffered);
   next if !defined $read && $! == 4;    # EINTR

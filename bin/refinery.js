@@ -1,5 +1,5 @@
 #!/bin/sh
-":" //; [ -S .refinery/watch/sock ] && [ -z "${REFINERY_NO_DAEMON+set}" ] && command -v perl >/dev/null 2>&1 && exec perl -e 'my $f = $ARGV[0]; while (-l $f) { my $l = readlink($f) // last; $f = $l =~ m{^/} ? $l : ($f =~ s{[^/]*$}{}r) . $l } $f =~ s{[^/]*$}{quick-client.pl}; do($f =~ m{^/} ? $f : "./$f"); exec "node", @ARGV' -- "$0" "$@"; exec node "$0" "$@"
+":" //; [ -S .refinery/watch/sock ] && [ -z "${REFINERY_NO_DAEMON+set}" ] && command -v perl >/dev/null 2>&1 && exec perl -e 'my $f = $ARGV[0]; while (-l $f) { my $l = readlink($f); last unless defined $l; (my $d = $f) =~ s{[^/]*$}{}; $f = $l =~ m{^/} ? $l : $d . $l } $f =~ s{[^/]*$}{quick-client.pl}; do($f =~ m{^/} ? $f : "./$f"); exec "node", @ARGV' -- "$0" "$@"; exec node "$0" "$@"
 // The line above is for /bin/sh, and a string and a comment to Node. With a `refinery watch`
 // serving in the working folder, the shell starts bin/quick-client.pl (perl: 2 ms, where Node
 // takes 50), which asks the watch and hands anything else back to Node; otherwise it starts Node
