@@ -8,12 +8,21 @@ import type { StageState } from '../state/stage-state.ts';
 import type { Observations } from '../state/observations.ts';
 import type { RunBudget } from '../../task/define-task.ts';
 import { RunnerPool, runnerPoolSupported } from '../shell/runner-pool.ts';
+import { MACHINE_RUNNER_PROGRAMS } from '../shell/runner-programs.ts';
 import { ArtifactReader } from './artifact-reader.ts';
 import { stageCodeHash, type AssessContext } from './assess.ts';
 import { createRunBudget } from './budget.ts';
 import { scopeFor } from './render.ts';
 import type { StageRunContext } from './stage-runner.ts';
 import { stagingDir } from './staging.ts';
+
+/**
+ * Up to this many `run:` stages, a run's runners are of the program that is ready soonest
+ * (perl, ~4 ms, against python's 15 or more); beyond, of the one whose commands start cheapest
+ * (python's posix_spawn saves ~0.3 ms a command over perl's fork here, which passes the
+ * difference in start-up at about 40 commands).
+ */
+const QUICK_START_UP_TO = 40;
 
 /** What of a run's options its stages see. */
 export interface StageContextOptions {
@@ -45,16 +54,19 @@ export class StageContexts {
   private readonly budget: RunBudget;
   private runnerPool: RunnerPool | undefined;
   /**
-   * `run:` commands started so far. The first is spawned directly and the runners start with
-   * the second: a run with one command to run (the edit loop's usual touch) spares starting a
-   * runner, which costs more than the one spawn.
+   * `run:` commands started so far. In a run that has one `run:` stage, it is spawned directly:
+   * starting a runner costs more than that one spawn. Otherwise the runners start with the
+   * first command (each spawn from this large process costs about what starting a runner does).
    */
   private commands = 0;
+  /** The plan's `run:` stages: as many commands at most. */
+  private readonly runStages: number;
 
   constructor(
     private readonly plan: Plan,
     private readonly options: StageContextOptions,
   ) {
+    this.runStages = plan.instances.reduce((n, i) => (i.spec.kind === 'run' ? n + 1 : n), 0);
     this.artifacts = new ArtifactReader(options.root);
     this.budget = createRunBudget(options.budgetUsd);
     this.assess = {
@@ -81,7 +93,7 @@ export class StageContexts {
     const { options } = this;
     if (inst.spec.kind === 'run') this.commands += 1;
     const lent = inst.spec.kind === 'run' ? options.runners : undefined;
-    const pooled = !lent && inst.spec.kind === 'run' && this.commands > 1 && runnerPoolSupported();
+    const pooled = !lent && inst.spec.kind === 'run' && (this.commands > 1 || this.runStages > 1) && runnerPoolSupported();
     return {
       root: options.root,
       runId: options.runId,
@@ -109,7 +121,7 @@ export class StageContexts {
   private startRunners(): RunnerPool {
     const scratch = stagingDir(this.options.root, this.options.runId);
     mkdirSync(scratch, { recursive: true });
-    return new RunnerPool(this.options.root, scratch);
+    return new RunnerPool(this.options.root, scratch, MACHINE_RUNNER_PROGRAMS, this.runStages <= QUICK_START_UP_TO);
   }
 
   /** Hash of what a stage runs; a task's file is hashed once per run. */

@@ -3,7 +3,7 @@ import { closeSync, fstatSync, openSync, readSync, rmSync, writeFileSync } from 
 import path from 'node:path';
 import { buildShellCommand, quotePosix, runCommand, type CommandOutcome, type CommandSpec } from './command.ts';
 import { MACHINE_RUNNER_PROGRAMS, type RunnerProgram, type RunnerPrograms } from './runner-programs.ts';
-import { parseSimpleCommand } from './simple-command.ts';
+import { parseSimpleCommand, type SimpleCommand } from './simple-command.ts';
 
 /**
  * Long-lived small processes that start `run:` commands for the executor. Forking a big
@@ -130,11 +130,16 @@ export class RunnerPool {
   /** The environment the runners start with; each job sends only what differs from it. */
   private readonly env: NodeJS.ProcessEnv = { ...process.env };
 
-  /** `scratchDir` holds each runner's output files; it must exist. */
+  /**
+   * `scratchDir` holds each runner's output files; it must exist. `quickStart`: prefer the
+   * program that is ready soonest (a run with few commands) to the one whose commands start
+   * cheapest (a build of many).
+   */
   constructor(
     private readonly cwd: string,
     private readonly scratchDir: string,
     private readonly programs: RunnerPrograms = MACHINE_RUNNER_PROGRAMS,
+    private readonly quickStart = false,
   ) {}
 
   /** An idle runner (of a program that has worked), else a new runner of `program`. */
@@ -160,11 +165,11 @@ export class RunnerPool {
     const body = buildShellCommand(spec.pieces, spec.values);
     const cd = spec.cwd === this.cwd ? '' : `cd ${quotePosix(spec.cwd)} || exit 1; `;
     const changed = Object.entries(spec.env).filter(([k, v]) => v !== undefined && this.env[k] !== v) as [string, string][];
+    const unset = Object.keys(this.env).filter((k) => spec.env[k] === undefined);
+    // The runner looks programs up in its own PATH; a stage that changes PATH goes through sh.
+    const pathChanged = changed.some(([k]) => k === 'PATH') || unset.includes('PATH');
+    const direct = cd || pathChanged ? undefined : parseSimpleCommand(body);
     if (protocol === 'json') {
-      const unset = Object.keys(this.env).filter((k) => spec.env[k] === undefined);
-      // The runner looks programs up in its own PATH; a stage that changes PATH goes through sh.
-      const pathChanged = changed.some(([k]) => k === 'PATH') || unset.includes('PATH');
-      const direct = cd || pathChanged ? undefined : parseSimpleCommand(body);
       const job = {
         s: `${cd}${body}`,
         ...(direct ? { a: direct.argv, r: direct.redirects.map((r) => [r.fd, r.mode, r.path]) } : {}),
@@ -173,6 +178,8 @@ export class RunnerPool {
       };
       return { job: JSON.stringify(job) };
     }
+    const fields = direct && directFields(body, changed, unset, direct);
+    if (fields) return { job: `d${fields}` };
     const exports = changed.filter(([k]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)).map(([k, v]) => `export ${k}=${quotePosix(v)}`);
     const prelude = `${exports.length ? `${exports.join('; ')}; ` : ''}${cd}`;
     if (!/[\n\r]/.test(body) && body.length < 16_000) return { job: `c${prelude}${body}` };
@@ -186,7 +193,7 @@ export class RunnerPool {
    * spawned directly: it runs once either way.
    */
   async run(spec: CommandSpec & { scriptFile: string }): Promise<CommandOutcome> {
-    let program = this.programs.current();
+    let program = this.programs.current(this.quickStart);
     while (program) {
       const runner = this.acquire(program);
       const outcome = await this.runOn(runner, spec);
@@ -194,7 +201,7 @@ export class RunnerPool {
         this.programs.worked(runner.program);
         return outcome;
       }
-      program = this.programs.failed(runner.program);
+      program = this.programs.failed(runner.program, this.quickStart);
     }
     return runCommand(spec);
   }
@@ -263,4 +270,22 @@ function outcomeOf(runner: Runner, spec: CommandSpec, code: number, sizes: [numb
 function signalName(n: number): string {
   const names: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 6: 'SIGABRT', 9: 'SIGKILL', 13: 'SIGPIPE', 15: 'SIGTERM' };
   return names[n] ?? `signal ${n}`;
+}
+
+/** A perl runner's `d` job fields (runner.pl), or undefined where one would not fit on its line. */
+function directFields(body: string, changed: [string, string][], unset: string[], direct: SimpleCommand): string | undefined {
+  const fields = [
+    body,
+    String(changed.length),
+    ...changed.flat(),
+    String(unset.length),
+    ...unset,
+    String(direct.argv.length),
+    ...direct.argv,
+    String(direct.redirects.length),
+    ...direct.redirects.flatMap((r) => [String(r.fd), r.mode, r.path]),
+  ];
+  // One line, split on \x1f: a field holding either goes through sh instead.
+  if (fields.some((f) => /[\n\r\x1f]/.test(f)) || body.length >= 16_000) return undefined;
+  return fields.join('\x1f');
 }

@@ -33,9 +33,9 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function poolOf(programs: RunnerProgram[]): { pool: RunnerPool; programs: RunnerPrograms } {
+function poolOf(programs: RunnerProgram[], quickStart = false): { pool: RunnerPool; programs: RunnerPrograms } {
   const choice = new RunnerPrograms(programs);
-  pool = new RunnerPool(dir, path.join(dir, 'scratch'), choice);
+  pool = new RunnerPool(dir, path.join(dir, 'scratch'), choice, quickStart);
   return { pool, programs: choice };
 }
 
@@ -129,4 +129,26 @@ describe('RunnerPool with a working runner', () => {
       expect(runs()[1]).toMatch(/ python3?[\d.]*$/);
     },
   );
+});
+
+describe('RunnerPool choosing its runner program', () => {
+  it.skipIf(skipWithout(python, perl))('RunnerPool - for a few commands: the program ready soonest (perl), not python', async () => {
+    const { pool: p } = poolOf([pythonRunner(toolPath(python)), perlRunner(toolPath(perl))], true);
+    expect((await run(p)).exitCode).toBe(0);
+    expect(runs()[0]).toMatch(/^ran \d+ perl$/);
+  });
+
+  it.skipIf(skipWithout(python, perl))('RunnerPool - for many commands: python, whose commands start cheapest', async () => {
+    const { pool: p } = poolOf([pythonRunner(toolPath(python)), perlRunner(toolPath(perl))], false);
+    expect((await run(p)).exitCode).toBe(0);
+    expect(runs()[0]).toMatch(/^ran \d+ python3?$/);
+  });
+
+  it.skipIf(skipWithout(python))('RunnerPool - for a few commands without perl: python runs them, once each', async () => {
+    const { pool: p, programs } = poolOf([pythonRunner(toolPath(python)), perlRunner(path.join(dir, 'no-such-perl'))], true);
+    expect((await run(p)).exitCode).toBe(0);
+    await run(p);
+    expect(runs()).toEqual([expect.stringMatching(/^ran \d+ python3?$/), expect.stringMatching(/^ran \d+ python3?$/)]);
+    expect(programs.current(true)?.protocol).toBe('json');
+  });
 });

@@ -4,23 +4,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunnerPool } from '../../../src/engine/shell/runner-pool.ts';
+import { perlRunner, pythonRunner, RunnerPrograms } from '../../../src/engine/shell/runner-programs.ts';
 import { parseSimpleCommand } from '../../../src/engine/shell/simple-command.ts';
+import { skipWithout, systemTool, toolPath } from '../../helpers/system-tools.ts';
 
 let base: string;
 let pool: RunnerPool;
 let poolDir: string;
 
-beforeAll(() => {
-  base = mkdtempSync(path.join(os.tmpdir(), 'refinery-runners-'));
-  poolDir = path.join(base, 'pool');
-  mkdirSync(path.join(poolDir, 'scratch'), { recursive: true });
-  pool = new RunnerPool(poolDir, path.join(poolDir, 'scratch'));
-});
-
-afterAll(() => {
-  pool.close();
-  rmSync(base, { recursive: true, force: true });
-});
+// Each runner program in turn, alone: both must start commands exactly as sh would.
+const PROGRAMS = [
+  { name: 'python', tool: systemTool('python3'), program: (command: string) => pythonRunner(command) },
+  { name: 'perl', tool: systemTool('perl'), program: (command: string) => perlRunner(command) },
+];
 
 /** Fresh files in `dir`; the folder itself stays (the runners' working directory is the pool's). */
 function seed(dir: string): void {
@@ -58,21 +54,39 @@ const SCRIPTS = [
   'echo "$((1 + 2))" > sum.txt',
 ];
 
-describe('RunnerPool', () => {
+describe.each(PROGRAMS)('RunnerPool with $name runners', ({ name, tool, program }) => {
+  const skip = skipWithout(tool);
+  beforeAll(() => {
+    if (skip) return;
+    base = mkdtempSync(path.join(os.tmpdir(), 'refinery-runners-'));
+    poolDir = path.join(base, 'pool');
+    mkdirSync(path.join(poolDir, 'scratch'), { recursive: true });
+    pool = new RunnerPool(poolDir, path.join(poolDir, 'scratch'), new RunnerPrograms([program(toolPath(tool))]));
+  });
+
+  afterAll(() => {
+    if (skip) return;
+    pool.close();
+    rmSync(base, { recursive: true, force: true });
+  });
+
   for (const script of SCRIPTS) {
-    it(`RunnerPool - ${JSON.stringify(script)} leaves what sh -c leaves${parseSimpleCommand(script) ? ' (started directly)' : ''}`, async () => {
-      const shellDir = path.join(base, 'sh');
-      seed(shellDir);
-      seed(poolDir);
-      const expected = spawnSync('/bin/sh', ['-c', script], { cwd: shellDir, stdio: ['ignore', 'pipe', 'pipe'] });
-      const outcome = await runInPool(script);
-      expect(outcome.exitCode).toBe(expected.status);
-      expect(snapshot(poolDir)).toEqual(snapshot(shellDir));
-      expect(outcome.tail !== '').toBe(expected.stderr.length + expected.stdout.length > 0);
-    });
+    it.skipIf(skip)(
+      `RunnerPool (${name}) - ${JSON.stringify(script)} leaves what sh -c leaves${parseSimpleCommand(script) ? ' (started directly)' : ''}`,
+      async () => {
+        const shellDir = path.join(base, 'sh');
+        seed(shellDir);
+        seed(poolDir);
+        const expected = spawnSync('/bin/sh', ['-c', script], { cwd: shellDir, stdio: ['ignore', 'pipe', 'pipe'] });
+        const outcome = await runInPool(script);
+        expect(outcome.exitCode).toBe(expected.status);
+        expect(snapshot(poolDir)).toEqual(snapshot(shellDir));
+        expect(outcome.tail !== '').toBe(expected.stderr.length + expected.stdout.length > 0);
+      },
+    );
   }
 
-  it('RunnerPool - a direct command sees the variables set for it and not those removed', async () => {
+  it.skipIf(skip)(`RunnerPool (${name}) - a direct command sees the variables set for it and not those removed`, async () => {
     seed(poolDir);
     const env = { ...process.env, REFINERY_TEST_VALUE: 'x y' } as NodeJS.ProcessEnv;
     delete env.HOME;
@@ -83,7 +97,7 @@ describe('RunnerPool', () => {
     expect(readFileSync(path.join(poolDir, 'env.txt'), 'utf8')).toBe('x y\n');
   });
 
-  it('RunnerPool - a command run with another PATH runs the program sh would find there', async () => {
+  it.skipIf(skip)(`RunnerPool (${name}) - a command run with another PATH runs the program sh would find there`, async () => {
     seed(poolDir);
     mkdirSync(path.join(poolDir, 'bin'));
     // A cksum earlier in the stage's PATH than the system one.
@@ -94,7 +108,7 @@ describe('RunnerPool', () => {
     expect(readFileSync(path.join(poolDir, 'sum.txt'), 'utf8')).toBe('shadowed\n');
   });
 
-  it('RunnerPool - output of a direct command reaches the caller line by line', async () => {
+  it.skipIf(skip)(`RunnerPool (${name}) - output of a direct command reaches the caller line by line`, async () => {
     const lines: string[] = [];
     const outcome = await pool.run({
       cwd: poolDir,
@@ -121,7 +135,7 @@ describe('RunnerPool', () => {
     expect(next).toEqual([]);
   });
 
-  it('RunnerPool - abort kills a direct command and its process group', async () => {
+  it.skipIf(skip)(`RunnerPool (${name}) - abort kills a direct command and its process group`, async () => {
     const controller = new AbortController();
     const pending = runInPool('sleep 30', process.env, controller.signal);
     // The command is running once the runner has reported its pid; aborting before is handled too.
@@ -129,9 +143,11 @@ describe('RunnerPool', () => {
     const outcome = await pending;
     expect(outcome.aborted).toBe(true);
     expect(outcome.exitCode).toBe(null);
+    // Ended by the polite signal: the group existed when it was sent (no wait for SIGKILL).
+    expect(outcome.signal).toBe('SIGTERM');
   });
 
-  it('RunnerPool - a long multi-line script runs through sh', async () => {
+  it.skipIf(skip)(`RunnerPool (${name}) - a long multi-line script runs through sh`, async () => {
     seed(poolDir);
     const script = `for i in 1 2 3; do\n  echo $i >> lines.txt\ndone\n# ${'x'.repeat(20_000)}`;
     const outcome = await runInPool(script);
