@@ -146,13 +146,28 @@ export class RunnerPool {
   private acquire(program: RunnerProgram): Runner {
     let runner = this.idle.pop();
     while (runner?.dead) runner = this.idle.pop();
-    if (!runner) {
-      this.made += 1;
-      const base = path.join(this.scratchDir, `runner-${this.made}`);
-      runner = new Runner(this.cwd, program, this.env, `${base}.out`, `${base}.err`);
-      this.all.add(runner);
-    }
+    return runner ?? this.start(program);
+  }
+
+  private start(program: RunnerProgram): Runner {
+    this.made += 1;
+    const base = path.join(this.scratchDir, `runner-${this.made}`);
+    const runner = new Runner(this.cwd, program, this.env, `${base}.out`, `${base}.err`);
+    this.all.add(runner);
     return runner;
+  }
+
+  /**
+   * Starts runners until `count` are alive, ahead of any command: a watch does so when it
+   * starts, so the first edit's commands do not wait for a runner to be ready (the first
+   * command the watch ran waited ~150 ms here). A runner that cannot start ends unnoticed; the
+   * first job sent to it learns that as before.
+   */
+  warm(count: number): void {
+    const program = this.programs.current(this.quickStart);
+    if (!program) return;
+    for (const r of this.all) if (r.dead) this.all.delete(r);
+    while (this.all.size < count) this.idle.push(this.start(program));
   }
 
   private release(runner: Runner): void {

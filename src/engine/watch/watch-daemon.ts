@@ -110,6 +110,7 @@ export class WatchDaemon {
     for (const s of daemon.sessions) for (const p of s.outside) options.notify({ kind: 'outside-root', pipeline: s.name, path: p });
     options.notify({ kind: 'watching', pipelines: daemon.sessions.map((s) => s.name), paths: daemon.targets().size });
     for (const s of daemon.sessions) s.start();
+    daemon.runners?.warm(options.concurrency);
     return daemon;
   }
 

@@ -247,6 +247,28 @@ stages:
 });
 
 describe('refinery watch keeps its command runners', () => {
+  it('watch - its runners are started with it, one per concurrency slot, before any change', async () => {
+    project = basicProject();
+    watcher = await startWatch(project, ['-j', '3']);
+    // Its first run had nothing to do: every runner alive now was started ahead of a command.
+    const pid = watcher.pid;
+    const runners = readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry))
+      .filter((entry) => {
+        try {
+          const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+          const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+          return ppid === pid && /runners\/runner\.(py|pl)/.test(readFileSync(`/proc/${entry}/cmdline`, 'utf8'));
+        } catch {
+          return false;
+        }
+      });
+    expect(runners).toHaveLength(3);
+    project.write('src/a.txt', 'first edit\n');
+    await watcher.nth(2, 'run-end');
+    expect(readFileSync(project.path('out/b.txt'), 'utf8')).toBe('first edit\nfirst edit\n');
+  });
+
   it('watch - one set of runners serves every run and is gone when the watch stops', async () => {
     project = basicProject();
     watcher = await startWatch(project);
