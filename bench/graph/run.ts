@@ -264,37 +264,34 @@ async function measureDaemon(dir: string, dag: Dag, reps: number): Promise<Daemo
     if (started !== 'ready') return { unavailable: `the watch did not start (${started}): ${stderr.trim().slice(-500)}` };
     // Its first scan of the project and its first run (a no-op after the cold measurements).
     const readyMs = Number(process.hrtime.bigint() - spawned) / 1e6;
-    const noop: number[] = [];
-    const nodeNoop: number[] = [];
-    const touch: number[] = [];
-    const nodeTouch: number[] = [];
     const viaNode: [string, string[]] = [process.execPath, [CLI, 'run', 'graph', '-j2']];
-    for (const [argv, into] of [
-      [command('refinery'), noop],
-      [viaNode, nodeNoop],
-    ] as const) {
-      for (let r = 0; r < reps; r += 1) {
-        await settleAsync();
-        const run = await runAsync(dir, argv);
-        if (run.status !== 0) return { unavailable: failure(run) };
-        into.push(run.ms);
-      }
-    }
     let edits = 0;
-    for (const [argv, into] of [
-      [command('refinery'), touch],
-      [viaNode, nodeTouch],
-    ] as const) {
+    // Each run after the disk settled. A touch edits the source, then runs at once: the watch's
+    // own reaction to the edit overlaps the run, as it does for a user.
+    const medianOf = async (argv: [string, string[]], edit: boolean): Promise<number | string> => {
+      const ms: number[] = [];
       for (let r = 0; r < reps; r += 1) {
-        // The edit, then the run at once: the watch's own reaction to the edit overlaps the run, as it does for a user.
         await settleAsync();
-        appendFileSync(path.join(dir, dag.touched), `daemon edit ${edits++}\n`);
+        if (edit) appendFileSync(path.join(dir, dag.touched), `daemon edit ${edits++}\n`);
         const run = await runAsync(dir, argv);
-        if (run.status !== 0) return { unavailable: failure(run) };
-        into.push(run.ms);
+        if (run.status !== 0) return failure(run);
+        ms.push(run.ms);
       }
+      return median(ms);
+    };
+    const series = [
+      ['noop', command('refinery'), false],
+      ['nodeNoop', viaNode, false],
+      ['touch', command('refinery'), true],
+      ['nodeTouch', viaNode, true],
+    ] as const;
+    const figures = { noop: 0, nodeNoop: 0, touch: 0, nodeTouch: 0, readyMs };
+    for (const [key, argv, edit] of series) {
+      const result = await medianOf(argv, edit);
+      if (typeof result === 'string') return { unavailable: result };
+      figures[key] = result;
     }
-    return { noop: median(noop), touch: median(touch), nodeNoop: median(nodeNoop), nodeTouch: median(nodeTouch), readyMs };
+    return figures;
   } finally {
     await stopWatch(watch, exited);
   }

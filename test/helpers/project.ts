@@ -51,6 +51,18 @@ export function startCli(args: readonly string[], options: { cwd: string; env?: 
   });
 }
 
+/** Sends SIGINT to a started CLI once its stdout shows `text` (Ctrl-C at that moment); resolves with its exit code. */
+export function interruptOnceItPrints(child: ChildProcess, text: string): Promise<number | null> {
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  let stdout = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    const seen = stdout.includes(text);
+    stdout += d.toString();
+    if (!seen && stdout.includes(text)) child.kill('SIGINT');
+  });
+  return exited;
+}
+
 /** Runs the real CLI in a child process and collects its output. */
 export function runCli(args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<CliResult> {
   return new Promise((resolve, reject) => {

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, type CliResult, runCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
+import { CLI, type CliResult, interruptOnceItPrints, runCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
 import { skipWithout, systemTool } from '../../helpers/system-tools.ts';
 import { WatchProcess } from './watch-process.ts';
 
@@ -159,17 +159,7 @@ stages:
     watcher = await startWatch(project, ['g']);
     rmSync(project.path('gate'));
     const child = startQuick(['run', 'g', '--force', '--json'], project.root);
-    let stdout = '';
-    const started = new Promise<void>((resolve) =>
-      child.stdout?.on('data', (d: Buffer) => {
-        stdout += d.toString();
-        if (stdout.includes('"stage-start"')) resolve();
-      }),
-    );
-    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    await started;
-    child.kill('SIGINT');
-    expect(await exited).toBe(130);
+    expect(await interruptOnceItPrints(child, '"stage-start"')).toBe(130);
     await watcher.until(() => answered(watcher as WatchProcess, 'run') === 1, 'the run to be answered');
     expect(watcher.stderr).toContain('answered a run (exit 130)');
     expect(existsSync(startsLog)).toBe(false);

@@ -1,7 +1,16 @@
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLI, REPO_ROOT, runCli, startCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
+import {
+  CLI,
+  interruptOnceItPrints,
+  REPO_ROOT,
+  runCli,
+  startCli,
+  stageEnds,
+  tempProject,
+  type TempProject,
+} from '../../helpers/project.ts';
 import { WatchProcess } from './watch-process.ts';
 
 let project: TempProject | undefined;
@@ -131,17 +140,7 @@ stages:
     const { rmSync } = await import('node:fs');
     rmSync(project.path('gate'));
     const child = startCli(['run', 'g', '--force', '--json'], { cwd: project.root });
-    let stdout = '';
-    const started = new Promise<void>((resolve) =>
-      child.stdout?.on('data', (d: Buffer) => {
-        stdout += d.toString();
-        if (stdout.includes('"stage-start"')) resolve();
-      }),
-    );
-    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    await started;
-    child.kill('SIGINT');
-    expect(await exited).toBe(130);
+    expect(await interruptOnceItPrints(child, '"stage-start"')).toBe(130);
     await watcher.until(() => answered(watcher as WatchProcess, 'run') === 1, 'the run to be answered');
     expect(watcher.stderr).toContain('answered a run (exit 130)');
     project.write('gate', '');
