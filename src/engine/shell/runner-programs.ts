@@ -2,10 +2,12 @@ import path from 'node:path';
 import { PACKAGE_ROOT } from '../paths/package-root.ts';
 
 // Python's os.posix_spawn starts a command the way make does (vfork-like, with the child in a
-// process group of its own); perl (in every Debian base system) is the fallback: it can set
-// the group between fork and exec, which sh cannot do without an extra `setsid` exec. The
-// programs and their protocols are in runners/; they ship with the package's src/ and are
-// found from the package root, so the compiled dist/ uses the same files.
+// process group of its own): the runner of a run with many commands. Perl (in every Debian base
+// system) is ready in a few milliseconds where python takes 15 or more, so it runs the commands
+// of a small run (an edit's few stages), and is the fallback where python is missing; it sets the
+// group between fork and exec, which sh cannot do without an extra `setsid` exec. The programs
+// and their protocols are in runners/; they ship with the package's src/ and are found from the
+// package root, so the compiled dist/ uses the same files.
 const RUNNERS = path.join(PACKAGE_ROOT, 'src', 'engine', 'shell', 'runners');
 export const PYTHON_RUNNER_FILE = path.join(RUNNERS, 'runner.py');
 export const PERL_RUNNER_FILE = path.join(RUNNERS, 'runner.pl');
