@@ -183,6 +183,8 @@ interface Figures {
   touchRssMb?: number;
   /** make only: its no-op with the built-in implicit rules on. */
   builtinRulesNoop?: number;
+  /** make only: what no tool can beat here (see measureFloors). */
+  floors?: Floors;
   /** A digest of out/ after the full build, to check every tool built the same files. */
   outputs: string;
   dir: string;
@@ -211,8 +213,10 @@ function measure(n: number, dag: Dag, tool: Tool, reps: number, fullReps: number
     touch.push(ms);
     if (rssMb !== undefined) rss.push(rssMb);
   }
+  const floors = tool === 'make' ? measureFloors(dir, dag, reps, fullReps) : undefined;
   leftovers.push(dir);
   return {
+    ...(floors ? { floors } : {}),
     full: median(full),
     noop: median(noop),
     touch: median(touch),
@@ -221,6 +225,38 @@ function measure(n: number, dag: Dag, tool: Tool, reps: number, fullReps: number
     outputs,
     dir,
   };
+}
+
+/**
+ * Lower bounds, timed in make's folder after make's own figures:
+ * - `noop`: Node started on a script that stats each input and output once (stat-floor.mjs), as
+ *   refinery's cold no-op must at the least: what any no-op check written for Node costs here.
+ * - `full`: the same commands started two at a time by os.posix_spawn without a shell
+ *   (spawn-floor.py), in no dependency order (every output exists from make's build, so each
+ *   one succeeds): what starting the commands alone costs, whatever tool starts them.
+ */
+interface Floors {
+  noop: number;
+  full: number;
+}
+
+/** Every file a no-op looks at: what the stages read, and what they write. */
+function floorPaths(dag: Dag): string[] {
+  return [...new Set([...dag.inputs.flat(), ...dag.inputs.map((_, i) => stageOutput(i))])];
+}
+
+function measureFloors(dir: string, dag: Dag, reps: number, fullReps: number): Floors {
+  const paths = path.join(dir, '.floor-paths');
+  writeFileSync(paths, `${floorPaths(dag).join('\n')}\n`);
+  const commands = path.join(dir, '.floor-commands');
+  writeFileSync(commands, `${dag.inputs.map((ins, i) => `cksum ${ins.join(' ')} > ${stageOutput(i)}`).join('\n')}\n`);
+  const noop: number[] = [];
+  for (let r = 0; r < reps; r += 1)
+    noop.push(timeArgv(dir, 'node (stat floor)', [process.execPath, [path.join(REPO, 'bench', 'graph', 'stat-floor.mjs'), paths]]));
+  const full: number[] = [];
+  for (let r = 0; r < fullReps; r += 1)
+    full.push(timeArgv(dir, 'python3 (spawn floor)', ['python3', [path.join(REPO, 'bench', 'graph', 'spawn-floor.py'), commands, '2']]));
+  return { noop: median(noop), full: median(full) };
 }
 
 function digestOutputs(dir: string): string {
@@ -404,6 +440,11 @@ function printTable(shape: Shape, n: number, dag: Dag, results: Record<Tool, Fig
   console.log(
     `| ${ROW_LABELS.rss} | ${fmtMb(rss('make'))} | ${fmtMb(rss('ninja'))} | ${fmtMb(rss('refinery'))} | ${ratio(rss('refinery'), rss('make'))} | ${ratio(rss('refinery'), rss('ninja'))} | ${cell(targetFor(shape, n, 'rss'), rss('refinery'), rss('make'))} |`,
   );
+  const floors = results.make.floors;
+  if (floors)
+    console.log(
+      `floors (timed in the same run): a Node process that only stats the ${floorPaths(dag).length} inputs and outputs once ${fmt(floors.noop)} (${ratio(floors.noop, results.make.noop)} make's no-op; refinery's cold no-op is ${ratio(results.refinery.noop, floors.noop)} of it); the ${dag.inputs.length} commands started two at a time by posix_spawn, no shell and no dependency order, ${fmt(floors.full)} (${ratio(floors.full, results.make.full)} make's full build; refinery's is ${ratio(results.refinery.full, floors.full)} of it)`,
+    );
   if (daemon && 'unavailable' in daemon) console.log(`daemon: ${daemon.unavailable}`);
   if (rssUnavailable) console.log(`peak RSS: n/a, ${rssUnavailable}`);
   else console.log("peak RSS: the largest of the touch runs, GNU time %M (the largest single process of the command's tree)");
