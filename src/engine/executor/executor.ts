@@ -15,6 +15,7 @@ import { assessStage } from './assess.ts';
 import { runStage, type RunStageInput, type StageOutcome } from './stage-runner.ts';
 import type { StageCache } from '../remote-cache/stage-cache.ts';
 import { StageContexts } from './stage-context.ts';
+import { AbortFanOut } from './abort-fan-out.ts';
 import { onlySelection } from './selection.ts';
 import { Dispatcher, dispatchFailure } from './dispatch.ts';
 import { tearDown } from './teardown.ts';
@@ -124,6 +125,7 @@ export class Executor {
   private readonly diagnostics: Diagnostic[] = [];
   private readonly dispatcher: Dispatcher;
   private readonly stages: StageContexts;
+  private readonly stageSignals: AbortFanOut;
   private finish: () => void = () => {};
   private stageOf: Map<string, string> | undefined;
 
@@ -133,6 +135,7 @@ export class Executor {
   ) {
     this.dispatcher = new Dispatcher(options.concurrency, plan.pipeline.pools);
     this.stages = new StageContexts(plan, options);
+    this.stageSignals = new AbortFanOut(options.signal);
     this.schedule = createSchedule([], { keepGoing: options.keepGoing });
   }
 
@@ -222,6 +225,7 @@ export class Executor {
     this.checkFinished();
     await done;
     this.options.signal.removeEventListener('abort', onAbort);
+    this.stageSignals.close();
     // Uploads still under way finish before the run ends (bounded by the cache's timeouts); an
     // interrupted run does not wait for them.
     if (!this.options.signal.aborted) await this.options.stageCache?.flush();
@@ -326,7 +330,6 @@ export class Executor {
     const schedule = this.schedule;
     const inst = node.stage;
     schedule.running += 1;
-    const ctx = this.stages.forRun(inst, () => this.depInstances(node), input.inputs);
     const job = async (): Promise<void> => {
       const started = Date.now();
       // The run may have stopped while this stage waited for its slot.
@@ -339,9 +342,13 @@ export class Executor {
         });
         return;
       }
-      const outcome = this.options.stageCache
-        ? await this.options.stageCache.run({ inst, ...input }, ctx, runStage)
-        : await runStage({ inst, ...input }, ctx);
+      // The stage's own signal, aborted with the run's: the run's signal keeps one listener.
+      const own = this.stageSignals.child();
+      const ctx = this.stages.forRun(inst, () => this.depInstances(node), input.inputs, own.signal);
+      const outcome = await (this.options.stageCache
+        ? this.options.stageCache.run({ inst, ...input }, ctx, runStage)
+        : runStage({ inst, ...input }, ctx)
+      ).finally(own.release);
       if (outcome.status === 'succeeded') for (const o of Object.values(inst.outputs)) this.stages.artifacts.forget(o.path);
       this.finishStage(node, outcome.status, started, outcome, outcome.status === 'succeeded' ? input.fingerprint : undefined);
     };

@@ -88,8 +88,11 @@ export class StageContexts {
     return this.runnerPool;
   }
 
-  /** Everything `runStage` needs for one stage; `deps` are the instances its expressions may read. */
-  forRun(inst: StageInstance, deps: () => StageInstance[], inputs: readonly string[]): StageRunContext {
+  /**
+   * Everything `runStage` needs for one stage; `deps` are the instances its expressions may read,
+   * `signal` the stage's own (aborted with the run's).
+   */
+  forRun(inst: StageInstance, deps: () => StageInstance[], inputs: readonly string[], signal: AbortSignal): StageRunContext {
     const { options } = this;
     if (inst.spec.kind === 'run') this.commands += 1;
     const lent = inst.spec.kind === 'run' ? options.runners : undefined;
@@ -98,7 +101,7 @@ export class StageContexts {
       root: options.root,
       runId: options.runId,
       bus: options.bus,
-      signal: options.signal,
+      signal,
       hashes: options.hashes,
       state: options.state,
       schemas: options.schemas,

@@ -25,6 +25,7 @@ export interface StageRunContext {
   root: string;
   runId: string;
   bus: EventBus;
+  /** The stage's own signal, aborted with the run's (and nothing else hangs on the run's). */
   signal: AbortSignal;
   hashes: FileHashes;
   state: StageState;

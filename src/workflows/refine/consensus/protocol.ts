@@ -1,5 +1,6 @@
 import { firstAnswer, isVoteStale, latestAnswerSteps, majority, plurality, tallyVotes } from './votes.ts';
 import type { AnswerRecord, ConsensusOutcome, ForcedReason, JudgeAction, JudgeSeat, RoundLog, RoundView, VoteRecord } from './types.ts';
+import { AbortFanOut, type ChildSignal } from '../../../engine/executor/abort-fan-out.ts';
 
 export interface ProtocolOptions<A> {
   /** In registration order. */
@@ -69,10 +70,12 @@ class Session<A> {
   }
 }
 
-async function askWithTimeout<A>(options: ProtocolOptions<A>, judge: JudgeSeat, view: RoundView<A>): Promise<JudgeAction<A>> {
-  const controller = new AbortController();
-  const onParentAbort = (): void => controller.abort(options.signal.reason);
-  options.signal.addEventListener('abort', onParentAbort, { once: true });
+async function askWithTimeout<A>(
+  options: ProtocolOptions<A>,
+  judge: JudgeSeat,
+  view: RoundView<A>,
+  own: ChildSignal,
+): Promise<JudgeAction<A>> {
   const limits = [options.roundTimeoutMs, options.deadline !== undefined ? options.deadline - Date.now() : undefined].filter(
     (v): v is number => v !== undefined,
   );
@@ -82,13 +85,13 @@ async function askWithTimeout<A>(options: ProtocolOptions<A>, judge: JudgeSeat, 
     if (limit !== undefined) timer = setTimeout(() => resolve(TIMED_OUT), limit);
   });
   try {
-    const result = await Promise.race([options.ask(judge, view, controller.signal), timeout]);
+    const result = await Promise.race([options.ask(judge, view, own.signal), timeout]);
     if (result !== TIMED_OUT) return result;
-    controller.abort(new Error('round timeout'));
+    own.abort(new Error('round timeout'));
     return { kind: 'none', why: 'timeout', detail: `no vote or answer within ${limit} ms` };
   } finally {
     if (timer) clearTimeout(timer);
-    options.signal.removeEventListener('abort', onParentAbort);
+    own.release();
   }
 }
 
@@ -100,7 +103,11 @@ async function playRound<A>(session: Session<A>, round: number): Promise<void> {
   if (launch.length === 0) launch = [...judges];
   const snapshot = session.latest();
   const view = session.view(round);
-  const actions = await Promise.all(launch.map((judge) => askWithTimeout(session.options, judge, view)));
+  // One listener on the caller's signal for the whole round, however many judges it seats.
+  const signals = new AbortFanOut(session.options.signal);
+  const actions = await Promise.all(launch.map((judge) => askWithTimeout(session.options, judge, view, signals.child()))).finally(() =>
+    signals.close(),
+  );
   const log: RoundLog = { round, launched: launch.map((j) => j.name), answers: [], votes: [], idle: [] };
   launch.forEach((judge, i) => {
     const action = actions[i] as JudgeAction<A>;
