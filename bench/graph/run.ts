@@ -130,10 +130,10 @@ function runAsync(dir: string, [cmd, args]: [string, string[]]): Promise<Finishe
   });
 }
 
-function timeArgv(dir: string, tool: string, [cmd, args]: [string, string[]]): number {
+function timeArgv(dir: string, tool: string, [cmd, args]: [string, string[]], env: NodeJS.ProcessEnv = process.env): number {
   settle();
   const start = process.hrtime.bigint();
-  const result = spawnSync(cmd, args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, CI: 'true' } });
+  const result = spawnSync(cmd, args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], env: { ...env, CI: 'true' } });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   if (result.status !== 0) throw new Error(`${tool} failed in ${dir}: ${result.stderr?.toString().slice(-2000)}`);
   return ms;
@@ -185,6 +185,8 @@ interface Figures {
   builtinRulesNoop?: number;
   /** make only: what no tool can beat here (see measureFloors). */
   floors?: Floors;
+  /** refinery only, where NODE_EXTRA_CA_CERTS is set: the cold figures without it (see withoutExtraCa). */
+  withoutExtraCa?: { noop: number; touch: number };
   /** A digest of out/ after the full build, to check every tool built the same files. */
   outputs: string;
   dir: string;
@@ -214,9 +216,11 @@ function measure(n: number, dag: Dag, tool: Tool, reps: number, fullReps: number
     if (rssMb !== undefined) rss.push(rssMb);
   }
   const floors = tool === 'make' ? measureFloors(dir, dag, reps, fullReps) : undefined;
+  const withoutExtraCa = tool === 'refinery' && EXTRA_CA ? measureWithoutExtraCa(dir, dag, reps) : undefined;
   leftovers.push(dir);
   return {
     ...(floors ? { floors } : {}),
+    ...(withoutExtraCa ? { withoutExtraCa } : {}),
     full: median(full),
     noop: median(noop),
     touch: median(touch),
@@ -238,6 +242,34 @@ function measure(n: number, dag: Dag, tool: Tool, reps: number, fullReps: number
 interface Floors {
   noop: number;
   full: number;
+  /** The stat floor without NODE_EXTRA_CA_CERTS, where it is set. */
+  noopWithoutExtraCa?: number;
+}
+
+/**
+ * NODE_EXTRA_CA_CERTS, where set (this machine sets it to the system's CA bundle), makes every
+ * Node process read and parse that file as it starts, before any script runs: ~40 ms of
+ * `node -e 0`'s ~65 here. It is the environment's, not refinery's, and refinery leaves it alone
+ * (tasks and model backends may need those CAs); the cold figures are timed once more without
+ * it, as on a machine that does not set it, and printed beside the others, not instead of them.
+ */
+const EXTRA_CA = process.env.NODE_EXTRA_CA_CERTS;
+
+function envWithoutExtraCa(): NodeJS.ProcessEnv {
+  const { NODE_EXTRA_CA_CERTS: _dropped, ...env } = process.env;
+  return env;
+}
+
+function measureWithoutExtraCa(dir: string, dag: Dag, reps: number): { noop: number; touch: number } {
+  const env = envWithoutExtraCa();
+  const noop: number[] = [];
+  for (let r = 0; r < reps; r += 1) noop.push(timeArgv(dir, 'refinery', command('refinery'), env));
+  const touch: number[] = [];
+  for (let r = 0; r < reps; r += 1) {
+    appendFileSync(path.join(dir, dag.touched), `edit without extra CAs ${r}\n`);
+    touch.push(timeArgv(dir, 'refinery', command('refinery'), env));
+  }
+  return { noop: median(noop), touch: median(touch) };
 }
 
 /** Every file a no-op looks at: what the stages read, and what they write. */
@@ -253,10 +285,13 @@ function measureFloors(dir: string, dag: Dag, reps: number, fullReps: number): F
   const noop: number[] = [];
   for (let r = 0; r < reps; r += 1)
     noop.push(timeArgv(dir, 'node (stat floor)', [process.execPath, [path.join(REPO, 'bench', 'graph', 'stat-floor.mjs'), paths]]));
+  const statFloor: [string, string[]] = [process.execPath, [path.join(REPO, 'bench', 'graph', 'stat-floor.mjs'), paths]];
+  const withoutCa: number[] = [];
+  if (EXTRA_CA) for (let r = 0; r < reps; r += 1) withoutCa.push(timeArgv(dir, 'node (stat floor)', statFloor, envWithoutExtraCa()));
   const full: number[] = [];
   for (let r = 0; r < fullReps; r += 1)
     full.push(timeArgv(dir, 'python3 (spawn floor)', ['python3', [path.join(REPO, 'bench', 'graph', 'spawn-floor.py'), commands, '2']]));
-  return { noop: median(noop), full: median(full) };
+  return { noop: median(noop), full: median(full), ...(withoutCa.length > 0 ? { noopWithoutExtraCa: median(withoutCa) } : {}) };
 }
 
 function digestOutputs(dir: string): string {
@@ -444,6 +479,11 @@ function printTable(shape: Shape, n: number, dag: Dag, results: Record<Tool, Fig
   if (floors)
     console.log(
       `floors (timed in the same run): a Node process that only stats the ${floorPaths(dag).length} inputs and outputs once ${fmt(floors.noop)} (${ratio(floors.noop, results.make.noop)} make's no-op; refinery's cold no-op is ${ratio(results.refinery.noop, floors.noop)} of it); the ${dag.inputs.length} commands started two at a time by posix_spawn, no shell and no dependency order, ${fmt(floors.full)} (${ratio(floors.full, results.make.full)} make's full build; refinery's is ${ratio(results.refinery.full, floors.full)} of it)`,
+    );
+  const lean = results.refinery.withoutExtraCa;
+  if (lean)
+    console.log(
+      `without NODE_EXTRA_CA_CERTS (set here to ${EXTRA_CA}; every Node process parses it at start), as on a machine that does not set it: refinery's cold no-op ${fmt(lean.noop)} (${ratio(lean.noop, results.make.noop)} make), cold touch ${fmt(lean.touch)} (${ratio(lean.touch, results.make.touch)} make)${floors?.noopWithoutExtraCa === undefined ? '' : `; the Node stat floor ${fmt(floors.noopWithoutExtraCa)} (${ratio(floors.noopWithoutExtraCa, results.make.noop)} make)`}`,
     );
   if (daemon && 'unavailable' in daemon) console.log(`daemon: ${daemon.unavailable}`);
   if (rssUnavailable) console.log(`peak RSS: n/a, ${rssUnavailable}`);
