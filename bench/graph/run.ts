@@ -185,7 +185,7 @@ interface Figures {
   builtinRulesNoop?: number;
   /** make only: what no tool can beat here (see measureFloors). */
   floors?: Floors;
-  /** refinery only, where NODE_EXTRA_CA_CERTS is set: the cold figures without it (see withoutExtraCa). */
+  /** refinery only, where NODE_EXTRA_CA_CERTS is set: the cold figures without it (see measureWithoutExtraCa). */
   withoutExtraCa?: { noop: number; touch: number };
   /** A digest of out/ after the full build, to check every tool built the same files. */
   outputs: string;
@@ -282,12 +282,12 @@ function measureFloors(dir: string, dag: Dag, reps: number, fullReps: number): F
   writeFileSync(paths, `${floorPaths(dag).join('\n')}\n`);
   const commands = path.join(dir, '.floor-commands');
   writeFileSync(commands, `${dag.inputs.map((ins, i) => `cksum ${ins.join(' ')} > ${stageOutput(i)}`).join('\n')}\n`);
-  const noop: number[] = [];
-  for (let r = 0; r < reps; r += 1)
-    noop.push(timeArgv(dir, 'node (stat floor)', [process.execPath, [path.join(REPO, 'bench', 'graph', 'stat-floor.mjs'), paths]]));
   const statFloor: [string, string[]] = [process.execPath, [path.join(REPO, 'bench', 'graph', 'stat-floor.mjs'), paths]];
+  const noop: number[] = [];
+  for (let r = 0; r < reps; r += 1) noop.push(timeArgv(dir, 'node (stat floor)', statFloor));
   const withoutCa: number[] = [];
-  if (EXTRA_CA) for (let r = 0; r < reps; r += 1) withoutCa.push(timeArgv(dir, 'node (stat floor)', statFloor, envWithoutExtraCa()));
+  const lean = envWithoutExtraCa();
+  if (EXTRA_CA) for (let r = 0; r < reps; r += 1) withoutCa.push(timeArgv(dir, 'node (stat floor)', statFloor, lean));
   const full: number[] = [];
   for (let r = 0; r < fullReps; r += 1)
     full.push(timeArgv(dir, 'python3 (spawn floor)', ['python3', [path.join(REPO, 'bench', 'graph', 'spawn-floor.py'), commands, '2']]));

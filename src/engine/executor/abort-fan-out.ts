@@ -22,13 +22,15 @@ export interface ChildSignal {
  */
 export class AbortFanOut {
   private readonly children = new Set<AbortController>();
-  private listening = false;
   private readonly onAbort = (): void => {
     for (const child of this.children) child.abort(this.parent.reason);
     this.children.clear();
   };
 
-  /** Listens from the first child on, so a fan-out never used leaves nothing on the parent. */
+  /**
+   * Listens from the first child on, so a fan-out never used leaves nothing on the parent (an
+   * EventTarget keeps one registration of a listener, however often it is added).
+   */
   constructor(private readonly parent: AbortSignal) {}
 
   child(): ChildSignal {
@@ -37,8 +39,7 @@ export class AbortFanOut {
     if (this.parent.aborted) controller.abort(this.parent.reason);
     else {
       this.children.add(controller);
-      if (!this.listening) this.parent.addEventListener('abort', this.onAbort, { once: true });
-      this.listening = true;
+      this.parent.addEventListener('abort', this.onAbort, { once: true });
     }
     return {
       signal: controller.signal,
@@ -55,7 +56,6 @@ export class AbortFanOut {
   /** Stops following the parent: its listener is removed. */
   close(): void {
     this.parent.removeEventListener('abort', this.onAbort);
-    this.listening = false;
     this.children.clear();
   }
 }
