@@ -2,7 +2,7 @@ import { closeSync, constants, openSync, readFileSync, statSync, type Stats, wri
 import path from 'node:path';
 import { hashFile, type HashFileOptions } from './hash-file.ts';
 import { writeFileAtomicSync } from './atomic-file.ts';
-import { KeyedLines } from './keyed-lines.ts';
+import { compareWritten, KeyedLines } from './keyed-lines.ts';
 import { ensureStateDir, setAsideAndWarn, type StateWarn } from './set-aside.ts';
 import { writeProblem, type WriteProblem } from './write-problem.ts';
 
@@ -49,7 +49,8 @@ const GROWTH_ALLOWED = 65_536;
  * (`{"form":FORM,"bytes":N}`), then lines `,"<path>":<stamp>` (a forgotten path: `null`),
  * found without parsing the others (keyed-lines.ts) and checked when read. A save appends the
  * changed lines (the last line of a path stands; a line cut short by a crash is ignored), and
- * writes the file whole, atomically, once appends have doubled it. A file in another form (an
+ * writes the file whole, atomically, once appends have doubled it, its lines sorted by path
+ * (the header says `"sorted":true`), so a lookup halves them instead of reading them all. A file in another form (an
  * older refinery's one JSON object) is parsed and checked whole, and written in this form.
  * A stamp that is whole JSON but no stamp, found at any time, sets the file aside, and every
  * file is hashed again.
@@ -59,6 +60,8 @@ export class FileHashes {
   private lines: KeyedLines | undefined;
   /** What the stamp lines of the file weighed when it was last written whole. */
   private wholeBytes = 0;
+  /** Whether they were written sorted (an earlier refinery wrote them in no order). */
+  private wholeSorted = false;
   /** Stamps read from the file or changed by this run (null: forgotten). */
   private readonly entries = new Map<string, FileStamp | null>();
   /** Paths whose stamp this run changed or forgot, to be saved. */
@@ -88,8 +91,9 @@ export class FileHashes {
     }
     const header = formHeader(text);
     if (header) {
-      this.lines = new KeyedLines(text);
+      this.lines = keyedLines(text, header);
       this.wholeBytes = header.bytes;
+      this.wholeSorted = header.sorted;
       return;
     }
     // Another form: parsed whole, and saved in this one next time.
@@ -250,30 +254,38 @@ export class FileHashes {
       // A line cut short by a crash: the next starts on a line of its own.
       const text = `${lines.text.endsWith('\n') ? '' : '\n'}${this.changedLines()}`;
       writeFileSync(fd, text);
-      this.lines = new KeyedLines(`${lines.text}${text}`);
+      this.lines = keyedLines(`${lines.text}${text}`, { bytes: this.wholeBytes, sorted: this.wholeSorted });
     } finally {
       closeSync(fd);
     }
     return true;
   }
 
-  /** The whole file: the last line of each path read, unless this run changed it, then this run's stamps. */
+  /**
+   * The whole file, its lines sorted by path as written: the last line of each path read,
+   * unless this run changed it, and this run's stamps.
+   */
   private whole(): string {
-    let body = '';
+    let kept: Array<[key: string, line: string]> = [];
     const lines = this.lines;
     if (lines)
       for (const [rel, start] of lines.lines()) {
         if (this.changed.has(rel) || this.saved(rel) === undefined) continue;
-        body += `${lines.text.slice(start, lines.lineEnd(start))}\n`;
+        kept.push([lines.writtenKey(start) as string, lines.text.slice(start, lines.lineEnd(start))]);
       }
     // A malformed stamp among them set the file aside: none of its stamps is kept.
-    if (this.lines !== lines) body = '';
+    if (this.lines !== lines) kept = [];
     for (const rel of this.changed) {
       const stamp = this.entries.get(rel);
-      if (stamp) body += `,${JSON.stringify(rel)}:${JSON.stringify(stamp)}\n`;
+      const key = JSON.stringify(rel);
+      if (stamp) kept.push([key, `,${key}:${JSON.stringify(stamp)}`]);
     }
+    kept.sort(([a], [b]) => compareWritten(a, b));
+    let body = '';
+    for (const [, line] of kept) body += `${line}\n`;
     this.wholeBytes = body.length;
-    return `${JSON.stringify({ form: FORM, bytes: body.length })}\n${body}`;
+    this.wholeSorted = true;
+    return `${JSON.stringify({ form: FORM, bytes: body.length, sorted: true })}\n${body}`;
   }
 
   /**
@@ -288,7 +300,7 @@ export class FileHashes {
       if (!this.append()) {
         const text = this.whole();
         writeFileAtomicSync(this.file, text);
-        this.lines = new KeyedLines(text);
+        this.lines = keyedLines(text, { bytes: this.wholeBytes, sorted: true });
       }
     } catch (error) {
       return writeProblem(this.file, error);
@@ -299,16 +311,30 @@ export class FileHashes {
   }
 }
 
+interface FormHeader {
+  /** What the lines written whole weighed (UTF-16 code units, as text.length counts). */
+  bytes: number;
+  /** The lines written whole are sorted by path as written. */
+  sorted: boolean;
+}
+
 /** The header of the one-a-line form, or undefined for another form. */
-function formHeader(text: string): { bytes: number } | undefined {
+function formHeader(text: string): FormHeader | undefined {
   if (!text.startsWith('{"form":')) return undefined;
   const newline = text.indexOf('\n');
   try {
-    const header = JSON.parse(text.slice(0, newline < 0 ? text.length : newline)) as { form?: unknown; bytes?: unknown };
-    return header.form === FORM && typeof header.bytes === 'number' ? { bytes: header.bytes } : undefined;
+    const header = JSON.parse(text.slice(0, newline < 0 ? text.length : newline)) as { form?: unknown; bytes?: unknown; sorted?: unknown };
+    return header.form === FORM && typeof header.bytes === 'number' ? { bytes: header.bytes, sorted: header.sorted === true } : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** The file's lines, with where the sorted ones are when it says they are. */
+function keyedLines(text: string, header: FormHeader): KeyedLines {
+  if (!header.sorted) return new KeyedLines(text);
+  const start = text.indexOf('\n') + 1;
+  return new KeyedLines(text, { sorted: { start, end: start + header.bytes } });
 }
 
 function isStamp(value: unknown): value is FileStamp {

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileHashes, type FileStamp } from '../../../src/engine/state/file-hashes.ts';
-import { KeyedLines } from '../../../src/engine/state/keyed-lines.ts';
+import { compareWritten, KeyedLines } from '../../../src/engine/state/keyed-lines.ts';
 import { decodeNoopRecord, encodeNoopRecord, MISSING, type NoopRecord, UNSETTLED } from '../../../src/engine/state/noop-record.ts';
 import { settledStat } from '../../../src/engine/state/settled-stat.ts';
 import { type StageRecord, StageState } from '../../../src/engine/state/stage-state.ts';
@@ -272,6 +272,27 @@ describe('file stamps read in part', () => {
     expect(savedStamps()).toEqual({ 'src/a.txt': [399, 1, 2, 'h'.repeat(200)] });
   });
 
+  it('FileHashes - a file written whole holds its lines sorted by path, and every stamp is read back from it, appended ones first', () => {
+    const names = Array.from({ length: 300 }, (_, i) => `src/${(i * 7919) % 300}-f.txt`);
+    for (const name of names) source(name, `content of ${name}`);
+    const first = new FileHashes(root, warn);
+    const stamps = new Map(names.map((n) => [n, first.stamp(n)]));
+    expect(first.save()).toBeUndefined();
+    const [header, ...lines] = fileLines();
+    expect(JSON.parse(header as string)).toMatchObject({ sorted: true });
+    const keys = lines.map((l) => l.slice(1, l.indexOf('":') + 1));
+    expect(keys).toEqual([...keys].sort(compareWritten));
+    source('src/7-f.txt', 'changed since');
+    const second = new FileHashes(root, warn);
+    const changed = second.stamp('src/7-f.txt');
+    expect(changed?.[3]).not.toBe(stamps.get('src/7-f.txt')?.[3]);
+    expect(second.save()).toBeUndefined();
+    expect(fileLines()).toHaveLength(302);
+    const third = new FileHashes(root, warn);
+    for (const name of names) expect(third.stamp(name)).toEqual(name === 'src/7-f.txt' ? changed : stamps.get(name));
+    expect(warnings).toEqual([]);
+  });
+
   it('FileHashes - a file in the older whole-JSON form is read and saved in the one-a-line form', () => {
     source('src/a.txt', 'a');
     const stamp = new FileHashes(root, warn).stamp('src/a.txt') as FileStamp;
@@ -312,20 +333,53 @@ describe('keyed lines', () => {
   const text = `{"":"header"\n${keys.map((k, i) => `,${JSON.stringify(k)}:[${i}]\n`).join('')}}\n`;
 
   it('KeyedLines - every key is found by search and by index, whatever JSON escapes in it; a key written again at its last line', () => {
-    const searched = new KeyedLines(text, 100);
-    const indexed = new KeyedLines(text, 0);
+    const searched = new KeyedLines(text, { searchesBeforeIndex: 100 });
+    const indexed = new KeyedLines(text, { searchesBeforeIndex: 0 });
     keys.forEach((key, i) => {
       expect(searched.value(key)).toBe(`[${i}]`);
       expect(indexed.value(key)).toBe(`[${i}]`);
     });
-    const again = new KeyedLines(`${text},"a":["again"]\n`, 100);
+    const again = new KeyedLines(`${text},"a":["again"]\n`, { searchesBeforeIndex: 100 });
     expect(again.value('a')).toBe('["again"]');
-    expect(new KeyedLines(again.text, 0).value('a')).toBe('["again"]');
+    expect(new KeyedLines(again.text, { searchesBeforeIndex: 0 }).value('a')).toBe('["again"]');
     for (const lines of [searched, indexed]) {
       expect(lines.value('missing')).toBeUndefined();
       expect(lines.value('plai')).toBeUndefined();
       expect(lines.value('"plain"')).toBeUndefined();
     }
+  });
+});
+
+describe('keyed lines written sorted', () => {
+  const keys = ['plain', 'with "quotes"', 'back\\slash', 'new\nline', 'ünïcode', 'a', 'a b', 'a:b', 'ab', '', 'z'.repeat(300)];
+  const written = keys.map((k) => JSON.stringify(k)).sort(compareWritten);
+  const header = '{"form":"test"}\n';
+  const body = written.map((w, i) => `,${w}:[${i}]\n`).join('');
+  const sorted = { start: header.length, end: header.length + body.length };
+
+  it('KeyedLines - every key of a sorted region is found by halving it, whatever JSON escapes in it', () => {
+    const lines = new KeyedLines(`${header}${body}`, { sorted, searchesBeforeIndex: 0 });
+    written.forEach((w, i) => expect(lines.value(JSON.parse(w) as string)).toBe(`[${i}]`));
+    for (const missing of ['missing', 'plai', 'a ', '"plain"', 'zz', '\u0000', 'z'.repeat(299)])
+      expect(lines.value(missing)).toBeUndefined();
+  });
+
+  it('KeyedLines - a line appended after the sorted region stands over the sorted line of its key', () => {
+    const lines = new KeyedLines(`${header}${body},"a":["again"]\n,"new":[1]\n`, { sorted });
+    expect(lines.value('a')).toBe('["again"]');
+    expect(lines.value('new')).toBe('[1]');
+    expect(lines.value('plain')).toBe(`[${written.indexOf('"plain"')}]`);
+  });
+
+  it('KeyedLines - lines out of order or not in the form are not found (a miss, never another key), and the rest still are', () => {
+    const shuffled = `${header},"b":[0]\n,"a":[1]\nnot a line\n,"c":[2]\n`;
+    const lines = new KeyedLines(shuffled, { sorted: { start: header.length, end: shuffled.length } });
+    const right: Record<string, string> = { a: '[1]', b: '[0]', c: '[2]' };
+    for (const key of ['a', 'b', 'c']) expect([undefined, right[key]]).toContain(lines.value(key));
+    expect(lines.value('d')).toBeUndefined();
+    // A region that does not start and end at a line is not taken for a sorted one: keys are searched for.
+    const unaligned = new KeyedLines(`${header}${body}`, { sorted: { start: header.length + 1, end: sorted.end } });
+    written.forEach((w, i) => expect(unaligned.value(JSON.parse(w) as string)).toBe(`[${i}]`));
   });
 });
 
