@@ -61,6 +61,8 @@ export class StageContexts {
   private commands = 0;
   /** The plan's `run:` stages: as many commands at most. */
   private readonly runStages: number;
+  /** The process's environment as the run started: what its commands start from. */
+  private readonly environment: Readonly<NodeJS.ProcessEnv> = { ...process.env };
 
   constructor(
     private readonly plan: Plan,
@@ -107,6 +109,7 @@ export class StageContexts {
       schemas: options.schemas,
       taskFile: options.taskFile,
       budget: this.budget,
+      environment: this.environment,
       ...(options.observations ? { observations: options.observations } : {}),
       scope: (outputs) =>
         scopeFor(inst, {

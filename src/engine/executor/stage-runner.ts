@@ -38,6 +38,11 @@ export interface StageRunContext {
   runners?: RunnerPool;
   /** Makes the expression scope, given the output paths the stage should see. */
   scope(outputs: Record<string, string>): Scope;
+  /**
+   * The environment the run's commands start from: the process's, read once per run (reading
+   * `process.env` whole goes through Node for each variable, ~40 µs a command).
+   */
+  environment: Readonly<NodeJS.ProcessEnv>;
 }
 
 export interface StageOutcome {
@@ -105,7 +110,7 @@ async function runCommandStage(
   const { pieces, values } = renderCommand(inst, scope);
   const spec = {
     cwd: ctx.root,
-    env: { ...process.env, ...renderEnv(inst, scope), REFINERY_STAGE: inst.id, REFINERY_RUN_ID: ctx.runId },
+    env: { ...ctx.environment, ...renderEnv(inst, scope), REFINERY_STAGE: inst.id, REFINERY_RUN_ID: ctx.runId },
     pieces,
     values,
     signal,

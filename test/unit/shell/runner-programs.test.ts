@@ -64,15 +64,16 @@ describe('runner programs', () => {
     },
   );
 
-  it.skipIf(skipWithout(perl))('runner.pl - runs c and f job lines through sh, answering pid and exit code', async () => {
+  it.skipIf(skipWithout(perl))('runner.pl - runs c and f job lines through sh, answering pid, exit code and output sizes', async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'refinery-runner-pl-'));
     const script = path.join(dir, 'script.sh');
     writeFileSync(script, 'echo from-file\nexit 4\n');
-    const answers = await converse(toolPath(perl), PERL_RUNNER_FILE, dir, ['cecho hello; exit 3', `f${script}`]);
+    const answers = await converse(toolPath(perl), PERL_RUNNER_FILE, dir, ['cecho hello; echo oops >&2; exit 3', `f${script}`, 'ctrue']);
     expect(answers[0]).toBe('ready');
-    expect(answers.filter((a) => /^pid [1-9]\d*$/.test(a))).toHaveLength(2);
-    expect(answers.filter((a) => a.startsWith('exit '))).toEqual(['exit 3', 'exit 4']);
-    expect(readFileSync(path.join(dir, 'out'), 'utf8')).toBe('from-file\n');
+    expect(answers.filter((a) => /^pid [1-9]\d*$/.test(a))).toHaveLength(3);
+    // Each command's files start empty: the sizes are its own output's.
+    expect(answers.filter((a) => a.startsWith('exit '))).toEqual(['exit 3 6 5', 'exit 4 10 0', 'exit 0 0 0']);
+    expect(readFileSync(path.join(dir, 'out'), 'utf8')).toBe('');
   });
 
   it.skipIf(skipWithout(python))(

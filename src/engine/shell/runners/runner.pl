@@ -8,7 +8,8 @@
 # count and names of variables to unset, the count and words of argv, and the count and triples
 # (fd, r|w|a, path) of redirections, in the order written. Each command runs in a process group
 # of its own, stdin from /dev/null, stdout and stderr to OUT_FILE and ERR_FILE. Answers `pid N`,
-# then `exit CODE` (a signal N is 128+N). Says `ready` before it reads its first job.
+# then `exit CODE OUT_SIZE ERR_SIZE` (a signal N is 128+N; the sizes spare refinery opening the
+# files when they are empty, as most are). Says `ready` before it reads its first job.
 $| = 1;
 my ($outfile, $errfile) = @ARGV;
 my %MODES = (r => '<', w => '>', a => '>>');
@@ -65,5 +66,5 @@ while (defined(my $job = <STDIN>)) {
   print "pid $pid\n";
   waitpid($pid, 0);
   my $st = $?;
-  print 'exit ', (($st & 127) ? 128 + ($st & 127) : ($st >> 8)), "\n";
+  print 'exit ', (($st & 127) ? 128 + ($st & 127) : ($st >> 8)), ' ', (-s $outfile) || 0, ' ', (-s $errfile) || 0, "\n";
 }
