@@ -5,17 +5,16 @@
 # starts this file only when a watch socket lies in the working folder. It speaks the protocol of
 # src/cli/daemon/protocol.ts; for everything it does not handle (a flag before the command,
 # --help, another build, a busy or absent daemon) it hands the very same arguments to Node, which
-# decides as always. It loads no module, so that starting it stays cheap.
+# decides as always. It loads no module but strict (warnings.pm alone would add ~1.3 ms to its
+# ~3 ms start), so that starting it stays cheap.
 use strict;
-use warnings;
 
 # Left in @ARGV: should loading this file fail, the shell line that started it runs Node on them.
 my ($bin, @args) = @ARGV;
 
 # Node runs the command as if this client had never started: same arguments, same environment.
 sub by_node {
-  { no warnings 'exec'; exec('node', $bin, @args); }
-  print STDERR "refinery: cannot start node: $!\n";
+  exec('node', $bin, @args) or print STDERR "refinery: cannot start node: $!\n";
   exit 127;
 }
 
