@@ -60,7 +60,14 @@ export class RecordTrust {
       return;
     }
     if (update.record && previous && before && update.observed) {
-      entry.prepared = this.update(previous, update.record, before.epoch, epoch, update.observed);
+      // Sorted after the answer is sent too: indexing a new record (20,000 paths at 10,000
+      // stages) took 2-5 ms of a served touch before its exit reached the client. A vouch asked
+      // for meanwhile finds nothing prepared, and its run stats everything: slower, never wrong.
+      const { record } = update;
+      const observed = [...update.observed];
+      setImmediate(() => {
+        if (this.held.get(recordFile) === entry) entry.prepared = this.update(previous, record, before.epoch, epoch, observed);
+      });
       return;
     }
     // Read and sorted after the answer is sent, off the path of any request.
