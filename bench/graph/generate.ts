@@ -10,6 +10,8 @@ export interface Dag {
   touched: string;
   /** How many stages that edit makes stale. */
   touchReach: number;
+  /** Those stages, in dependency order (a stage reads only earlier stages' outputs). */
+  touchStages: number[];
 }
 
 /** N stages; the first tenth read 1-3 source files, the rest 1-3 outputs of earlier stages. */
@@ -26,7 +28,8 @@ export function makeDag(n: number, seed = 42): Dag {
     inputs.push([...picks].sort());
   }
   const touched = sources[0] as string;
-  return { inputs, sources, touched, touchReach: reach(readersOf(inputs), touched) };
+  const touchStages = reach(readersOf(inputs), touched);
+  return { inputs, sources, touched, touchReach: touchStages.length, touchStages };
 }
 
 /**
@@ -52,9 +55,10 @@ export function makeManySourcesDag(n: number, seed = 7): Dag {
     inputs.push([...picks].sort());
   }
   const readers = readersOf(inputs);
-  const reaches = sources.map((s) => ({ s, r: reach(readers, s) })).sort((a, b) => a.r - b.r);
+  const reaches = sources.map((s) => ({ s, r: reach(readers, s).length })).sort((a, b) => a.r - b.r);
   const median = reaches[Math.floor(reaches.length / 2)] as { s: string; r: number };
-  return { inputs, sources, touched: median.s, touchReach: median.r };
+  const touchStages = reach(readers, median.s);
+  return { inputs, sources, touched: median.s, touchReach: touchStages.length, touchStages };
 }
 
 const PREVIOUS_STAGE = 0.9;
@@ -74,8 +78,8 @@ function readersOf(inputs: string[][]): Map<string, number[]> {
   return readers;
 }
 
-/** How many stages a change to `path` makes stale: those reading it, and everything downstream. */
-function reach(readers: Map<string, number[]>, path: string): number {
+/** The stages a change to `path` makes stale (those reading it, and everything downstream), in order. */
+function reach(readers: Map<string, number[]>, path: string): number[] {
   const seen = new Set<number>();
   const queue = [...(readers.get(path) ?? [])];
   while (queue.length > 0) {
@@ -84,7 +88,7 @@ function reach(readers: Map<string, number[]>, path: string): number {
     seen.add(i);
     queue.push(...(readers.get(stageOutput(i)) ?? []));
   }
-  return seen.size;
+  return [...seen].sort((a, b) => a - b);
 }
 
 export function stageOutput(i: number): string {

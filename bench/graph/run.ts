@@ -238,10 +238,17 @@ function measure(n: number, dag: Dag, tool: Tool, reps: number, fullReps: number
  * - `full`: the same commands started two at a time by os.posix_spawn without a shell
  *   (spawn-floor.py), in no dependency order (every output exists from make's build, so each
  *   one succeeds): what starting the commands alone costs, whatever tool starts them.
+ * - `touch`: the stat floor plus the touched source's stale stages' commands, started the same
+ *   way one after another in dependency order (a touch's stages are mostly a chain): the loop's
+ *   own time, Python's start left out, added to the stat floor's whole process.
  */
 interface Floors {
   noop: number;
   full: number;
+  /** The stat floor plus the touched stages' commands started one after another in dependency order (the loop's own time). */
+  touch: number;
+  /** That chain alone. */
+  chain: number;
   /** The stat floor without NODE_EXTRA_CA_CERTS, where it is set. */
   noopWithoutExtraCa?: number;
 }
@@ -288,10 +295,33 @@ function measureFloors(dir: string, dag: Dag, reps: number, fullReps: number): F
   const withoutCa: number[] = [];
   const lean = envWithoutExtraCa();
   if (EXTRA_CA) for (let r = 0; r < reps; r += 1) withoutCa.push(timeArgv(dir, 'node (stat floor)', statFloor, lean));
+  const spawnFloor = path.join(REPO, 'bench', 'graph', 'spawn-floor.py');
   const full: number[] = [];
-  for (let r = 0; r < fullReps; r += 1)
-    full.push(timeArgv(dir, 'python3 (spawn floor)', ['python3', [path.join(REPO, 'bench', 'graph', 'spawn-floor.py'), commands, '2']]));
-  return { noop: median(noop), full: median(full), ...(withoutCa.length > 0 ? { noopWithoutExtraCa: median(withoutCa) } : {}) };
+  for (let r = 0; r < fullReps; r += 1) full.push(timeArgv(dir, 'python3 (spawn floor)', ['python3', [spawnFloor, commands, '2']]));
+  // A touch's commands: one after another, in dependency order, as a chain of stages must run.
+  const touchCommands = path.join(dir, '.floor-touch-commands');
+  writeFileSync(
+    touchCommands,
+    `${dag.touchStages.map((i) => `cksum ${(dag.inputs[i] as string[]).join(' ')} > ${stageOutput(i)}`).join('\n')}\n`,
+  );
+  const chain: number[] = [];
+  for (let r = 0; r < reps; r += 1) chain.push(loopMs(dir, ['python3', [spawnFloor, touchCommands, '1']]));
+  return {
+    noop: median(noop),
+    full: median(full),
+    chain: median(chain),
+    touch: median(noop) + median(chain),
+    ...(withoutCa.length > 0 ? { noopWithoutExtraCa: median(withoutCa) } : {}),
+  };
+}
+
+/** What spawn-floor.py says its loop took (its interpreter's start left out). */
+function loopMs(dir: string, [cmd, args]: [string, string[]]): number {
+  settle();
+  const result = spawnSync(cmd, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CI: 'true' } });
+  const ms = Number(result.stdout?.toString().trim());
+  if (result.status !== 0 || !Number.isFinite(ms)) throw new Error(`${cmd} failed in ${dir}: ${result.stderr?.toString().slice(-2000)}`);
+  return ms;
 }
 
 function digestOutputs(dir: string): string {
@@ -478,12 +508,12 @@ function printTable(shape: Shape, n: number, dag: Dag, results: Record<Tool, Fig
   const floors = results.make.floors;
   if (floors)
     console.log(
-      `floors (timed in the same run): a Node process that only stats the ${floorPaths(dag).length} inputs and outputs once ${fmt(floors.noop)} (${ratio(floors.noop, results.make.noop)} make's no-op; refinery's cold no-op is ${ratio(results.refinery.noop, floors.noop)} of it); the ${dag.inputs.length} commands started two at a time by posix_spawn, no shell and no dependency order, ${fmt(floors.full)} (${ratio(floors.full, results.make.full)} make's full build; refinery's is ${ratio(results.refinery.full, floors.full)} of it)`,
+      `floors (timed in the same run): a Node process that only stats the ${floorPaths(dag).length} inputs and outputs once ${fmt(floors.noop)} (${ratio(floors.noop, results.make.noop)} make's no-op; refinery's cold no-op is ${ratio(results.refinery.noop, floors.noop)} of it); the ${dag.inputs.length} commands started two at a time by posix_spawn, no shell and no dependency order, ${fmt(floors.full)} (${ratio(floors.full, results.make.full)} make's full build; refinery's is ${ratio(results.refinery.full, floors.full)} of it); a touch, that stat floor plus the ${dag.touchReach} stale stages' commands started one after another in dependency order (${fmt(floors.chain)}), ${fmt(floors.touch)} (${ratio(floors.touch, results.make.touch)} make's touch; refinery's cold touch is ${ratio(results.refinery.touch, floors.touch)} of it)`,
     );
   const lean = results.refinery.withoutExtraCa;
   if (lean)
     console.log(
-      `without NODE_EXTRA_CA_CERTS (set here to ${EXTRA_CA}; every Node process parses it at start), as on a machine that does not set it: refinery's cold no-op ${fmt(lean.noop)} (${ratio(lean.noop, results.make.noop)} make), cold touch ${fmt(lean.touch)} (${ratio(lean.touch, results.make.touch)} make)${floors?.noopWithoutExtraCa === undefined ? '' : `; the Node stat floor ${fmt(floors.noopWithoutExtraCa)} (${ratio(floors.noopWithoutExtraCa, results.make.noop)} make)`}`,
+      `without NODE_EXTRA_CA_CERTS (set here to ${EXTRA_CA}; every Node process parses it at start), as on a machine that does not set it: refinery's cold no-op ${fmt(lean.noop)} (${ratio(lean.noop, results.make.noop)} make), cold touch ${fmt(lean.touch)} (${ratio(lean.touch, results.make.touch)} make)${floors?.noopWithoutExtraCa === undefined ? '' : `; the Node stat floor ${fmt(floors.noopWithoutExtraCa)} (${ratio(floors.noopWithoutExtraCa, results.make.noop)} make), the touch floor ${fmt(floors.noopWithoutExtraCa + floors.chain)} (${ratio(floors.noopWithoutExtraCa + floors.chain, results.make.touch)} make)`}`,
     );
   if (daemon && 'unavailable' in daemon) console.log(`daemon: ${daemon.unavailable}`);
   if (rssUnavailable) console.log(`peak RSS: n/a, ${rssUnavailable}`);
