@@ -50,8 +50,9 @@ const GROWTH_ALLOWED = 65_536;
  * found without parsing the others (keyed-lines.ts) and checked when read. A save appends the
  * changed lines (the last line of a path stands; a line cut short by a crash is ignored), and
  * writes the file whole, atomically, once appends have doubled it, its lines sorted by path
- * (the header says `"sorted":true`), so a lookup halves them instead of reading them all. A file in another form (an
- * older refinery's one JSON object) is parsed and checked whole, and written in this form.
+ * (the header says `"sorted":true`), so a lookup halves them instead of reading them all. A
+ * file in another form (an older refinery's one JSON object) is parsed and checked whole, and
+ * written in this form.
  * A stamp that is whole JSON but no stamp, found at any time, sets the file aside, and every
  * file is hashed again.
  */

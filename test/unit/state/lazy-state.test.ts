@@ -293,6 +293,23 @@ describe('file stamps read in part', () => {
     expect(warnings).toEqual([]);
   });
 
+  it('FileHashes - a file an earlier refinery wrote whole, in no order and without "sorted", is read by search, and stays unsorted when appended to', () => {
+    const names = Array.from({ length: 40 }, (_, i) => `src/${39 - i}.txt`);
+    for (const name of names) source(name, `content of ${name}`);
+    const stamps = new Map(names.map((n) => [n, new FileHashes(root, warn).stamp(n) as FileStamp]));
+    const body = names.map((n) => `,${JSON.stringify(n)}:${JSON.stringify(stamps.get(n))}\n`).join('');
+    mkdirSync(path.join(root, '.refinery/cache'), { recursive: true });
+    writeFileSync(path.join(root, HASHES), `${JSON.stringify({ form: 'file stamps, one a line', bytes: body.length })}\n${body}`);
+    const hashes = new FileHashes(root, warn);
+    for (const name of names) expect(hashes.stamp(name)).toEqual(stamps.get(name));
+    hashes.remember('src/new.txt', [1, 2, 3, 'h']);
+    expect(hashes.save()).toBeUndefined();
+    expect(JSON.parse(fileLines()[0] as string)).not.toHaveProperty('sorted');
+    const again = new FileHashes(root, warn);
+    for (const name of names) expect(again.stamp(name)).toEqual(stamps.get(name));
+    expect(warnings).toEqual([]);
+  });
+
   it('FileHashes - a file in the older whole-JSON form is read and saved in the one-a-line form', () => {
     source('src/a.txt', 'a');
     const stamp = new FileHashes(root, warn).stamp('src/a.txt') as FileStamp;
