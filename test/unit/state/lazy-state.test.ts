@@ -8,6 +8,7 @@ import { FileHashes, type FileStamp } from '../../../src/engine/state/file-hashe
 import { compareWritten, KeyedLines } from '../../../src/engine/state/keyed-lines.ts';
 import { decodeNoopRecord, encodeNoopRecord, MISSING, type NoopRecord, UNSETTLED } from '../../../src/engine/state/noop-record.ts';
 import { settledStat } from '../../../src/engine/state/settled-stat.ts';
+import { mulberry32 } from '../../../src/workflows/refine/seeded.ts';
 import { type StageRecord, StageState } from '../../../src/engine/state/stage-state.ts';
 
 let root = '';
@@ -386,6 +387,33 @@ describe('keyed lines written sorted', () => {
     expect(lines.value('a')).toBe('["again"]');
     expect(lines.value('new')).toBe('[1]');
     expect(lines.value('plain')).toBe(`[${written.indexOf('"plain"')}]`);
+  });
+
+  it('KeyedLines - 500 random keys written sorted, some written again after: each lookup gives the last line of its key', () => {
+    const rand = mulberry32(14);
+    const alphabet = ['a', 'b', 'z', '/', '.', ' ', '!', '"', '\\', '\n', 'é', '😀', '0', '~'];
+    const randomKey = (): string =>
+      Array.from({ length: 1 + Math.floor(rand() * 8) }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
+    const keys = [...new Set(Array.from({ length: 500 }, randomKey))];
+    const last = new Map(keys.map((k, i) => [k, `[${i}]`]));
+    const sortedBody = keys
+      .map((k) => [JSON.stringify(k), last.get(k) as string] as const)
+      .sort(([a], [b]) => compareWritten(a, b))
+      .map(([w, v]) => `,${w}:${v}\n`)
+      .join('');
+    let appended = '';
+    for (let i = 0; i < 60; i += 1) {
+      const k = rand() < 0.8 ? (keys[Math.floor(rand() * keys.length)] as string) : randomKey();
+      last.set(k, `["again ${i}"]`);
+      appended += `,${JSON.stringify(k)}:["again ${i}"]\n`;
+    }
+    const text = `${header}${sortedBody}${appended}`;
+    const lines = new KeyedLines(text, { sorted: { start: header.length, end: header.length + sortedBody.length } });
+    for (const [k, v] of last) expect(lines.value(k)).toBe(v);
+    for (let i = 0; i < 200; i += 1) {
+      const k = randomKey();
+      if (!last.has(k)) expect(lines.value(k)).toBeUndefined();
+    }
   });
 
   it('KeyedLines - lines out of order or not in the form are not found (a miss, never another key), and the rest still are', () => {
