@@ -59,10 +59,8 @@ const GROWTH_ALLOWED = 65_536;
 export class FileHashes {
   /** The file as read, in the one-a-line form; undefined when there is none (or it was parsed whole). */
   private lines: KeyedLines | undefined;
-  /** What the stamp lines of the file weighed when it was last written whole. */
-  private wholeBytes = 0;
-  /** Whether they were written sorted (an earlier refinery wrote them in no order). */
-  private wholeSorted = false;
+  /** The file's header as last written whole: what its stamp lines weighed, and whether they are sorted. */
+  private header: FormHeader = { bytes: 0, sorted: false };
   /** Stamps read from the file or changed by this run (null: forgotten). */
   private readonly entries = new Map<string, FileStamp | null>();
   /** Paths whose stamp this run changed or forgot, to be saved. */
@@ -93,8 +91,7 @@ export class FileHashes {
     const header = formHeader(text);
     if (header) {
       this.lines = keyedLines(text, header);
-      this.wholeBytes = header.bytes;
-      this.wholeSorted = header.sorted;
+      this.header = header;
       return;
     }
     // Another form: parsed whole, and saved in this one next time.
@@ -243,7 +240,7 @@ export class FileHashes {
   /** Appends the changed lines; false when there is no file in this form to append to (or it is due to be written whole). */
   private append(): boolean {
     const lines = this.lines;
-    if (!lines || lines.text.length + this.changed.size * 128 > 2 * this.wholeBytes + GROWTH_ALLOWED) return false;
+    if (!lines || lines.text.length + this.changed.size * 128 > 2 * this.header.bytes + GROWTH_ALLOWED) return false;
     let fd: number;
     try {
       fd = openSync(this.file, constants.O_WRONLY | constants.O_APPEND);
@@ -255,7 +252,7 @@ export class FileHashes {
       // A line cut short by a crash: the next starts on a line of its own.
       const text = `${lines.text.endsWith('\n') ? '' : '\n'}${this.changedLines()}`;
       writeFileSync(fd, text);
-      this.lines = keyedLines(`${lines.text}${text}`, { bytes: this.wholeBytes, sorted: this.wholeSorted });
+      this.lines = keyedLines(`${lines.text}${text}`, this.header);
     } finally {
       closeSync(fd);
     }
@@ -284,9 +281,8 @@ export class FileHashes {
     kept.sort(([a], [b]) => compareWritten(a, b));
     let body = '';
     for (const [, line] of kept) body += `${line}\n`;
-    this.wholeBytes = body.length;
-    this.wholeSorted = true;
-    return `${JSON.stringify({ form: FORM, bytes: body.length, sorted: true })}\n${body}`;
+    this.header = { bytes: body.length, sorted: true };
+    return `${JSON.stringify({ form: FORM, ...this.header })}\n${body}`;
   }
 
   /**
@@ -301,7 +297,7 @@ export class FileHashes {
       if (!this.append()) {
         const text = this.whole();
         writeFileAtomicSync(this.file, text);
-        this.lines = keyedLines(text, { bytes: this.wholeBytes, sorted: true });
+        this.lines = keyedLines(text, this.header);
       }
     } catch (error) {
       return writeProblem(this.file, error);
