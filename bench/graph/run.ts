@@ -130,13 +130,24 @@ function runAsync(dir: string, [cmd, args]: [string, string[]]): Promise<Finishe
   });
 }
 
-function timeArgv(dir: string, tool: string, [cmd, args]: [string, string[]], env: NodeJS.ProcessEnv = process.env): number {
+/** Runs a command once the disk settled, and how long it took; what it printed when `stdout` is 'pipe'. Throws when it fails. */
+function runSettled(
+  dir: string,
+  tool: string,
+  [cmd, args]: [string, string[]],
+  env: NodeJS.ProcessEnv = process.env,
+  stdout: 'ignore' | 'pipe' = 'ignore',
+): { ms: number; stdout: string } {
   settle();
   const start = process.hrtime.bigint();
-  const result = spawnSync(cmd, args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], env: { ...env, CI: 'true' } });
+  const result = spawnSync(cmd, args, { cwd: dir, stdio: ['ignore', stdout, 'pipe'], env: { ...env, CI: 'true' } });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   if (result.status !== 0) throw new Error(`${tool} failed in ${dir}: ${result.stderr?.toString().slice(-2000)}`);
-  return ms;
+  return { ms, stdout: result.stdout?.toString() ?? '' };
+}
+
+function timeArgv(dir: string, tool: string, argv: [string, string[]], env: NodeJS.ProcessEnv = process.env): number {
+  return runSettled(dir, tool, argv, env).ms;
 }
 
 const BUILTIN_RULES_MAKEFILE = 'Makefile.builtin-rules';
@@ -238,16 +249,14 @@ function measure(n: number, dag: Dag, tool: Tool, reps: number, fullReps: number
  * - `full`: the same commands started two at a time by os.posix_spawn without a shell
  *   (spawn-floor.py), in no dependency order (every output exists from make's build, so each
  *   one succeeds): what starting the commands alone costs, whatever tool starts them.
- * - `touch`: the stat floor plus the touched source's stale stages' commands, started the same
- *   way one after another in dependency order (a touch's stages are mostly a chain): the loop's
- *   own time, Python's start left out, added to the stat floor's whole process.
+ * - `chain`: the touched source's stale stages' commands, started the same way one after another
+ *   in dependency order (a touch's stages are mostly a chain), the loop's own time with Python's
+ *   start left out. The touch floor is the stat floor's whole process plus this.
  */
 interface Floors {
   noop: number;
   full: number;
-  /** The stat floor plus the touched stages' commands started one after another in dependency order (the loop's own time). */
-  touch: number;
-  /** That chain alone. */
+  /** The touched stages' commands started one after another in dependency order (the loop's own time); the touch floor is `noop` plus this. */
   chain: number;
   /** The stat floor without NODE_EXTRA_CA_CERTS, where it is set. */
   noopWithoutExtraCa?: number;
@@ -288,7 +297,7 @@ function measureFloors(dir: string, dag: Dag, reps: number, fullReps: number): F
   const paths = path.join(dir, '.floor-paths');
   writeFileSync(paths, `${floorPaths(dag).join('\n')}\n`);
   const commands = path.join(dir, '.floor-commands');
-  writeFileSync(commands, `${dag.inputs.map((ins, i) => `cksum ${ins.join(' ')} > ${stageOutput(i)}`).join('\n')}\n`);
+  writeFileSync(commands, `${dag.inputs.map((_, i) => floorCommand(dag, i)).join('\n')}\n`);
   const statFloor: [string, string[]] = [process.execPath, [path.join(REPO, 'bench', 'graph', 'stat-floor.mjs'), paths]];
   const noop: number[] = [];
   for (let r = 0; r < reps; r += 1) noop.push(timeArgv(dir, 'node (stat floor)', statFloor));
@@ -300,28 +309,28 @@ function measureFloors(dir: string, dag: Dag, reps: number, fullReps: number): F
   for (let r = 0; r < fullReps; r += 1) full.push(timeArgv(dir, 'python3 (spawn floor)', ['python3', [spawnFloor, commands, '2']]));
   // A touch's commands: one after another, in dependency order, as a chain of stages must run.
   const touchCommands = path.join(dir, '.floor-touch-commands');
-  writeFileSync(
-    touchCommands,
-    `${dag.touchStages.map((i) => `cksum ${(dag.inputs[i] as string[]).join(' ')} > ${stageOutput(i)}`).join('\n')}\n`,
-  );
+  writeFileSync(touchCommands, `${dag.touchStages.map((i) => floorCommand(dag, i)).join('\n')}\n`);
   const chain: number[] = [];
   for (let r = 0; r < reps; r += 1) chain.push(loopMs(dir, ['python3', [spawnFloor, touchCommands, '1']]));
   return {
     noop: median(noop),
     full: median(full),
     chain: median(chain),
-    touch: median(noop) + median(chain),
     ...(withoutCa.length > 0 ? { noopWithoutExtraCa: median(withoutCa) } : {}),
   };
 }
 
 /** What spawn-floor.py says its loop took (its interpreter's start left out). */
-function loopMs(dir: string, [cmd, args]: [string, string[]]): number {
-  settle();
-  const result = spawnSync(cmd, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CI: 'true' } });
-  const ms = Number(result.stdout?.toString().trim());
-  if (result.status !== 0 || !Number.isFinite(ms)) throw new Error(`${cmd} failed in ${dir}: ${result.stderr?.toString().slice(-2000)}`);
+function loopMs(dir: string, argv: [string, string[]]): number {
+  const { stdout } = runSettled(dir, 'python3 (spawn floor)', argv, process.env, 'pipe');
+  const ms = Number(stdout.trim());
+  if (!Number.isFinite(ms)) throw new Error(`python3 (spawn floor) in ${dir} printed no time: ${stdout.slice(-200)}`);
   return ms;
+}
+
+/** The floor's form of stage i's command (spawn-floor.py's lines): the same cksum the Makefile runs. */
+function floorCommand(dag: Dag, i: number): string {
+  return `cksum ${(dag.inputs[i] as string[]).join(' ')} > ${stageOutput(i)}`;
 }
 
 function digestOutputs(dir: string): string {
@@ -508,7 +517,7 @@ function printTable(shape: Shape, n: number, dag: Dag, results: Record<Tool, Fig
   const floors = results.make.floors;
   if (floors)
     console.log(
-      `floors (timed in the same run): a Node process that only stats the ${floorPaths(dag).length} inputs and outputs once ${fmt(floors.noop)} (${ratio(floors.noop, results.make.noop)} make's no-op; refinery's cold no-op is ${ratio(results.refinery.noop, floors.noop)} of it); the ${dag.inputs.length} commands started two at a time by posix_spawn, no shell and no dependency order, ${fmt(floors.full)} (${ratio(floors.full, results.make.full)} make's full build; refinery's is ${ratio(results.refinery.full, floors.full)} of it); a touch, that stat floor plus the ${dag.touchReach} stale stages' commands started one after another in dependency order (${fmt(floors.chain)}), ${fmt(floors.touch)} (${ratio(floors.touch, results.make.touch)} make's touch; refinery's cold touch is ${ratio(results.refinery.touch, floors.touch)} of it)`,
+      `floors (timed in the same run): a Node process that only stats the ${floorPaths(dag).length} inputs and outputs once ${fmt(floors.noop)} (${ratio(floors.noop, results.make.noop)} make's no-op; refinery's cold no-op is ${ratio(results.refinery.noop, floors.noop)} of it); the ${dag.inputs.length} commands started two at a time by posix_spawn, no shell and no dependency order, ${fmt(floors.full)} (${ratio(floors.full, results.make.full)} make's full build; refinery's is ${ratio(results.refinery.full, floors.full)} of it); a touch, that stat floor plus the ${dag.touchReach} stale stages' commands started one after another in dependency order (${fmt(floors.chain)}), ${fmt(floors.noop + floors.chain)} (${ratio(floors.noop + floors.chain, results.make.touch)} make's touch; refinery's cold touch is ${ratio(results.refinery.touch, floors.noop + floors.chain)} of it)`,
     );
   const lean = results.refinery.withoutExtraCa;
   if (lean)
