@@ -65,8 +65,11 @@ export function interruptOnceItPrints(child: ChildProcess, text: string): Promis
 
 /** Runs the real CLI in a child process and collects its output. */
 export function runCli(args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<CliResult> {
+  return collect(startCli(args, options));
+}
+
+function collect(child: ChildProcess): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = startCli(args, options);
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
