@@ -2,25 +2,37 @@
 # `plan` or `status`, without starting Node. Node takes ~50 ms to start, as long as make's whole
 # no-op over 10,000 targets; perl starts in 2 ms. Build tools with a daemon ship a thin client
 # for this reason (nailgun's ng, Bazel's and Buck2's clients). bin/refinery.js, read by /bin/sh,
-# starts this file only when a watch socket lies in the working folder. It speaks the protocol of
-# src/cli/daemon/protocol.ts; for everything it does not handle (a flag before the command,
-# --help, another build, a busy or absent daemon) it hands the very same arguments to Node, which
-# decides as always. It loads no module but strict (warnings.pm alone would add ~1.3 ms to its
-# ~3 ms start), so that starting it stays cheap.
+# starts this file when a watch socket lies in the working folder, and for a `refinery run` in
+# a project with state. It speaks the protocol of src/cli/daemon/protocol.ts; for everything it
+# does not handle (no watch, a flag before the command, --help, another build, a busy or absent
+# daemon) it hands the very same arguments to Node, which decides as always; on the way, for a
+# `refinery run`, it starts the no-op pre-check (bin/noop-precheck.pl). It loads no module but
+# strict (warnings.pm alone would add ~1.3 ms to its ~3 ms start), so that starting it stays cheap.
 use strict;
 
 # Left in @ARGV: should loading this file fail, the shell line that started it runs Node on them.
 my ($bin, @args) = @ARGV;
 
-# Node runs the command as if this client had never started: same arguments, same environment.
+my $help = grep { $_ eq '-h' || $_ eq '--help' } @args;
+
+# Node runs the command as if this client had never started: same arguments, same environment
+# (and for a `refinery run`, the no-op pre-check's answer on its way: bin/noop-precheck.pl).
+my $precheck;
 sub by_node {
+  if (!defined $precheck && @args && $args[0] eq 'run' && !$help && !defined $ENV{REFINERY_NO_PRECHECK}) {
+    (my $dir = __FILE__) =~ s{[^/]*\z}{};
+    $precheck = do("${dir}noop-precheck.pl") ? start_noop_precheck() : undef;
+    # With this process's pid, which Node's will be: see src/cli/precheck-pipe.ts.
+    $ENV{REFINERY_PRECHECK_FD} = fileno($precheck) . ":$$" if defined $precheck;
+  }
   exec('node', $bin, @args) or print STDERR "refinery: cannot start node: $!\n";
   exit 127;
 }
 
 by_node() if defined $ENV{REFINERY_NO_DAEMON} || defined $ENV{REFINERY_FROM_SOURCE};
-by_node() unless @args && $args[0] =~ /\A(?:run|plan|status)\z/;
-by_node() if grep { $_ eq '-h' || $_ eq '--help' } @args;
+by_node() unless @args && $args[0] =~ /\A(?:run|plan|status)\z/ && !$help;
+# No watch serving here: the shell started this client for the pre-check alone.
+by_node() unless -S '.refinery/watch/sock';
 
 # The package this file belongs to: the bin path may be a chain of links (node_modules/.bin).
 sub package_root {

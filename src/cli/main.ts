@@ -3,6 +3,7 @@ import path from 'node:path';
 import { COMMANDS } from './commands.ts';
 import { directoryProblem, findProjectRoot } from './project-root.ts';
 import type { CommandIo } from './command.ts';
+import { PrecheckPipe } from './precheck-pipe.ts';
 import { describeFsError, isFsError } from '../engine/state/write-problem.ts';
 
 const ENVIRONMENT_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'EACCES', 'EPERM', 'EMFILE', 'ENFILE']);
@@ -88,6 +89,7 @@ export async function main(rawArgv: string[]): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  const precheck = PrecheckPipe.take(process.env, process.pid);
   // A reader that went away (`refinery run -v | head -1`) ends the output, not the run.
   process.stdout.on('error', quietOnClosedPipe);
   process.stderr.on('error', quietOnClosedPipe);
@@ -114,6 +116,8 @@ export async function main(rawArgv: string[]): Promise<number> {
       return 2;
     }
     const help = rest.includes('-h') || rest.includes('--help');
+    // Only a run reads the no-op pre-check's answer.
+    if (name !== 'run' || help) precheck?.close();
     if (!help && isDaemonCommand(name) && process.env.REFINERY_NO_DAEMON === undefined) {
       const answer = await viaDaemon(name, rest, parsed.cwd, controller.signal, force.signal);
       if (answer !== undefined) return answer;
@@ -130,6 +134,7 @@ export async function main(rawArgv: string[]): Promise<number> {
       env: process.env,
       signal: controller.signal,
       forceSignal: force.signal,
+      ...(precheck ? { precheck } : {}),
     };
     try {
       return await command.run(rest, io);
@@ -140,6 +145,7 @@ export async function main(rawArgv: string[]): Promise<number> {
       return 1;
     }
   } finally {
+    precheck?.close();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }

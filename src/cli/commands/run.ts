@@ -15,6 +15,8 @@ import {
   writeManifest,
   type ChangedFiles,
   type PreviousRecord,
+  type RecordVouch,
+  type LastRunComparison,
 } from '../../engine/state/run-manifest.ts';
 import type { Locator } from '../../engine/pipeline/locate.ts';
 import type { NoopRecord } from '../../engine/state/noop-record.ts';
@@ -34,6 +36,7 @@ import { remoteCacheMayBeConfigured } from '../../engine/remote-cache/configured
 import type { StageCache } from '../../engine/remote-cache/stage-cache.ts';
 import { redactSecrets } from '../../security/known-secrets.ts';
 import { canSkipByStat, refineryVersion, skippedStages } from '../../engine/state/noop-recording.ts';
+import { precheckVouch } from '../../engine/state/noop-precheck.ts';
 
 const USAGE = `Usage: refinery run [PIPELINE] [options]
 
@@ -119,6 +122,24 @@ function runBus(
 /** Someone reads this run's events stage by stage (--json, --verbose, --junit): every stage gets its stage-end. */
 function stageByStage(flags: RunFlags): boolean {
   return Boolean(flags.json || flags.verbose || flags.junit);
+}
+
+/** This process's working folder: where the quick client's pre-check named the record's paths from. */
+function workingFolder(): string | undefined {
+  try {
+    return process.cwd();
+  } catch {
+    // Removed since: no folder the pre-check's paths can be trusted to name.
+    return undefined;
+  }
+}
+
+/** For --verbose: what the up-to-date check compared, and who spared which stats. */
+function checkLine(last: LastRunComparison, voucher: string): string {
+  const { files, vouched } = last.checked;
+  const changed = 'changed' in last ? last.changed.files.length : 0;
+  const spared = vouched === 0 ? '' : ` (${voucher} vouched for ${vouched})`;
+  return `up-to-date check: ${files} files the last run read, ${files - vouched} looked at here${spared}: ${changed} changed\n`;
 }
 
 /** Nothing the last run looked at changed: every stage is reported up to date without loading the pipeline. */
@@ -305,10 +326,16 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     found.file && !params.error ? manifestKey({ version: refineryVersion(), pipelineFile: found.file, params: params.params }) : undefined;
   const shortcut = found.file && noopKey && !flags.force && flags.only.length === 0 && flags.shard === undefined;
   const warn = stateWarn(io);
-  // Under a watch daemon, what its watcher saw stands in for stat'ing what it vouches for.
+  // Under a watch daemon, what its watcher saw stands in for stat'ing what it vouches for;
+  // otherwise the quick client's pre-check may have compared the record already. Its pipe is
+  // closed here either way, before anything is started that would inherit it.
   const record = found.file ? manifestFile(io.cwd, found.file) : undefined;
-  const vouch = record && shortcut ? io.daemon?.vouch(record) : undefined;
+  let vouch: RecordVouch | undefined;
+  if (record && shortcut)
+    vouch = io.daemon ? io.daemon.vouch(record) : precheckVouch(io.precheck?.answer(), io.cwd, record, workingFolder());
+  io.precheck?.close();
   const last = found.file && noopKey && shortcut ? compareWithLastRun(io.cwd, found.file, noopKey, warn, vouch) : undefined;
+  if (last && flags.verbose) io.stderr.write(checkLine(last, io.daemon ? 'the watch' : 'the pre-check'));
   if (last && 'unchanged' in last) {
     if (record) io.daemon?.recordHolds(record, io.daemon.epoch, { kind: 'confirmed' });
     return reportNoop(io, flags, last.unchanged, concurrency);

@@ -249,9 +249,14 @@ export interface RecordVouch {
 /** What the last run recorded, compared with the disk now. */
 export type LastRunComparison =
   /** Nothing it looked at changed: every stage is still up to date. */
-  | { unchanged: { pipeline: string; stages: string[]; skipped: Map<string, string> } }
-  /** Only these files changed: the stages they reach need checking. */
-  | { changed: ChangedFiles };
+  (
+    | { unchanged: { pipeline: string; stages: string[]; skipped: Map<string, string> } }
+    /** Only these files changed: the stages they reach need checking. */
+    | { changed: ChangedFiles }
+  ) & {
+    /** The record's files, and how many of them a vouch spared a stat. */
+    checked: { files: number; vouched: number };
+  };
 
 /**
  * How to name a recorded path to statSync cheaply (path.resolve costs more than the stat's
@@ -298,8 +303,12 @@ export function compareWithLastRun(
   const prefix = statPrefix(root);
   let changed: Uint8Array | undefined;
   const only = vouch?.mayHaveChanged;
+  let vouched = 0;
   for (let i = 0, at = 0; i < paths.length; i += 1, at += 3) {
-    if (only && !only.has(i)) continue;
+    if (only && !only.has(i)) {
+      vouched += 1;
+      continue;
+    }
     const rel = paths[i] as string;
     const size = numbers[at];
     let same = false;
@@ -316,8 +325,9 @@ export function compareWithLastRun(
     if (!same) (changed ??= new Uint8Array(paths.length))[i] = 1;
   }
   const skipped = new Map(Object.entries(record.skipped));
-  if (!changed) return { unchanged: { pipeline: record.pipeline, stages: record.stages, skipped } };
+  const checked = { files: paths.length, vouched };
+  if (!changed) return { unchanged: { pipeline: record.pipeline, stages: record.stages, skipped }, checked };
   const files: string[] = [];
   for (let i = 0; i < paths.length; i += 1) if (changed[i] === 1) files.push(paths[i] as string);
-  return { changed: { files, previous: new PreviousRecord(record, changed), skipped, stages: record.stages } };
+  return { changed: { files, previous: new PreviousRecord(record, changed), skipped, stages: record.stages }, checked };
 }

@@ -1,0 +1,329 @@
+import { spawnSync } from 'node:child_process';
+import {
+  closeSync,
+  copyFileSync,
+  fstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  type Stats,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PrecheckPipe } from '../../../src/cli/precheck-pipe.ts';
+import { parsePrecheckAnswer, type PrecheckAnswer, precheckVouch } from '../../../src/engine/state/noop-precheck.ts';
+import { encodeNoopRecord, MISSING, type NoopRecord, UNSETTLED } from '../../../src/engine/state/noop-record.ts';
+import { compareWithLastRun, manifestFile } from '../../../src/engine/state/run-manifest.ts';
+import { writeFileAtomicSync } from '../../../src/engine/state/atomic-file.ts';
+import { REPO_ROOT, runCli, runCliProgram, tempProject } from '../../helpers/project.ts';
+import { skipWithout, systemTool } from '../../helpers/system-tools.ts';
+
+// bin/noop-precheck.pl against Node's own check (run-manifest.ts, compareWithLastRun) on the same
+// record and the same disk: perl may only leave out a file Node's stat would find unchanged.
+
+const PERL = systemTool('perl');
+const SCRIPT = path.join(REPO_ROOT, 'bin', 'noop-precheck.pl');
+const KEY = 'key';
+
+let root: string;
+let pipelineFile: string;
+
+beforeEach(({ skip }) => {
+  if (skipWithout(PERL)) skip();
+  root = mkdtempSync(path.join(os.tmpdir(), 'refinery-precheck-'));
+  pipelineFile = path.join(root, 'pipelines', 'p.yaml');
+});
+
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+/** What perl answers, run in the project root as the quick client runs it; undefined when it gives none. */
+function perlAnswer(): { answer: PrecheckAnswer | undefined; bytes: number } {
+  const code = 'do $ARGV[0] or die($@ || $!); my $answer = precheck_answer(); print $answer if defined $answer;';
+  const result = spawnSync('perl', ['-e', code, SCRIPT], { cwd: root });
+  expect(result.status, result.stderr.toString()).toBe(0);
+  return { answer: parsePrecheckAnswer(result.stdout), bytes: result.stdout.length };
+}
+
+/** The paths perl marked as possibly changed. */
+function perlChanged(answer: PrecheckAnswer, paths: readonly string[]): string[] {
+  return paths.filter((_, i) => ((answer.bitmap[i >> 3] as number) >> (i & 7)) & 1);
+}
+
+function nodeChanged(): string[] {
+  const comparison = compareWithLastRun(root, pipelineFile, KEY);
+  if (!comparison) throw new Error('no comparison: the record was not read');
+  return 'changed' in comparison ? comparison.changed.files : [];
+}
+
+function file(rel: string, content = 'content'): string {
+  const abs = path.join(root, rel);
+  mkdirSync(path.dirname(abs), { recursive: true });
+  writeFileSync(abs, content);
+  return abs;
+}
+
+function mtimeNs(abs: string): bigint {
+  return statSync(abs, { bigint: true }).mtimeNs;
+}
+
+/** Sets the mtime to the nanosecond (GNU touch keeps them; fs.utimes goes through a double and does not). */
+function setMtime(abs: string, ns: bigint): void {
+  const stamp = `@${ns / 1_000_000_000n}.${(ns % 1_000_000_000n).toString().padStart(9, '0')}`;
+  const touched = spawnSync('touch', ['-m', '-d', stamp, abs], { encoding: 'utf8' });
+  expect(touched.status, touched.stderr).toBe(0);
+  expect(mtimeNs(abs)).toBe(ns);
+}
+
+/** As the run's check counts one: any failure (ENOENT, ENOTDIR) is no file. */
+function statOrNothing(abs: string): Stats | undefined {
+  try {
+    return statSync(abs);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A record of `paths` as a run stats them now (size, mtimeMs, inode; MISSING when absent), some entries overridden. */
+function record(paths: string[], sizes: Record<string, number> = {}): NoopRecord {
+  const numbers = new Float64Array(3 * paths.length);
+  paths.forEach((rel, i) => {
+    const stat = statOrNothing(path.isAbsolute(rel) ? rel : path.resolve(root, rel));
+    numbers[3 * i] = sizes[rel] ?? stat?.size ?? MISSING;
+    numbers[3 * i + 1] = stat?.mtimeMs ?? 0;
+    numbers[3 * i + 2] = stat?.ino ?? 0;
+  });
+  return { key: KEY, pipeline: 'p', stages: ['a'], skipped: {}, dirs: [], probes: [], paths, numbers };
+}
+
+function writeRecord(r: NoopRecord, pipeline = pipelineFile): string {
+  const target = manifestFile(root, pipeline);
+  mkdirSync(path.dirname(target), { recursive: true });
+  writeFileAtomicSync(target, encodeNoopRecord(r));
+  return target;
+}
+
+describe('noop pre-check', () => {
+  it('noop pre-check - perl marks exactly the files Node finds changed, and the paths with .. it leaves to Node', () => {
+    // Every way a file can stay or change, each on a file of its own.
+    const same = ['same.txt', 'dir/deep/same.txt', 'naïve ünïcode 😀.txt', 'space and\nnewline.txt', 'folder', 'link-to-same'];
+    for (const rel of ['same.txt', 'dir/deep/same.txt', 'naïve ünïcode 😀.txt', 'space and\nnewline.txt']) file(rel);
+    mkdirSync(path.join(root, 'folder'));
+    symlinkSync('same.txt', path.join(root, 'link-to-same'));
+    const absolute = file('outside/abs.txt');
+    const absoluteChanged = file('outside/abs-changed.txt');
+    for (const rel of [
+      'appended.txt',
+      'plus-1ns.txt',
+      'plus-1us.txt',
+      'minus-1s.txt',
+      'new-inode.txt',
+      'deleted.txt',
+      'unsettled.txt',
+      'target-a.txt',
+    ])
+      file(rel, 'twelve bytes');
+    file('target-b.txt', 'twelve bytez');
+    symlinkSync('target-a.txt', path.join(root, 'retargeted'));
+    symlinkSync('nowhere.txt', path.join(root, 'dangling'));
+    file('dotdot/kept.txt');
+    const paths = [
+      ...same,
+      absolute,
+      absoluteChanged,
+      'appended.txt',
+      'plus-1ns.txt',
+      'plus-1us.txt',
+      'minus-1s.txt',
+      'new-inode.txt',
+      'deleted.txt',
+      'unsettled.txt',
+      'still-missing.txt',
+      'appeared.txt',
+      'dangling',
+      'same.txt/under-a-file',
+      'retargeted',
+      'dotdot/../dotdot/kept.txt',
+    ];
+    writeRecord(record(paths, { 'unsettled.txt': UNSETTLED }));
+
+    writeFileSync(path.join(root, 'appended.txt'), 'twelve bytes and more');
+    // mtimeMs, a double, keeps about a quarter of a microsecond here: Node sees a 1 µs step, and
+    // a 1 ns step only when it happens to cross a rounding; perl must agree either way.
+    setMtime(path.join(root, 'plus-1ns.txt'), mtimeNs(path.join(root, 'plus-1ns.txt')) + 1n);
+    setMtime(path.join(root, 'plus-1us.txt'), mtimeNs(path.join(root, 'plus-1us.txt')) + 1000n);
+    setMtime(path.join(root, 'minus-1s.txt'), mtimeNs(path.join(root, 'minus-1s.txt')) - 1_000_000_000n);
+    // The same size and mtime in a new file: only the inode tells.
+    const replaced = path.join(root, 'new-inode.txt');
+    const kept = mtimeNs(replaced);
+    copyFileSync(replaced, `${replaced}.new`);
+    renameSync(`${replaced}.new`, replaced);
+    setMtime(replaced, kept);
+    unlinkSync(path.join(root, 'deleted.txt'));
+    file('appeared.txt');
+    writeFileSync(absoluteChanged, 'changed!');
+    // A link now to another file of the same size and mtime: the inode tells.
+    rmSync(path.join(root, 'retargeted'));
+    setMtime(path.join(root, 'target-b.txt'), mtimeNs(path.join(root, 'target-a.txt')));
+    symlinkSync('target-b.txt', path.join(root, 'retargeted'));
+
+    const changed = nodeChanged();
+    expect(new Set(changed.filter((p) => p !== 'plus-1ns.txt'))).toEqual(
+      new Set([
+        absoluteChanged,
+        'appended.txt',
+        'plus-1us.txt',
+        'minus-1s.txt',
+        'new-inode.txt',
+        'deleted.txt',
+        'unsettled.txt',
+        'appeared.txt',
+        'retargeted',
+      ]),
+    );
+    const { answer } = perlAnswer();
+    expect(answer).toBeDefined();
+    expect(perlChanged(answer as PrecheckAnswer, paths)).toEqual(paths.filter((p) => changed.includes(p) || p.includes('..')));
+  });
+
+  it('noop pre-check - an unchanged record: nothing marked, and the answer names the record and its identity', () => {
+    const paths = Array.from({ length: 300 }, (_, i) => `src/f${i}.txt`);
+    for (const rel of paths) file(rel, `file ${rel}`);
+    const target = writeRecord(record(paths));
+    expect(nodeChanged()).toEqual([]);
+    const { answer } = perlAnswer();
+    const stat = statSync(target);
+    expect(answer).toMatchObject({ record: path.basename(target), inode: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, files: 300 });
+    expect(perlChanged(answer as PrecheckAnswer, paths)).toEqual([]);
+  });
+
+  it('noop pre-check - the newest record is the one compared', () => {
+    file('a.txt');
+    writeRecord(record(['a.txt']), path.join(root, 'pipelines', 'older.yaml'));
+    const newer = writeRecord(record(['a.txt', 'b.txt']));
+    const older = manifestFile(root, path.join(root, 'pipelines', 'older.yaml'));
+    setMtime(older, mtimeNs(newer) - 1_000_000_000n);
+    expect(perlAnswer().answer?.record).toBe(path.basename(newer));
+    setMtime(older, mtimeNs(newer) + 1n);
+    expect(perlAnswer().answer?.record).toBe(path.basename(older));
+  });
+
+  it('noop pre-check - no answer for no record, a damaged one, or one written in the other byte order', () => {
+    expect(perlAnswer().bytes).toBe(0);
+    file('a.txt');
+    const target = writeRecord(record(['a.txt']));
+    const good = readFileSync(target);
+    expect(perlAnswer().answer).toBeDefined();
+    writeFileSync(target, good.subarray(0, good.length - 1));
+    expect(perlAnswer().bytes).toBe(0);
+    writeFileSync(target, Buffer.concat([Buffer.from('refinery noop 3\n'), good.subarray('refinery noop 2\n'.length)]));
+    expect(perlAnswer().bytes).toBe(0);
+    const swapped = Buffer.from(good);
+    const checkAt = swapped.length - 8 * 4;
+    swapped.subarray(checkAt, checkAt + 8).reverse();
+    writeFileSync(target, swapped);
+    expect(perlAnswer().bytes).toBe(0);
+  });
+});
+
+describe('precheck vouch', () => {
+  function answered(): { answer: PrecheckAnswer; target: string; paths: string[] } {
+    const paths = ['a.txt', 'b.txt', 'c.txt'];
+    for (const rel of paths) file(rel);
+    const target = writeRecord(record(paths));
+    writeFileSync(path.join(root, 'b.txt'), 'changed');
+    const { answer } = perlAnswer();
+    if (!answer) throw new Error('perl gave no answer');
+    return { answer, target, paths };
+  }
+
+  it('precheck vouch - holds for the record perl read, read from the root: only what perl marked is left to stat', () => {
+    const { answer, target, paths } = answered();
+    const vouch = precheckVouch(answer, root, target, root);
+    expect(vouch?.record.paths).toEqual(paths);
+    expect([...(vouch?.mayHaveChanged ?? [])]).toEqual([1]);
+    const comparison = compareWithLastRun(root, pipelineFile, KEY, undefined, vouch);
+    expect(comparison && 'changed' in comparison ? comparison.changed.files : []).toEqual(['b.txt']);
+    expect(comparison?.checked).toEqual({ files: 3, vouched: 2 });
+  });
+
+  it('precheck vouch - none for a record written again since, another record, or another working folder', () => {
+    const { answer, target } = answered();
+    expect(precheckVouch(answer, root, target, path.join(root, 'dir'))).toBeUndefined();
+    expect(precheckVouch(answer, root, manifestFile(root, path.join(root, 'pipelines', 'other.yaml')), root)).toBeUndefined();
+    expect(precheckVouch(undefined, root, target, root)).toBeUndefined();
+    // The same bytes again, by the rename every record is written with: a new inode.
+    writeFileAtomicSync(target, readFileSync(target));
+    expect(precheckVouch(answer, root, target, root)).toBeUndefined();
+  });
+});
+
+describe('precheck pipe', () => {
+  function answerFile(bytes: Buffer): number {
+    const at = path.join(root, 'answer');
+    writeFileSync(at, bytes);
+    return openSync(at, 'r');
+  }
+
+  it('precheck pipe - the quick client names its own pid: a variable naming another is dropped, no descriptor touched', () => {
+    const fd = answerFile(Buffer.alloc(0));
+    const env: NodeJS.ProcessEnv = { REFINERY_PRECHECK_FD: `${fd}:${process.pid + 1}` };
+    expect(PrecheckPipe.take(env, process.pid)).toBeUndefined();
+    expect(env.REFINERY_PRECHECK_FD).toBeUndefined();
+    expect(fstatSync(fd).isFile()).toBe(true);
+    for (const value of ['1:1', `${fd}`, `x${fd}:${process.pid}`, `0:${process.pid}`])
+      expect(PrecheckPipe.take({ REFINERY_PRECHECK_FD: value }, process.pid)).toBeUndefined();
+    closeSync(fd);
+  });
+
+  it('precheck pipe - read once to its end and closed; a cut answer is none', () => {
+    const bits = Buffer.from([0b101]);
+    const whole = Buffer.concat([Buffer.from('refinery precheck 1 noop-0123456789abcdef.bin 7 99 1700000000 5 3\n'), bits]);
+    const fd = answerFile(whole);
+    const pipe = PrecheckPipe.take({ REFINERY_PRECHECK_FD: `${fd}:${process.pid}` }, process.pid);
+    expect(pipe?.answer()).toEqual({
+      record: 'noop-0123456789abcdef.bin',
+      inode: 7,
+      size: 99,
+      mtimeMs: 1700000000 * 1e3 + 5 / 1e6,
+      files: 3,
+      bitmap: bits,
+    });
+    expect(() => fstatSync(fd)).toThrow(/EBADF/);
+    expect(pipe?.answer()).toBeUndefined();
+    expect(parsePrecheckAnswer(whole.subarray(0, whole.length - 1))).toBeUndefined();
+    expect(parsePrecheckAnswer(Buffer.concat([whole, bits]))).toBeUndefined();
+  });
+});
+
+describe('precheck pipe - through the CLI', () => {
+  it('precheck pipe - closed before any command starts: a stage sees the descriptors it would see without it', async () => {
+    const p = tempProject({
+      'src/x.txt': 'x',
+      'pipelines/p.yaml':
+        'pipeline: p\nstages:\n  fds: { run: "ls /proc/self/fd > ${outputs.o}", inputs: [src/x.txt], outputs: { o: out/fds } }\n',
+    });
+    try {
+      const listing = () => readFileSync(p.path('out/fds'), 'utf8');
+      expect((await runCli(['run', 'p'], { cwd: p.root })).code).toBe(0);
+      const plain = listing();
+      // A touch: the pre-check's answer is read, then the stage runs.
+      p.write('src/x.txt', 'x2');
+      const touched = await runCliProgram(['run', 'p', '--verbose'], { cwd: p.root });
+      expect(touched.stderr).toContain('the pre-check vouched for');
+      expect(listing()).toBe(plain);
+      // --force: the answer is never read, the pipe is closed all the same.
+      expect((await runCliProgram(['run', 'p', '--force'], { cwd: p.root })).code).toBe(0);
+      expect(listing()).toBe(plain);
+    } finally {
+      p.cleanup();
+    }
+  });
+});
