@@ -78,17 +78,24 @@ sub precheck_answer {
   my $paths_at = $newline + 1;
   my $numbers_at = ($paths_at + $path_bytes + 7) & ~7;
   return undef unless length($bytes) == $numbers_at + 8 * (1 + 3 * $files);
-  my @numbers = unpack 'd*', substr($bytes, $numbers_at);
-  return undef unless $numbers[0] == 1.5;
-  my @paths = $files == 0 ? () : split /\0/, substr($bytes, $paths_at, $path_bytes), -1;
-  return undef unless @paths == $files;
+  return undef unless unpack('d', substr($bytes, $numbers_at, 8)) == 1.5;
+  my $paths_end = $paths_at + $path_bytes;
   my $bits = "\0" x (($files + 7) >> 3);
-  # The loop of statx_of, written out: a call per file would add a third to the loop's time.
+  # Each path and its three numbers taken from the bytes as the loop reaches them, never all
+  # unpacked at once: a record of a million files stays a few times its size in memory. The
+  # loop of statx_of is written out: a call per file would add a third to the loop's time.
   my $buffer = $statx_buffer;
+  my $from = $paths_at;
   for my $i (0 .. $files - 1) {
-    my $at = 3 * $i + 1;
-    my $size = $numbers[$at];
-    my $path = $paths[$i];
+    # The last path runs to the end of the list and holds no NUL; any other ends at its NUL,
+    # inside the list: as many paths as the header says, as Node's split finds them.
+    my $last = $i == $files - 1;
+    my $end = $last ? $paths_end : index($bytes, "\0", $from);
+    return undef if $end < $from || ($end >= $paths_end && !$last);
+    my $path = substr($bytes, $from, $end - $from);
+    return undef if $last && index($path, "\0") >= 0;
+    $from = $end + 1;
+    my ($size, $mtime, $inode) = unpack 'd3', substr($bytes, $numbers_at + 8 + 24 * $i, 24);
     # Unsettled: Node checks it by content. A path with `..` Node names lexically, the kernel
     # through links: Node stats those itself.
     my $same = 0;
@@ -96,13 +103,14 @@ sub precheck_answer {
       if (syscall($number, $AT_FDCWD, $path, 0, $STATX_BASIC_STATS, $buffer) == 0) {
         my ($now_inode, $now_size, $seconds, $nanoseconds) = unpack 'x32 Q Q x64 q L', $buffer;
         # Node's own arithmetic for mtimeMs, in the same doubles.
-        $same = $now_size == $size && $seconds * 1000 + $nanoseconds / 1e6 == $numbers[$at + 1] && $now_inode == $numbers[$at + 2];
+        $same = $now_size == $size && $seconds * 1000 + $nanoseconds / 1e6 == $mtime && $now_inode == $inode;
       } else {
         $same = $size == -1;
       }
     }
     vec($bits, $i, 1) = 1 unless $same;
   }
+  return undef if $files == 0 && $path_bytes != 0;
   return "refinery precheck 1 $name @identity $files\n$bits";
 }
 

@@ -225,6 +225,21 @@ describe('noop pre-check', () => {
     expect(perlAnswer().bytes).toBe(0);
     writeFileSync(target, Buffer.concat([Buffer.from('refinery noop 3\n'), good.subarray('refinery noop 2\n'.length)]));
     expect(perlAnswer().bytes).toBe(0);
+    // A path list that does not split into as many paths as the header says, either way.
+    const twoPaths = writeRecord(record(['a.txt', 'b.txt']));
+    const listed = readFileSync(twoPaths);
+    const at = listed.indexOf('a.txt\0b.txt');
+    for (const [from, to] of [
+      ['a.txt\0b.txt', 'a.txtxb.txt'],
+      ['a.txt\0b.txt', 'a.txt\0b\0txt'],
+    ] as const) {
+      const edited = Buffer.from(listed);
+      expect(edited.toString('latin1', at, at + from.length)).toBe(from);
+      edited.write(to, at, 'latin1');
+      writeFileSync(twoPaths, edited);
+      expect(perlAnswer().bytes).toBe(0);
+    }
+    writeRecord(record(['a.txt']));
     const swapped = Buffer.from(good);
     const checkAt = swapped.length - 8 * 4;
     swapped.subarray(checkAt, checkAt + 8).reverse();
