@@ -196,8 +196,10 @@ interface Figures {
   builtinRulesNoop?: number;
   /** make only: what no tool can beat here (see measureFloors). */
   floors?: Floors;
-  /** refinery only, where NODE_EXTRA_CA_CERTS is set: the cold figures without it (see measureWithoutExtraCa). */
+  /** refinery only, where NODE_EXTRA_CA_CERTS is set: the cold figures without it (see EXTRA_CA). */
   withoutExtraCa?: { noop: number; touch: number };
+  /** refinery only: the cold figures with the no-op pre-check turned off (Node stats every file itself). */
+  withoutPrecheck?: { noop: number; touch: number };
   /** A digest of out/ after the full build, to check every tool built the same files. */
   outputs: string;
   dir: string;
@@ -227,11 +229,15 @@ function measure(n: number, dag: Dag, tool: Tool, reps: number, fullReps: number
     if (rssMb !== undefined) rss.push(rssMb);
   }
   const floors = tool === 'make' ? measureFloors(dir, dag, reps, fullReps) : undefined;
-  const withoutExtraCa = tool === 'refinery' && EXTRA_CA ? measureWithoutExtraCa(dir, dag, reps) : undefined;
+  const withoutExtraCa =
+    tool === 'refinery' && EXTRA_CA ? measureCold(dir, dag, reps, envWithoutExtraCa(), 'without extra CAs') : undefined;
+  const withoutPrecheck =
+    tool === 'refinery' ? measureCold(dir, dag, reps, { ...process.env, REFINERY_NO_PRECHECK: '1' }, 'without the pre-check') : undefined;
   leftovers.push(dir);
   return {
     ...(floors ? { floors } : {}),
     ...(withoutExtraCa ? { withoutExtraCa } : {}),
+    ...(withoutPrecheck ? { withoutPrecheck } : {}),
     full: median(full),
     noop: median(noop),
     touch: median(touch),
@@ -276,13 +282,13 @@ function envWithoutExtraCa(): NodeJS.ProcessEnv {
   return env;
 }
 
-function measureWithoutExtraCa(dir: string, dag: Dag, reps: number): { noop: number; touch: number } {
-  const env = envWithoutExtraCa();
+/** refinery's cold no-op and touch once more, in another environment. */
+function measureCold(dir: string, dag: Dag, reps: number, env: NodeJS.ProcessEnv, edit: string): { noop: number; touch: number } {
   const noop: number[] = [];
   for (let r = 0; r < reps; r += 1) noop.push(timeArgv(dir, 'refinery', command('refinery'), env));
   const touch: number[] = [];
   for (let r = 0; r < reps; r += 1) {
-    appendFileSync(path.join(dir, dag.touched), `edit without extra CAs ${r}\n`);
+    appendFileSync(path.join(dir, dag.touched), `edit ${edit} ${r}\n`);
     touch.push(timeArgv(dir, 'refinery', command('refinery'), env));
   }
   return { noop: median(noop), touch: median(touch) };
@@ -523,6 +529,11 @@ function printTable(shape: Shape, n: number, dag: Dag, results: Record<Tool, Fig
   if (lean)
     console.log(
       `without NODE_EXTRA_CA_CERTS (set here to ${EXTRA_CA}; every Node process parses it at start), as on a machine that does not set it: refinery's cold no-op ${fmt(lean.noop)} (${ratio(lean.noop, results.make.noop)} make), cold touch ${fmt(lean.touch)} (${ratio(lean.touch, results.make.touch)} make)${floors?.noopWithoutExtraCa === undefined ? '' : `; the Node stat floor ${fmt(floors.noopWithoutExtraCa)} (${ratio(floors.noopWithoutExtraCa, results.make.noop)} make), the touch floor ${fmt(floors.noopWithoutExtraCa + floors.chain)} (${ratio(floors.noopWithoutExtraCa + floors.chain, results.make.touch)} make)`}`,
+    );
+  const statting = results.refinery.withoutPrecheck;
+  if (statting)
+    console.log(
+      `without the no-op pre-check (REFINERY_NO_PRECHECK=1: Node stats every file itself, as before it): refinery's cold no-op ${fmt(statting.noop)} (${ratio(statting.noop, results.make.noop)} make), cold touch ${fmt(statting.touch)} (${ratio(statting.touch, results.make.touch)} make)`,
     );
   if (daemon && 'unavailable' in daemon) console.log(`daemon: ${daemon.unavailable}`);
   if (rssUnavailable) console.log(`peak RSS: n/a, ${rssUnavailable}`);
