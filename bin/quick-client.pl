@@ -2,8 +2,8 @@
 # `plan` or `status`, without starting Node. Node takes ~50 ms to start, as long as make's whole
 # no-op over 10,000 targets; perl starts in 2 ms. Build tools with a daemon ship a thin client
 # for this reason (nailgun's ng, Bazel's and Buck2's clients). bin/refinery.js, read by /bin/sh,
-# starts this file when a watch socket lies in the working folder, and for a `refinery run` in
-# a project with state. It speaks the protocol of src/cli/daemon/protocol.ts; for everything it
+# starts this file when a watch socket lies in the working folder, and for a `refinery run`
+# where the last run left a large no-op record (.refinery/state/precheck). It speaks the protocol of src/cli/daemon/protocol.ts; for everything it
 # does not handle (no watch, a flag before the command, --help, another build, a busy or absent
 # daemon) it hands the very same arguments to Node, which decides as always; on the way, for a
 # `refinery run`, it starts the no-op pre-check (bin/noop-precheck.pl). It loads no module but

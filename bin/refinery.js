@@ -1,7 +1,8 @@
 #!/bin/sh
-":" //; { [ -S .refinery/watch/sock ] && [ -z "${REFINERY_NO_DAEMON+set}" ] || { [ "$1" = run ] && [ -d .refinery/state ] && [ -z "${REFINERY_NO_PRECHECK+set}" ]; }; } && command -v perl >/dev/null 2>&1 && exec perl -e 'my $f = $ARGV[0]; while (-l $f) { my $l = readlink($f); last unless defined $l; (my $d = $f) =~ s{[^/]*$}{}; $f = $l =~ m{^/} ? $l : $d . $l } $f =~ s{[^/]*$}{quick-client.pl}; do($f =~ m{^/} ? $f : "./$f"); exec "node", @ARGV' -- "$0" "$@"; exec node "$0" "$@"
+":" //; { [ -S .refinery/watch/sock ] && [ -z "${REFINERY_NO_DAEMON+set}" ] || { [ "$1" = run ] && [ -f .refinery/state/precheck ] && [ -z "${REFINERY_NO_PRECHECK+set}" ]; }; } && command -v perl >/dev/null 2>&1 && exec perl -e 'my $f = $ARGV[0]; while (-l $f) { my $l = readlink($f); last unless defined $l; (my $d = $f) =~ s{[^/]*$}{}; $f = $l =~ m{^/} ? $l : $d . $l } $f =~ s{[^/]*$}{quick-client.pl}; do($f =~ m{^/} ? $f : "./$f"); exec "node", @ARGV' -- "$0" "$@"; exec node "$0" "$@"
 // The line above is for /bin/sh, and a string and a comment to Node. With a `refinery watch`
-// serving in the working folder, or for a `refinery run` in a project with state, the shell
+// serving in the working folder, or for a `refinery run` where the last run left a large no-op
+// record (.refinery/state/precheck; see src/engine/state/noop-precheck.ts), the shell
 // starts bin/quick-client.pl (perl: 2 ms, where Node takes 50), which asks the watch, or starts
 // the no-op pre-check (bin/noop-precheck.pl), and hands anything else back to Node; otherwise it
 // starts Node on this very file at once. biome.json keeps the formatter off this file: it would

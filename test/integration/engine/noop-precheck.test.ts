@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import {
   closeSync,
   copyFileSync,
+  existsSync,
   fstatSync,
   mkdirSync,
   mkdtempSync,
@@ -19,9 +20,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PrecheckPipe } from '../../../src/cli/precheck-pipe.ts';
-import { parsePrecheckAnswer, type PrecheckAnswer, precheckVouch } from '../../../src/engine/state/noop-precheck.ts';
+import {
+  PRECHECK_MIN_FILES,
+  parsePrecheckAnswer,
+  type PrecheckAnswer,
+  precheckMarker,
+  precheckVouch,
+} from '../../../src/engine/state/noop-precheck.ts';
 import { encodeNoopRecord, MISSING, type NoopRecord, UNSETTLED } from '../../../src/engine/state/noop-record.ts';
-import { compareWithLastRun, manifestFile } from '../../../src/engine/state/run-manifest.ts';
+import { compareWithLastRun, dropManifest, manifestFile, writeNoopRecord } from '../../../src/engine/state/run-manifest.ts';
 import { writeFileAtomicSync } from '../../../src/engine/state/atomic-file.ts';
 import { REPO_ROOT, runCli, runCliProgram, tempProject } from '../../helpers/project.ts';
 import { skipWithout, systemTool } from '../../helpers/system-tools.ts';
@@ -329,14 +336,58 @@ describe('precheck pipe - through the CLI', () => {
       const listing = () => readFileSync(p.path('out/fds'), 'utf8');
       expect((await runCli(['run', 'p'], { cwd: p.root })).code).toBe(0);
       const plain = listing();
-      // A touch: the pre-check's answer is read, then the stage runs.
+      // A touch: the pre-check's answer is read, then the stage runs (the marker as a record
+      // of 2,000 files would leave it).
       p.write('src/x.txt', 'x2');
+      p.write('.refinery/state/precheck', '');
       const touched = await runCliProgram(['run', 'p', '--verbose'], { cwd: p.root });
       expect(touched.stderr).toContain('the pre-check vouched for');
       expect(listing()).toBe(plain);
       // --force: the answer is never read, the pipe is closed all the same.
+      p.write('.refinery/state/precheck', '');
       expect((await runCliProgram(['run', 'p', '--force'], { cwd: p.root })).code).toBe(0);
       expect(listing()).toBe(plain);
+    } finally {
+      p.cleanup();
+    }
+  });
+});
+
+describe('precheck marker', () => {
+  it('precheck marker - a no-op record of 2,000 files or more leaves it; a smaller one, or a dropped one, removes it', () => {
+    const marker = precheckMarker(root);
+    const files = (n: number) => Array.from({ length: n }, (_, i) => `f${i}.txt`);
+    expect(writeNoopRecord(root, pipelineFile, record(files(PRECHECK_MIN_FILES)))).toBeUndefined();
+    expect(existsSync(marker)).toBe(true);
+    writeNoopRecord(root, pipelineFile, record(files(PRECHECK_MIN_FILES - 1)));
+    expect(existsSync(marker)).toBe(false);
+    writeNoopRecord(root, pipelineFile, record(files(PRECHECK_MIN_FILES + 1)));
+    expect(existsSync(marker)).toBe(true);
+    dropManifest(root, pipelineFile);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('precheck marker - through the CLI: a run over 2,000 files is pre-checked next time, a small one starts Node at once', async () => {
+    const many: Record<string, string> = {};
+    for (let i = 0; i < PRECHECK_MIN_FILES; i += 1) many[`data/f${i}.txt`] = `${i}\n`;
+    const p = tempProject({
+      ...many,
+      'src/x.txt': 'x',
+      'pipelines/big.yaml':
+        'pipeline: big\nstages:\n  all: { run: "cat data/*.txt > ${outputs.o}", inputs: ["data/*.txt"], outputs: { o: out/all } }\n',
+      'pipelines/small.yaml':
+        'pipeline: small\nstages:\n  x: { run: "cat src/x.txt > ${outputs.o}", inputs: [src/x.txt], outputs: { o: out/x } }\n',
+    });
+    try {
+      const check = async (pipeline: string) => (await runCliProgram(['run', pipeline, '--verbose'], { cwd: p.root })).stderr;
+      expect((await runCli(['run', 'big'], { cwd: p.root })).code).toBe(0);
+      expect(existsSync(precheckMarker(p.root))).toBe(true);
+      expect(await check('big')).toMatch(
+        /up-to-date check: 20\d\d files the last run read, 0 looked at here \(the pre-check vouched for 20\d\d\): 0 changed/,
+      );
+      expect((await runCli(['run', 'small'], { cwd: p.root })).code).toBe(0);
+      expect(existsSync(precheckMarker(p.root))).toBe(false);
+      expect(await check('small')).toMatch(/up-to-date check: \d files the last run read, \d looked at here: 0 changed/);
     } finally {
       p.cleanup();
     }

@@ -21,6 +21,8 @@ const PERL = systemTool('perl');
 
 async function run(p: TempProject, ...args: string[]) {
   const argv = ['run', 'p', '--json', '--verbose', ...args];
+  // The marker a record of 2,000 files or more leaves (noop-precheck.ts), on these small ones.
+  if (via === 'the pre-check' && existsSync(p.path('.refinery/state'))) writeFileSync(p.path('.refinery/state/precheck'), '');
   const result = via === 'node' ? await runCli(argv, { cwd: p.root }) : await runCliProgram(argv, { cwd: p.root });
   const check = /^up-to-date check: (\d+) files the last run read, \d+ looked at here(?: \(the pre-check vouched for (\d+)\))?/m.exec(
     result.stderr,
