@@ -140,6 +140,8 @@ describe('noop pre-check', () => {
     file('target-b.txt', 'twelve bytez');
     symlinkSync('target-a.txt', path.join(root, 'retargeted'));
     symlinkSync('nowhere.txt', path.join(root, 'dangling'));
+    symlinkSync('loop-b', path.join(root, 'loop-a'));
+    symlinkSync('loop-a', path.join(root, 'loop-b'));
     file('dotdot/kept.txt');
     const paths = [
       ...same,
@@ -155,6 +157,7 @@ describe('noop pre-check', () => {
       'still-missing.txt',
       'appeared.txt',
       'dangling',
+      'loop-a',
       'same.txt/under-a-file',
       'retargeted',
       'dotdot/../dotdot/kept.txt',
@@ -197,7 +200,10 @@ describe('noop pre-check', () => {
     );
     const { answer } = perlAnswer();
     expect(answer).toBeDefined();
-    expect(perlChanged(answer as PrecheckAnswer, paths)).toEqual(paths.filter((p) => changed.includes(p) || p.includes('..')));
+    // Perl leaves to Node, besides: paths with `..`, and a stat that failed other than for an
+    // absent file (a loop of links: Node counts it missing, as recorded).
+    const leftToNode = (p: string) => p.includes('..') || p === 'loop-a';
+    expect(perlChanged(answer as PrecheckAnswer, paths)).toEqual(paths.filter((p) => changed.includes(p) || leftToNode(p)));
   });
 
   it('noop pre-check - an unchanged record: nothing marked, and the answer names the record and its identity', () => {
