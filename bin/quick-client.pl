@@ -14,12 +14,14 @@ use strict;
 my ($bin, @args) = @ARGV;
 
 my $help = grep { $_ eq '-h' || $_ eq '--help' } @args;
+# Runs that never take the no-op shortcut (run.ts): no pre-check to waste a core on.
+my $forced = grep { /\A--(?:force|only|shard)(?:=|\z)/ } @args;
 
 # Node runs the command as if this client had never started: same arguments, same environment
 # (and for a `refinery run`, the no-op pre-check's answer on its way: bin/noop-precheck.pl).
 my $precheck;
 sub by_node {
-  if (!defined $precheck && @args && $args[0] eq 'run' && !$help && !defined $ENV{REFINERY_NO_PRECHECK}) {
+  if (!defined $precheck && @args && $args[0] eq 'run' && !$help && !$forced && !defined $ENV{REFINERY_NO_PRECHECK}) {
     (my $dir = __FILE__) =~ s{[^/]*\z}{};
     $precheck = do("${dir}noop-precheck.pl") ? start_noop_precheck() : undef;
     # With this process's pid, which Node's will be: see src/cli/precheck-pipe.ts.

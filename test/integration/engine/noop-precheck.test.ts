@@ -349,7 +349,7 @@ describe('precheck pipe - through the CLI', () => {
       const touched = await runCliProgram(['run', 'p', '--verbose'], { cwd: p.root });
       expect(touched.stderr).toContain('the pre-check vouched for');
       expect(listing()).toBe(plain);
-      // --force: the answer is never read, the pipe is closed all the same.
+      // --force, which never takes the shortcut: the quick client starts no pre-check.
       p.write('.refinery/state/precheck', '');
       expect((await runCliProgram(['run', 'p', '--force'], { cwd: p.root })).code).toBe(0);
       expect(listing()).toBe(plain);
