@@ -37,6 +37,7 @@ import type { StageCache } from '../../engine/remote-cache/stage-cache.ts';
 import { redactSecrets } from '../../security/known-secrets.ts';
 import { canSkipByStat, refineryVersion, skippedStages } from '../../engine/state/noop-recording.ts';
 import { precheckVouch } from '../../engine/state/noop-precheck.ts';
+import { workingFolder } from '../../engine/paths/working-folder.ts';
 
 const USAGE = `Usage: refinery run [PIPELINE] [options]
 
@@ -122,16 +123,6 @@ function runBus(
 /** Someone reads this run's events stage by stage (--json, --verbose, --junit): every stage gets its stage-end. */
 function stageByStage(flags: RunFlags): boolean {
   return Boolean(flags.json || flags.verbose || flags.junit);
-}
-
-/** This process's working folder: where the quick client's pre-check named the record's paths from. */
-function workingFolder(): string | undefined {
-  try {
-    return process.cwd();
-  } catch {
-    // Removed since: no folder the pre-check's paths can be trusted to name.
-    return undefined;
-  }
 }
 
 /** For --verbose: what the up-to-date check compared, and who spared which stats. */

@@ -10,6 +10,7 @@ import {
   lineReader,
   socketAddress,
 } from './protocol.ts';
+import { workingFolder } from '../../engine/paths/working-folder.ts';
 
 export interface AskIo {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -27,11 +28,7 @@ const ACCEPT_TIMEOUT_MS = 5000;
 
 /** Where this process was started; the root's parent path when that folder is gone (relative paths then fail as they would). */
 function workdir(): string {
-  try {
-    return process.cwd();
-  } catch {
-    return '/';
-  }
+  return workingFolder() ?? '/';
 }
 
 /** Only a folder of our own, that no one else can enter, may hold the socket we trust. */

@@ -68,14 +68,18 @@ export function precheckVouch(
   }
   const record = decodeNoopRecord(bytes);
   if (typeof record === 'string' || record.paths.length !== answer.files) return undefined;
-  const mayHaveChanged = new Set<number>();
-  const { bitmap } = answer;
+  return { record, mayHaveChanged: markedFiles(answer.bitmap) };
+}
+
+/** The indexes of the bits set: bit i of byte i >> 3 for file i. */
+function markedFiles(bitmap: Uint8Array): Set<number> {
+  const marked = new Set<number>();
   for (let byte = 0; byte < bitmap.length; byte += 1) {
     const bits = bitmap[byte] as number;
     if (bits === 0) continue;
-    for (let bit = 0; bit < 8; bit += 1) if (bits & (1 << bit)) mayHaveChanged.add(8 * byte + bit);
+    for (let bit = 0; bit < 8; bit += 1) if (bits & (1 << bit)) marked.add(8 * byte + bit);
   }
-  return { record, mayHaveChanged };
+  return marked;
 }
 
 /**

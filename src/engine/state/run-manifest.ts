@@ -5,6 +5,7 @@ import type { Observations } from './observations.ts';
 import { writeFileAtomicSync } from './atomic-file.ts';
 import { decodeNoopRecord, encodeNoopRecord, MISSING, type NoopRecord, UNSETTLED } from './noop-record.ts';
 import { markPrecheck } from './noop-precheck.ts';
+import { workingFolder } from '../paths/working-folder.ts';
 import { ensureStateDir, setAsideAndWarn, type StateWarn } from './set-aside.ts';
 import { settledStat } from './settled-stat.ts';
 import { writeProblem, type WriteProblem } from './write-problem.ts';
@@ -270,13 +271,8 @@ export type LastRunComparison =
  * so those go through path.resolve, as before.
  */
 function statPrefix(root: string): string {
-  let cwd: string | undefined;
-  try {
-    cwd = process.cwd();
-  } catch {
-    // The working folder was removed: name files from the root.
-  }
-  if (cwd === root) return '';
+  // With the working folder removed (undefined), files are named from the root.
+  if (workingFolder() === root) return '';
   return root.endsWith('/') ? root : `${root}/`;
 }
 
