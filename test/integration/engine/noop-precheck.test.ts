@@ -261,6 +261,18 @@ describe('noop pre-check', () => {
   });
 });
 
+describe('noop pre-check - the statx call', () => {
+  it("statx number - the machine from /proc, or from perl's own Config where the kernel has no such file: the same number", () => {
+    const number = (archFile: string) => {
+      const code = 'do $ARGV[0] or die($@ || $!); print statx_number($ARGV[1]) // "none";';
+      return spawnSync('perl', ['-e', code, SCRIPT, archFile], { encoding: 'utf8' }).stdout;
+    };
+    const expected = { x64: '332', arm64: '291' }[process.arch as string] ?? 'none';
+    expect(number('/proc/sys/kernel/arch')).toBe(expected);
+    expect(number(path.join(root, 'no-such-file'))).toBe(expected);
+  });
+});
+
 describe('precheck vouch', () => {
   function answered(): { answer: PrecheckAnswer; target: string; paths: string[] } {
     const paths = ['a.txt', 'b.txt', 'c.txt'];
