@@ -71,7 +71,8 @@ sub newest_record {
 sub precheck_answer {
   my $number = statx_number() // return undef;
   # A kernel without statx, or a sandbox that refuses it, fails every call: then no answer.
-  return undef unless statx_of($number, $AT_FDCWD, '.', 0);
+  my @probe = statx_of($number, $AT_FDCWD, '.', 0);
+  return undef unless @probe;
   my $name = newest_record($number) // return undef;
   open(my $handle, '<:raw', ".refinery/state/$name") or return undef;
   # The identity of the very bytes read below: Node reads the record through a descriptor too.
