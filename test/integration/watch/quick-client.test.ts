@@ -57,10 +57,6 @@ async function startWatch(p: TempProject, args: string[] = ['p'], env: NodeJS.Pr
   return w;
 }
 
-function answered(w: WatchProcess, command: string): number {
-  return w.stderr.split('\n').filter((l) => l.includes(`answered a ${command} (exit`)).length;
-}
-
 function startQuick(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}): ChildProcess {
   rmSync(startsLog, { force: true });
   return spawn(CLI, args, {
@@ -94,10 +90,10 @@ describe.skipIf(skipWithout(perl))('the quick client (bin/quick-client.pl)', () 
     expect(quick.stderr).toBe('');
     expect(quick.code).toBe(0);
     expect(stageEnds(quick.stdout)).toEqual({ a: 'fresh', b: 'fresh', note: 'fresh' });
-    expect(answered(watcher, 'run')).toBe(1);
+    expect(await watcher.answeredTimes('run', 1)).toBe(1);
     const viaNode = await runCli(['run', 'p', '--json'], { cwd: project.root, env: FROM_DIST });
     expect(stageEnds(viaNode.stdout)).toEqual(stageEnds(quick.stdout));
-    expect(answered(watcher, 'run')).toBe(2);
+    expect(await watcher.answeredTimes('run', 2)).toBe(2);
     for (const command of ['plan', 'status']) {
       const q = await runQuick([command, 'p'], project.root);
       const n = await runCli([command, 'p'], { cwd: project.root, env: FROM_DIST });
@@ -120,7 +116,7 @@ describe.skipIf(skipWithout(perl))('the quick client (bin/quick-client.pl)', () 
       expect({ code: r.code, node: r.node }).toEqual({ code: 0, node: false });
       expect(readFileSync(project.path('out/b.txt'), 'utf8')).toBe(`v${i}\nv${i}\n`);
     }
-    expect(answered(watcher, 'run')).toBe(8);
+    expect(await watcher.answeredTimes('run', 8)).toBe(8);
   });
 
   it('quick client - exit codes and messages are the run’s: a failing stage 1, a wrong argument 2', async () => {
@@ -160,7 +156,7 @@ stages:
     rmSync(project.path('gate'));
     const child = startQuick(['run', 'g', '--force', '--json'], project.root);
     expect(await interruptOnceItPrints(child, '"stage-start"')).toBe(130);
-    await watcher.until(() => answered(watcher as WatchProcess, 'run') === 1, 'the run to be answered');
+    await watcher.until(() => (watcher as WatchProcess).answered('run') === 1, 'the run to be answered');
     expect(watcher.stderr).toContain('answered a run (exit 130)');
     expect(existsSync(startsLog)).toBe(false);
     project.write('gate', '');
@@ -180,7 +176,7 @@ stages:
     });
     expect(piped.stdout.split('\n')[0]).toMatch(/^run /);
     expect(piped.stderr).toBe('');
-    await watcher.until(() => answered(watcher as WatchProcess, 'run') === 1, 'the run to be answered');
+    await watcher.until(() => (watcher as WatchProcess).answered('run') === 1, 'the run to be answered');
     expect(watcher.stderr).toContain('answered a run (exit 0)');
     expect(readFileSync(project.path('out/b.txt'), 'utf8')).toBe('h1\nh1\n');
   });
@@ -208,13 +204,13 @@ stages:
       expect(r.stdout).toMatch(c.out);
     }
     // Node's client asked the watch for the plan after -C (the quick client leaves -C to it).
-    expect(answered(watcher, 'plan')).toBe(1);
+    expect(await watcher.answeredTimes('plan', 1)).toBe(1);
     // A socket folder others may enter is not trusted by either client.
     chmodSync(project.path('.refinery/watch'), 0o777);
     const open = await runQuick(['plan', 'p'], project.root);
     expect({ code: open.code, node: open.node }).toEqual({ code: 0, node: true });
     chmodSync(project.path('.refinery/watch'), 0o700);
-    expect(answered(watcher, 'plan')).toBe(1);
+    expect(await watcher.answeredTimes('plan', 1)).toBe(1);
     // No watch: the shell starts Node at once.
     await watcher.stop();
     watcher = undefined;
@@ -230,7 +226,7 @@ stages:
     const r = await runQuick(['plan', 'p'], project.root);
     expect({ code: r.code, node: r.node }).toEqual({ code: 0, node: true });
     expect(r.stdout).toContain('would run');
-    expect(answered(watcher, 'plan')).toBe(0);
+    expect(watcher.answered('plan')).toBe(0);
     await watcher.until(
       () => watcher?.stderr.includes('a plan checks by itself: it runs another build of refinery') ?? false,
       'the fallback notice',

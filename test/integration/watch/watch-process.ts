@@ -90,6 +90,20 @@ export class WatchProcess {
     return this.until(() => this.count(type, stage, status) >= n, `${type} ${stage ?? ''} ${status ?? ''} #${n}`);
   }
 
+  /** How many `command`s this watch says it answered (`-v`'s "answered a run (exit 0)" lines). */
+  answered(command: string): number {
+    return this.stderr.split('\n').filter((l) => l.includes(`answered a ${command} (exit`)).length;
+  }
+
+  /**
+   * Waits until the watch has said it answered `n` `command`s, then checks it said no more. It
+   * says so after the answer went out, so a client can exit before the line arrives here.
+   */
+  async answeredTimes(command: string, n: number): Promise<number> {
+    await this.until(() => this.answered(command) >= n, `${n} answered ${command}s`);
+    return this.answered(command);
+  }
+
   /** Stage ids that started in a run, in order. */
   started(): string[] {
     return this.events.filter((e) => e.type === 'stage-start').map((e) => e.stage as string);

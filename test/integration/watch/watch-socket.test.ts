@@ -42,10 +42,6 @@ async function startWatch(p: TempProject, args: string[] = []): Promise<WatchPro
   return w;
 }
 
-function answered(w: WatchProcess, command: string): number {
-  return w.stderr.split('\n').filter((l) => l.includes(`answered a ${command} (exit`)).length;
-}
-
 const WITHOUT_DAEMON = { REFINERY_NO_DAEMON: '1' };
 
 describe('refinery run, plan and status through a running watch', () => {
@@ -56,7 +52,7 @@ describe('refinery run, plan and status through a running watch', () => {
     expect(through.stderr).toBe('');
     expect(through.code).toBe(0);
     expect(stageEnds(through.stdout)).toEqual({ a: 'fresh', b: 'fresh', other: 'fresh' });
-    expect(answered(watcher, 'run')).toBe(1);
+    expect(await watcher.answeredTimes('run', 1)).toBe(1);
     await watcher.stop();
     watcher = undefined;
     const alone = await runCli(['run', 'p', '--json'], { cwd: project.root });
@@ -74,7 +70,7 @@ describe('refinery run, plan and status through a running watch', () => {
       // Whoever ran it (the watch on its own, or the run asking it), it is done when the run returns.
       expect(readFileSync(project.path('out/b.txt'), 'utf8')).toBe(`v${i}\nv${i}\n`);
     }
-    expect(answered(watcher, 'run')).toBe(12);
+    expect(await watcher.answeredTimes('run', 12)).toBe(12);
     expect(watcher.stderr).not.toContain('refused');
   });
 
@@ -108,8 +104,8 @@ describe('refinery run, plan and status through a running watch', () => {
       expect(through.stdout).toBe(alone.stdout);
       expect(through.stdout.length).toBeGreaterThan(0);
     }
-    expect(answered(watcher, 'plan')).toBe(1);
-    expect(answered(watcher, 'status')).toBe(1);
+    expect(await watcher.answeredTimes('plan', 1)).toBe(1);
+    expect(await watcher.answeredTimes('status', 1)).toBe(1);
   });
 
   it('run through watch - exit codes are the run’s: a failing stage 1, a wrong argument 2', async () => {
@@ -141,7 +137,7 @@ stages:
     rmSync(project.path('gate'));
     const child = startCli(['run', 'g', '--force', '--json'], { cwd: project.root });
     expect(await interruptOnceItPrints(child, '"stage-start"')).toBe(130);
-    await watcher.until(() => answered(watcher as WatchProcess, 'run') === 1, 'the run to be answered');
+    await watcher.until(() => (watcher as WatchProcess).answered('run') === 1, 'the run to be answered');
     expect(watcher.stderr).toContain('answered a run (exit 130)');
     project.write('gate', '');
     const again = await runCli(['run', 'g', '--json'], { cwd: project.root });
@@ -165,12 +161,12 @@ stages:
     const inside = await runCli(['run', 'p', '--json'], { cwd: path.join(deep, 'src') });
     expect(inside.code).toBe(0);
     expect(stageEnds(inside.stdout)).toEqual({ a: 'fresh', b: 'fresh', other: 'fresh' });
-    expect(answered(watcher, 'run')).toBe(1);
+    expect(await watcher.answeredTimes('run', 1)).toBe(1);
     // From the file system's root, the path from the working folder is as long: the folder is named through a descriptor.
     writeFileSync(path.join(deep, 'src/a.txt'), 'a2\n');
     const elsewhere = await runCli(['-C', deep, 'run', 'p', '--json'], { cwd: '/' });
     expect(elsewhere.code).toBe(0);
-    expect(answered(watcher, 'run')).toBe(2);
+    expect(await watcher.answeredTimes('run', 2)).toBe(2);
     expect(readFileSync(path.join(deep, 'out/b.txt'), 'utf8')).toBe('a2\na2\n');
     // A watch started from elsewhere names its socket through a descriptor too.
     await watcher.stop();
@@ -180,7 +176,7 @@ stages:
     writeFileSync(path.join(deep, 'src/a.txt'), 'a3\n');
     const third = await runCli(['run', 'p', '--json'], { cwd: deep });
     expect(third.code).toBe(0);
-    expect(answered(watcher, 'run')).toBe(1);
+    expect(await watcher.answeredTimes('run', 1)).toBe(1);
     expect(readFileSync(path.join(deep, 'out/b.txt'), 'utf8')).toBe('a3\na3\n');
   });
 
@@ -206,7 +202,7 @@ stages:
     // Not asked: the run checks by itself and finds the project held by the watch.
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/refinery watch|held|lock/i);
-    expect(answered(watcher, 'run')).toBe(0);
+    expect(watcher.answered('run')).toBe(0);
   });
 
   it('run through watch - a reader that stops early (| head -1) ends the output, not the run, and nothing crashes', async () => {
@@ -222,7 +218,7 @@ stages:
     });
     expect(piped.stdout.split('\n')[0]).toMatch(/^run /);
     expect(piped.stderr).not.toMatch(/EPIPE|Unhandled|\n\s+at /);
-    await watcher.until(() => answered(watcher as WatchProcess, 'run') === 1, 'the run to be answered');
+    await watcher.until(() => (watcher as WatchProcess).answered('run') === 1, 'the run to be answered');
     expect(watcher.stderr).toContain('answered a run (exit 0)');
     expect(readFileSync(project.path('out/b.txt'), 'utf8')).toBe('h1\nh1\n');
   });
