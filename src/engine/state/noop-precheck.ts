@@ -89,6 +89,14 @@ function markedFiles(bitmap: Uint8Array): Set<number> {
  */
 export const PRECHECK_MIN_FILES = 2000;
 
+/**
+ * Where bin/noop-precheck.pl can answer at all: it needs statx(2) by number, known for Linux
+ * on x86_64 and arm64. Elsewhere (macOS, say) starting perl would only delay Node.
+ */
+export function precheckAnswers(platform: string, arch: string): boolean {
+  return platform === 'linux' && (arch === 'x64' || arch === 'arm64');
+}
+
 /** The file whose presence tells bin/refinery.js's first line to start the pre-check. */
 export function precheckMarker(root: string): string {
   return path.join(root, '.refinery', 'state', 'precheck');
@@ -103,7 +111,7 @@ export function precheckMarker(root: string): string {
 export function markPrecheck(root: string, files: number): void {
   const marker = precheckMarker(root);
   try {
-    if (files < PRECHECK_MIN_FILES) rmSync(marker, { force: true });
+    if (files < PRECHECK_MIN_FILES || !precheckAnswers(process.platform, process.arch)) rmSync(marker, { force: true });
     else if (!existsSync(marker)) closeSync(openSync(marker, 'a'));
   } catch {
     // A hint, see above.

@@ -23,6 +23,7 @@ import { PrecheckPipe } from '../../../src/cli/precheck-pipe.ts';
 import {
   PRECHECK_MIN_FILES,
   parsePrecheckAnswer,
+  precheckAnswers,
   type PrecheckAnswer,
   precheckMarker,
   precheckVouch,
@@ -369,6 +370,14 @@ describe('precheck marker', () => {
     expect(existsSync(marker)).toBe(true);
     dropManifest(root, pipelineFile);
     expect(existsSync(marker)).toBe(false);
+  });
+
+  it('precheck marker - only where perl can answer: Linux on x86_64 and arm64', () => {
+    expect(precheckAnswers('linux', 'x64')).toBe(true);
+    expect(precheckAnswers('linux', 'arm64')).toBe(true);
+    expect(precheckAnswers('linux', 'ia32')).toBe(false);
+    expect(precheckAnswers('darwin', 'arm64')).toBe(false);
+    expect(precheckAnswers('freebsd', 'x64')).toBe(false);
   });
 
   it('precheck marker - through the CLI: a run over 2,000 files is pre-checked next time, a small one starts Node at once', async () => {
