@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { demoProject, events, runCli, runCliProgram, stageEnds, startCli, tempProject, type TempProject } from '../../helpers/project.ts';
 import { skipWithout, systemTool } from '../../helpers/system-tools.ts';
+import { mtimeNs, setMtime } from '../../helpers/mtime.ts';
 
 let project: TempProject | undefined;
 afterEach(() => project?.cleanup());
@@ -313,26 +313,13 @@ describe.each(VIAS)('no-op record - racy timestamps, checked by $via', (mode) =>
     via = mode.via;
   });
 
-  /** The mtime in nanoseconds, as the file system keeps it. */
-  function mtimeNs(p: TempProject, rel: string): bigint {
-    return statSync(p.path(rel), { bigint: true }).mtimeNs;
-  }
-
-  /** Sets the mtime to the nanosecond (GNU touch keeps them; fs.utimes goes through a double and does not). */
-  function setMtime(p: TempProject, rel: string, ns: bigint): void {
-    const stamp = `@${ns / 1_000_000_000n}.${(ns % 1_000_000_000n).toString().padStart(9, '0')}`;
-    const touched = spawnSync('touch', ['-m', '-d', stamp, p.path(rel)], { encoding: 'utf8' });
-    expect(touched.status, touched.stderr).toBe(0);
-    expect(mtimeNs(p, rel)).toBe(ns);
-  }
-
   /** New content of the same size in place (same inode), with the mtime put back: only the content tells. */
   function rewriteUnseen(p: TempProject, rel: string, content: string): void {
     const before = statSync(p.path(rel), { bigint: true });
     expect(Buffer.byteLength(content)).toBe(Number(before.size));
-    const mtime = mtimeNs(p, rel);
+    const mtime = mtimeNs(p.path(rel));
     p.write(rel, content);
-    setMtime(p, rel, mtime);
+    setMtime(p.path(rel), mtime);
     expect(statSync(p.path(rel), { bigint: true }).ino).toBe(before.ino);
   }
 
@@ -393,7 +380,7 @@ stages:
   it('noop - an input whose mtime is ahead of the clock, rewritten unseen, is checked by content', async () => {
     project = tempProject({ 'src/x.txt': 'one', 'pipelines/p.yaml': ONE_STAGE });
     // A minute ahead (a file server whose clock runs fast): its tick has not passed when the run reads it.
-    setMtime(project, 'src/x.txt', BigInt(Date.now() + 60_000) * 1_000_000n + 123_456n);
+    setMtime(project.path('src/x.txt'), BigInt(Date.now() + 60_000) * 1_000_000n + 123_456n);
     expect((await run(project)).ends).toEqual({ a: 'succeeded' });
     rewriteUnseen(project, 'src/x.txt', 'two');
     const next = await run(project);
@@ -403,7 +390,7 @@ stages:
 
   it('noop - a settled input rewritten unseen is trusted by its stat, as make trusts it: a pure no-op', async () => {
     project = tempProject({ 'src/x.txt': 'one', 'pipelines/p.yaml': ONE_STAGE });
-    setMtime(project, 'src/x.txt', BigInt(Date.now() - 3_600_000) * 1_000_000n + 987_654_321n);
+    setMtime(project.path('src/x.txt'), BigInt(Date.now() - 3_600_000) * 1_000_000n + 987_654_321n);
     expect((await run(project)).ends).toEqual({ a: 'succeeded' });
     rewriteUnseen(project, 'src/x.txt', 'two');
     const next = await run(project);

@@ -12,6 +12,7 @@ import {
   type TempProject,
 } from '../../helpers/project.ts';
 import { WatchProcess } from './watch-process.ts';
+import { setMtime } from '../../helpers/mtime.ts';
 
 let project: TempProject | undefined;
 let watcher: WatchProcess | undefined;
@@ -84,7 +85,7 @@ describe('refinery run, plan and status through a running watch', () => {
     expect(readFileSync(project.path('out/a.txt'), 'utf8')).toBe('r1\n');
     const before = statSync(project.path('src/a.txt'), { bigint: true });
     project.write('src/a.txt', 'r2\n');
-    await setMtime(project.path('src/a.txt'), before.mtimeNs);
+    setMtime(project.path('src/a.txt'), before.mtimeNs);
     const after = statSync(project.path('src/a.txt'), { bigint: true });
     expect([after.size, after.ino, after.mtimeNs]).toEqual([before.size, before.ino, before.mtimeNs]);
     const r = await runCli(['run', 'p', '--json'], { cwd: project.root });
@@ -288,11 +289,3 @@ describe('refinery watch keeps its command runners', () => {
     expect(scratch()).toEqual([]);
   });
 });
-
-async function setMtime(file: string, mtimeNs: bigint): Promise<void> {
-  const seconds = mtimeNs / 1_000_000_000n;
-  const nanos = (mtimeNs % 1_000_000_000n).toString().padStart(9, '0');
-  const { spawnSync } = await import('node:child_process');
-  const r = spawnSync('touch', ['-m', '-d', `@${seconds}.${nanos}`, file]);
-  if (r.status !== 0) throw new Error(`touch failed: ${r.stderr}`);
-}
