@@ -400,9 +400,11 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     const { bus, close } = runBus(io, flags, runId, target.spec.name, warn);
     const skipped = skippedStages(bus, changed?.skipped);
     // Loaded only when something may run: the no-op path above needs none of them.
-    const { execute, FileHashes, StageState, SchemaRegistry, removeLeftoverStaging } = engine;
+    const { execute, FileHashes, StageState, SchemaRegistry, removeLeftoverStaging, startRunnersAhead } = engine;
     // Holding the lock, no other run is live: what killed runs left in staging can go.
     removeLeftoverStaging(io.cwd);
+    // Started before the state is read, so the runners get ready meanwhile (a watch lends its own).
+    const runnersAhead = io.daemon?.runners ? undefined : startRunnersAhead(target.plan, io.cwd, runId);
     const remote = remoteSetup ? await openRemote(remoteSetup, runId, !flags.force) : undefined;
     const result = await execute(target.plan, {
       root: io.cwd,
@@ -424,11 +426,16 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       expandIteration: (loop, i) => target.expandIteration(loop, i),
       observations,
       ...(io.daemon?.runners ? { runners: io.daemon.runners } : {}),
+      ...(runnersAhead ? { runnersAhead } : {}),
       ...(budgetUsd !== undefined ? { budgetUsd } : {}),
       ...(select ? { select, reportUnselected: !shard, eventPerUnselected: stageByStage(flags), previouslySkipped: changed?.skipped } : {}),
       ...(target.partial ? { unlisted: target.partial.unlisted } : {}),
       ...(remote ? { stageCache: remote.stages } : {}),
-    }).finally(() => remote?.close());
+    }).finally(() => {
+      remote?.close();
+      // Stopped at the run's end already, unless the run ended before it began (a cycle, say).
+      runnersAhead?.close();
+    });
     const problems = [...result.writeProblems, ...close()];
     if (result.status === 'succeeded' && noopKey && flags.only.length === 0 && !shard && canSkipByStat(target.spec)) {
       const recorded = await recordNoop(

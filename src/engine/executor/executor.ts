@@ -49,6 +49,8 @@ export interface ExecuteOptions {
   keepGoing: boolean;
   /** Command runners that outlive this run (the watch's): used from the first command, not stopped at the run's end. */
   runners?: RunnerPool;
+  /** Runners this run started before it read its state (startRunnersAhead): stopped at the run's end. */
+  runnersAhead?: RunnerPool;
   /** Stage or instance ids to run, with what they need; all when empty. */
   only: readonly string[];
   /**

@@ -41,6 +41,31 @@ export interface StageContextOptions {
   budgetUsd?: number;
   /** Runners that outlive the run (the watch's), warm already: every command goes through them. */
   runners?: RunnerPool;
+  /** Runners this run started ahead of its first command (startRunnersAhead): used like those it starts itself, and stopped at its end. */
+  runnersAhead?: RunnerPool;
+}
+
+function countRunStages(plan: Plan): number {
+  return plan.instances.reduce((n, i) => (i.spec.kind === 'run' ? n + 1 : n), 0);
+}
+
+function newRunPool(root: string, runId: string, runStages: number): RunnerPool {
+  const scratch = stagingDir(root, runId);
+  mkdirSync(scratch, { recursive: true });
+  return new RunnerPool(root, scratch, MACHINE_RUNNER_PROGRAMS, runStages <= QUICK_START_UP_TO);
+}
+
+/**
+ * The run's runners, started before it reads its state, when its commands would go through
+ * runners anyway (more than one `run:` stage): a runner is ready ~10 ms after its spawn, time
+ * the run would otherwise wait for at its first command. The run's state folders must exist.
+ */
+export function startRunnersAhead(plan: Plan, root: string, runId: string): RunnerPool | undefined {
+  const runStages = countRunStages(plan);
+  if (runStages <= 1 || !runnerPoolSupported()) return undefined;
+  const pool = newRunPool(root, runId, runStages);
+  pool.warm(1);
+  return pool;
 }
 
 /**
@@ -68,7 +93,8 @@ export class StageContexts {
     private readonly plan: Plan,
     private readonly options: StageContextOptions,
   ) {
-    this.runStages = plan.instances.reduce((n, i) => (i.spec.kind === 'run' ? n + 1 : n), 0);
+    this.runStages = countRunStages(plan);
+    this.runnerPool = options.runnersAhead;
     this.artifacts = new ArtifactReader(options.root);
     this.budget = createRunBudget(options.budgetUsd);
     this.assess = {
@@ -125,9 +151,7 @@ export class StageContexts {
   }
 
   private startRunners(): RunnerPool {
-    const scratch = stagingDir(this.options.root, this.options.runId);
-    mkdirSync(scratch, { recursive: true });
-    return new RunnerPool(this.options.root, scratch, MACHINE_RUNNER_PROGRAMS, this.runStages <= QUICK_START_UP_TO);
+    return newRunPool(this.options.root, this.options.runId, this.runStages);
   }
 
   /** Hash of what a stage runs; a task's file is hashed once per run. */
