@@ -4,6 +4,7 @@ import type { FileStamp } from './file-hashes.ts';
 import { writeFileAtomicSync } from './atomic-file.ts';
 import { ensureStateDir, setAsideAndWarn, type StateWarn } from './set-aside.ts';
 import { writeProblem, type WriteProblem } from './write-problem.ts';
+import { endsWhole, entryId, isDropLine, type JournalLine, lineEnd, lineNumberAt, parseLine, previousLine } from './journal-lines.ts';
 
 /** What a fingerprint was made of, kept so `refinery why` can say what changed. */
 export interface FingerprintParts {
@@ -31,70 +32,8 @@ export interface StageRecord {
   durationMs: number;
 }
 
-type JournalLine = { s: string; f: null } | { s: string; f: string; r: StageRecord };
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** The shape the engine relies on; anything else is a journal someone or something damaged. */
-function isRecord(r: unknown, stage: string, fingerprint: string): r is StageRecord {
-  if (!isObject(r) || r.stage !== stage || r.fingerprint !== fingerprint) return false;
-  if (typeof r.runId !== 'string' || typeof r.finishedAt !== 'string' || typeof r.durationMs !== 'number') return false;
-  const parts = r.parts;
-  if (!isObject(parts) || typeof parts.code !== 'string' || typeof parts.params !== 'string') return false;
-  if (!isObject(parts.inputs) || !isObject(parts.deps) || !isObject(parts.schemas) || !isObject(r.outputs)) return false;
-  for (const stamp of Object.values(r.outputs)) if (!Array.isArray(stamp) || typeof stamp[3] !== 'string') return false;
-  return true;
-}
-
-function isJournalLine(entry: unknown): entry is JournalLine {
-  if (!isObject(entry) || typeof entry.s !== 'string') return false;
-  return entry.f === null || (typeof entry.f === 'string' && isRecord(entry.r, entry.s, entry.f));
-}
-
-/** How refinery writes an entry: `{"s":"<id>","f":...`; a line in this form is indexed without parsing it. */
-const ENTRY_START = '{"s":"';
-const ID_END = '","f":';
-
-function lineEnd(text: string, start: number): number {
-  const end = text.indexOf('\n', start);
-  return end < 0 ? text.length : end;
-}
-
-/** The stage id of a line in the form refinery writes (an id with no escapes in it), else undefined. */
-function entryId(text: string, start: number, end: number): string | undefined {
-  if (!text.startsWith(ENTRY_START, start)) return undefined;
-  const close = text.indexOf('"', start + ENTRY_START.length);
-  if (close < 0 || close >= end || !text.startsWith(ID_END, close)) return undefined;
-  const id = text.slice(start + ENTRY_START.length, close);
-  return id.includes('\\') ? undefined : id;
-}
-
-/** A line's entry; 'torn' when it is not whole JSON (cut short), 'damaged' when it is JSON but no entry. */
-function parseLine(text: string, start: number, end: number): JournalLine | 'torn' | 'damaged' {
-  let entry: unknown;
-  try {
-    entry = JSON.parse(text.slice(start, end));
-  } catch {
-    return 'torn';
-  }
-  return isJournalLine(entry) ? entry : 'damaged';
-}
-
-/** Where the stage's line before the one at `before` starts (as refinery writes it), or -1. */
-function previousLine(text: string, stage: string, before: number): number {
-  const start = `{"s":${JSON.stringify(stage)},"f":`;
-  const at = before >= 2 ? text.lastIndexOf(`\n${start}`, before - 2) : -1;
-  if (at >= 0) return at + 1;
-  return before > 0 && text.startsWith(start) ? 0 : -1;
-}
-
-function lineNumberAt(text: string, start: number): number {
-  let number = 1;
-  for (let at = text.indexOf('\n'); at >= 0 && at < start; at = text.indexOf('\n', at + 1)) number += 1;
-  return number;
-}
+const EMPTY = Buffer.alloc(0);
+const NEWLINE = Buffer.from('\n');
 
 /**
  * Per-pipeline stage state as an append-only journal: a stage's old record is dropped (a
@@ -117,8 +56,8 @@ function lineNumberAt(text: string, start: number): number {
 export class StageState {
   readonly file: string;
   /** The journal as read, while lines of stages not asked for yet may be parsed from it. */
-  private text = '';
-  /** Stage -> where its last line starts in `text`. */
+  private bytes: Buffer = EMPTY;
+  /** Stage -> where its last line starts in `bytes`. */
   private readonly lastLine = new Map<string, number>();
   /** Records read (and checked) or written by this run; null for a stage without one. */
   private readonly records = new Map<string, StageRecord | null>();
@@ -140,30 +79,29 @@ export class StageState {
   }
 
   private load(scope: Iterable<string> | undefined): void {
-    let text: string;
+    let bytes: Buffer;
     try {
-      // Read, then decoded: Node 20 reads a large file as UTF-8 text twice as slowly.
-      text = readFileSync(this.file).toString('utf8');
+      bytes = readFileSync(this.file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.setAside(`cannot be read (${(error as NodeJS.ErrnoException).code})`);
       return;
     }
-    this.torn = text.length > 0 && !text.endsWith('\n');
-    if (!scope) return this.parseEveryLine(text);
-    this.text = text;
+    this.torn = bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a;
+    if (!scope) return this.parseEveryLine(bytes);
+    this.bytes = bytes;
     if (!this.scan()) return;
     for (const stage of scope) if (this.read(stage) === 'damaged') return;
   }
 
   /** Every line parsed and checked, in order: the last entry of each stage stands. */
-  private parseEveryLine(text: string): void {
+  private parseEveryLine(bytes: Buffer): void {
     let number = 0;
-    for (let start = 0; start < text.length; ) {
-      const end = lineEnd(text, start);
+    for (let start = 0; start < bytes.length; ) {
+      const end = lineEnd(bytes, start);
       number += 1;
       if (end > start) {
         this.lines += 1;
-        const entry = parseLine(text, start, end);
+        const entry = parseLine(bytes, start, end);
         if (entry === 'damaged') return this.damaged(number);
         if (entry !== 'torn') this.records.set(entry.s, entry.f === null ? null : entry.r);
       }
@@ -173,17 +111,17 @@ export class StageState {
 
   /** Indexes each stage's last line; a line not in the form refinery writes is parsed now. False when the journal was set aside. */
   private scan(): boolean {
-    const text = this.text;
+    const bytes = this.bytes;
     let number = 0;
-    for (let start = 0; start < text.length; ) {
-      const end = lineEnd(text, start);
+    for (let start = 0; start < bytes.length; ) {
+      const end = lineEnd(bytes, start);
       number += 1;
       if (end > start) {
         this.lines += 1;
-        const id = entryId(text, start, end);
+        const id = entryId(bytes, start, end);
         if (id !== undefined) this.lastLine.set(id, start);
         else {
-          const entry = parseLine(text, start, end);
+          const entry = parseLine(bytes, start, end);
           if (entry === 'damaged') {
             this.damaged(number);
             return false;
@@ -198,13 +136,13 @@ export class StageState {
 
   /** Parses the stage's last whole line (a torn one gives way to the one before) into `records`. */
   private read(stage: string): StageRecord | null | 'damaged' {
-    const text = this.text;
+    const bytes = this.bytes;
     let record: StageRecord | null = null;
-    for (let start = this.lastLine.get(stage) ?? -1; start >= 0; start = previousLine(text, stage, start)) {
-      const entry = parseLine(text, start, lineEnd(text, start));
+    for (let start = this.lastLine.get(stage) ?? -1; start >= 0; start = previousLine(bytes, stage, start)) {
+      const entry = parseLine(bytes, start, lineEnd(bytes, start));
       if (entry === 'torn') continue;
       if (entry === 'damaged' || entry.s !== stage) {
-        this.damaged(lineNumberAt(text, start));
+        this.damaged(lineNumberAt(bytes, start));
         return 'damaged';
       }
       record = entry.f === null ? null : entry.r;
@@ -218,7 +156,7 @@ export class StageState {
   private damaged(lineNumber: number): void {
     this.close();
     this.setAside(`line ${lineNumber} is not a journal entry`);
-    this.text = '';
+    this.bytes = EMPTY;
     this.lastLine.clear();
     for (const stage of [...this.records.keys()]) if (!this.written.has(stage)) this.records.delete(stage);
     this.lines = 0;
@@ -298,21 +236,21 @@ export class StageState {
     const stages = this.stageCount();
     if (this.lines <= stages + Math.max(64, stages >> 2)) return undefined;
     this.close();
-    let body: string[] = [];
-    const text = this.text;
+    let body: Buffer[] = [];
+    const bytes = this.bytes;
     for (const [stage, start] of [...this.lastLine]) {
       if (this.records.has(stage)) continue;
-      const end = text.indexOf('\n', start);
-      const line = text.slice(start, end < 0 ? text.length : end);
-      if (!line.endsWith('}')) {
+      const line = bytes.subarray(start, lineEnd(bytes, start));
+      if (!endsWhole(line)) {
         // Set aside as damaged: none of its lines is copied, this run's records make the new journal.
         if (this.read(stage) === 'damaged') body = [];
-        if (this.text === '') break;
-      } else if (!line.endsWith('"f":null}')) body.push(line);
+        if (this.bytes === EMPTY) break;
+      } else if (!isDropLine(line)) body.push(line);
     }
-    for (const [stage, record] of this.records) if (record) body.push(JSON.stringify({ s: stage, f: record.fingerprint, r: record }));
+    for (const [stage, record] of this.records)
+      if (record) body.push(Buffer.from(JSON.stringify({ s: stage, f: record.fingerprint, r: record })));
     try {
-      writeFileAtomicSync(this.file, body.length ? `${body.join('\n')}\n` : '', { sync: true });
+      writeFileAtomicSync(this.file, Buffer.concat(body.flatMap((line) => [line, NEWLINE])), { sync: true });
     } catch (error) {
       return writeProblem(this.file, error);
     }
