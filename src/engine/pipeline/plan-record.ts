@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync } from 'node:fs';
 import type { Plan, StageInstance } from '../types/plan.ts';
 import type { PipelineSpec, StageSpec } from '../types/pipeline.ts';
 import type { SourceSpan } from '../types/source.ts';
@@ -7,7 +7,7 @@ import { planGraph } from '../graph/plan-graph.ts';
 import { isGlob, matchGlob } from '../paths/glob.ts';
 import { writeFileAtomicSync } from '../state/atomic-file.ts';
 import { encodeHashedIndex, HashedIndexReader } from '../state/hashed-index.ts';
-import { readAt } from '../state/read-at.ts';
+import { readAt, readFirstLine } from '../state/read-at.ts';
 import { manifestFile } from '../state/run-manifest.ts';
 import { writeProblem, type WriteProblem } from '../state/write-problem.ts';
 import { packStage, unpackStage } from './compact-spec.ts';
@@ -164,24 +164,6 @@ function isInstanceLine(value: unknown, id: string): value is Omit<StageInstance
 /** A part of the record that is not what the writer wrote: the caller checks everything instead. */
 class Damaged extends Error {}
 
-/** The header line and its length in bytes (with its newline). */
-function readHeader(fd: number): { header: unknown; bytes: number } {
-  const chunks: Buffer[] = [];
-  for (let position = 0; ; ) {
-    const chunk = Buffer.allocUnsafe(65536);
-    const n = readSync(fd, chunk, 0, chunk.length, position);
-    if (n === 0) throw new Damaged('no header');
-    const newline = chunk.subarray(0, n).indexOf(0x0a);
-    if (newline >= 0) {
-      chunks.push(chunk.subarray(0, newline));
-      const bytes = position + newline + 1;
-      return { header: JSON.parse(Buffer.concat(chunks).toString('utf8')), bytes };
-    }
-    chunks.push(chunk.subarray(0, n));
-    position += n;
-  }
-}
-
 /** The index entries a run needs, parsed and checked as they are looked up. */
 class PlanIndex {
   private readonly nodes = new Map<string, NodeEntry>();
@@ -244,7 +226,9 @@ export function readPartialPlan(
     return undefined;
   }
   try {
-    const { header, bytes } = readHeader(fd);
+    const first = readFirstLine(fd);
+    const header: unknown = JSON.parse(first.line.toString('utf8'));
+    const bytes = first.bytes;
     if (!isHeader(header) || header.key !== key) return undefined;
     const linesAt = bytes + 4 * header.buckets;
     const body = linesAt + header.entryBytes;
