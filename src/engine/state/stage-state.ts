@@ -1,9 +1,17 @@
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { FileStamp } from './file-hashes.ts';
 import { writeFileAtomicSync } from './atomic-file.ts';
 import { ensureStateDir, setAsideAndWarn, type StateWarn } from './set-aside.ts';
 import { writeProblem, type WriteProblem } from './write-problem.ts';
+import {
+  INDEX_MIN_BYTES,
+  JournalIndex,
+  type JournalIdentity,
+  journalIdentity,
+  removeJournalIndex,
+  writeJournalIndex,
+} from './journal-index.ts';
 import { endsWhole, entryId, isDropLine, type JournalLine, lineEnd, lineNumberAt, parseLine, previousLine } from './journal-lines.ts';
 
 /** What a fingerprint was made of, kept so `refinery why` can say what changed. */
@@ -35,6 +43,13 @@ export interface StageRecord {
 const EMPTY = Buffer.alloc(0);
 const NEWLINE = Buffer.from('\n');
 
+/** What a run read of its journal whole, for the index it leaves when the journal had none that held. */
+interface ReadWhole {
+  identity: JournalIdentity;
+  /** Lines in the bytes read. */
+  lines: number;
+}
+
 /**
  * Per-pipeline stage state as an append-only journal: a stage's old record is dropped (a
  * `null` line) before it runs and its new record appended after its outputs are in place, so
@@ -46,17 +61,27 @@ const NEWLINE = Buffer.from('\n');
  * so such a run opens it with the ids of the stages it may ask about (`scope`): the lines are
  * only scanned for each stage's last one (a line not in the form refinery writes, `null` say,
  * is parsed by the scan), and the last lines of the stages in scope are parsed and checked at
- * once, before any record is used; another stage's line is parsed when it is asked for. The rule: **a damaged line found at any time sets the journal aside and the
- * stages run again.** Found while opening, no stage is judged on any of its records; found
- * later (a stage outside the scope, or in `all()` or `compact()`), the records read before
- * stand and every other stage runs again. Lines a stage has since replaced are not read. Without
- * a scope every line is parsed and checked at once: a run that checks everything reads every
- * record anyway.
+ * once, before any record is used; another stage's line is parsed when it is asked for. A large
+ * journal has an index of where each stage's last line starts (journal-index.ts): a scoped open
+ * then reads only the lines past what the index covers, and the lines it points at. Wherever the
+ * index and the journal disagree, the whole journal is read and scanned instead, as without one.
+ *
+ * The rule: **a damaged line found at any time sets the journal aside and the stages run
+ * again.** Found while opening, no stage is judged on any of its records; found later (a stage
+ * outside the scope, or in `all()` or `compact()`), the records read before stand and every
+ * other stage runs again. Lines a stage has since replaced are not read. Without a scope every
+ * line is parsed and checked at once: a run that checks everything reads every record anyway.
  */
 export class StageState {
   readonly file: string;
-  /** The journal as read, while lines of stages not asked for yet may be parsed from it. */
+  /** The journal as read (past `base`), while lines of stages not asked for yet may be parsed from it. */
   private bytes: Buffer = EMPTY;
+  /** Where `bytes` starts in the file: after the part the index covers, when read through it. */
+  private base = 0;
+  /** While read through its index (`base` > 0): the lines the index points at are read from it. */
+  private index: JournalIndex | undefined;
+  /** The journal read whole and scanned, without an index that held: what its index is made of. */
+  private readWhole: ReadWhole | undefined;
   /** Stage -> where its last line starts in `bytes`. */
   private readonly lastLine = new Map<string, number>();
   /** Records read (and checked) or written by this run; null for a stage without one. */
@@ -75,22 +100,76 @@ export class StageState {
     scope?: Iterable<string>,
   ) {
     this.file = path.join(root, '.refinery', 'state', `${pipeline}.jsonl`);
-    this.load(scope);
+    if (!scope || !this.openIndexed(scope)) this.load(scope);
+  }
+
+  /** The journal and what it is; undefined when there is none or it was set aside. */
+  private readJournal(): { bytes: Buffer; identity: JournalIdentity } | undefined {
+    let fd: number;
+    try {
+      fd = openSync(this.file, 'r');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // A journal made anew must not be read through the index of one removed by hand.
+      if (code === 'ENOENT') removeJournalIndex(this.file);
+      else this.setAside(`cannot be read (${code})`);
+      return undefined;
+    }
+    try {
+      return { identity: journalIdentity(fstatSync(fd)), bytes: readFileSync(fd) };
+    } catch (error) {
+      this.setAside(`cannot be read (${(error as NodeJS.ErrnoException).code})`);
+      return undefined;
+    } finally {
+      closeSync(fd);
+    }
   }
 
   private load(scope: Iterable<string> | undefined): void {
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(this.file);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.setAside(`cannot be read (${(error as NodeJS.ErrnoException).code})`);
-      return;
-    }
+    const journal = this.readJournal();
+    if (!journal) return;
+    const { bytes } = journal;
     this.torn = bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a;
     if (!scope) return this.parseEveryLine(bytes);
     this.bytes = bytes;
-    if (!this.scan()) return;
+    const damagedAt = this.scan();
+    if (damagedAt !== undefined) return this.damaged(damagedAt);
+    this.readWhole = { identity: journal.identity, lines: this.lines };
     for (const stage of scope) if (this.read(stage) === 'damaged') return;
+  }
+
+  /** A scoped open through the journal's index, when one holds for it; false to read the journal whole. */
+  private openIndexed(scope: Iterable<string>): boolean {
+    let fd: number;
+    try {
+      fd = openSync(this.file, 'r');
+    } catch {
+      return false;
+    }
+    let index: JournalIndex | undefined;
+    let tail: Buffer;
+    try {
+      index = JournalIndex.open(this.file, fd);
+      if (!index) {
+        closeSync(fd);
+        return false;
+      }
+      tail = index.tail();
+    } catch {
+      if (index) index.close();
+      else closeSync(fd);
+      return false;
+    }
+    this.index = index;
+    this.base = index.covered;
+    this.bytes = tail;
+    this.torn = tail.length > 0 && tail[tail.length - 1] !== 0x0a;
+    // A damaged line past the index is reported where it is in the whole journal.
+    if (this.scan() !== undefined) {
+      if (!this.readAll()) return true;
+    } else this.lines += index.lines;
+    for (const stage of scope) if (this.read(stage) === 'damaged') return true;
+    return true;
   }
 
   /** Every line parsed and checked, in order: the last entry of each stage stands. */
@@ -109,8 +188,8 @@ export class StageState {
     }
   }
 
-  /** Indexes each stage's last line; a line not in the form refinery writes is parsed now. False when the journal was set aside. */
-  private scan(): boolean {
+  /** Indexes each stage's last line in `bytes`; a line not in the form refinery writes is parsed now. The number of the first damaged line, if any. */
+  private scan(): number | undefined {
     const bytes = this.bytes;
     let number = 0;
     for (let start = 0; start < bytes.length; ) {
@@ -122,32 +201,63 @@ export class StageState {
         if (id !== undefined) this.lastLine.set(id, start);
         else {
           const entry = parseLine(bytes, start, end);
-          if (entry === 'damaged') {
-            this.damaged(number);
-            return false;
-          }
+          if (entry === 'damaged') return number;
           if (entry !== 'torn') this.lastLine.set(entry.s, start);
         }
       }
       start = end + 1;
     }
+    return undefined;
+  }
+
+  /**
+   * Leaves the index: the whole journal read and scanned, the lines this run appended included
+   * (the records it read stand). False when the journal was set aside.
+   */
+  private readAll(): boolean {
+    this.closeIndex();
+    this.base = 0;
+    this.bytes = EMPTY;
+    this.lastLine.clear();
+    this.lines = 0;
+    const journal = this.readJournal();
+    if (!journal) {
+      this.forget();
+      return false;
+    }
+    this.bytes = journal.bytes;
+    const damagedAt = this.scan();
+    if (damagedAt !== undefined) {
+      this.damaged(damagedAt);
+      return false;
+    }
+    this.readWhole = { identity: journal.identity, lines: this.lines };
     return true;
   }
 
   /** Parses the stage's last whole line (a torn one gives way to the one before) into `records`. */
   private read(stage: string): StageRecord | null | 'damaged' {
     const bytes = this.bytes;
-    let record: StageRecord | null = null;
     for (let start = this.lastLine.get(stage) ?? -1; start >= 0; start = previousLine(bytes, stage, start)) {
       const entry = parseLine(bytes, start, lineEnd(bytes, start));
       if (entry === 'torn') continue;
       if (entry === 'damaged' || entry.s !== stage) {
+        if (this.base > 0) return this.readAll() ? this.read(stage) : 'damaged';
         this.damaged(lineNumberAt(bytes, start));
         return 'damaged';
       }
-      record = entry.f === null ? null : entry.r;
-      break;
+      return this.remember(stage, entry.f === null ? null : entry.r);
     }
+    if (this.base === 0) return this.remember(stage, null);
+    // No whole line past what the index covers: the line it points at, if it has one.
+    const line = this.index ? this.index.lineOf(stage) : 'unsure';
+    if (line === undefined) return this.remember(stage, null);
+    const entry = line === 'unsure' ? line : parseLine(line, 0, line.length);
+    if (typeof entry === 'string' || entry.s !== stage) return this.readAll() ? this.read(stage) : 'damaged';
+    return this.remember(stage, entry.f === null ? null : entry.r);
+  }
+
+  private remember(stage: string, record: StageRecord | null): StageRecord | null {
     this.records.set(stage, record);
     return record;
   }
@@ -155,8 +265,16 @@ export class StageState {
   /** A damaged line: the journal is set aside and what was read of it forgotten (this run's own records stay). */
   private damaged(lineNumber: number): void {
     this.close();
+    removeJournalIndex(this.file);
     this.setAside(`line ${lineNumber} is not a journal entry`);
+    this.forget();
+  }
+
+  /** What was read of the journal forgotten: this run's own records stay. */
+  private forget(): void {
     this.bytes = EMPTY;
+    this.base = 0;
+    this.readWhole = undefined;
     this.lastLine.clear();
     for (const stage of [...this.records.keys()]) if (!this.written.has(stage)) this.records.delete(stage);
     this.lines = 0;
@@ -170,19 +288,22 @@ export class StageState {
   get(stage: string): StageRecord | undefined {
     const known = this.records.get(stage);
     if (known !== undefined || this.records.has(stage)) return known ?? undefined;
-    const read = this.lastLine.has(stage) ? this.read(stage) : null;
+    const read = this.lastLine.has(stage) || this.base > 0 ? this.read(stage) : null;
     return read === 'damaged' || read === null ? undefined : read;
   }
 
   all(): StageRecord[] {
-    for (const stage of [...this.lastLine.keys()]) if (!this.records.has(stage) && this.read(stage) === 'damaged') break;
+    if (this.base === 0 || this.readAll())
+      for (const stage of [...this.lastLine.keys()]) if (!this.records.has(stage) && this.read(stage) === 'damaged') break;
     return [...this.records.values()].filter((r): r is StageRecord => r !== null);
   }
 
   /** How many stages the journal has lines for: at least as many as have a record, counted without parsing a line. */
   private stageCount(): number {
-    let count = this.lastLine.size;
-    for (const stage of this.records.keys()) if (!this.lastLine.has(stage)) count += 1;
+    const index = this.index;
+    let count = this.lastLine.size + (index?.stages ?? 0);
+    for (const stage of this.lastLine.keys()) if (index?.has(stage) === true) count -= 1;
+    for (const stage of this.records.keys()) if (!this.lastLine.has(stage) && index?.has(stage) !== true) count += 1;
     return count;
   }
 
@@ -204,10 +325,16 @@ export class StageState {
     this.lines += 1;
   }
 
-  /** Closes the journal (it reopens on the next append). */
+  private closeIndex(): void {
+    this.index?.close();
+    this.index = undefined;
+  }
+
+  /** Closes the journal (it reopens on the next append) and its index (a record not read yet is then read from the whole journal). */
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
+    this.closeIndex();
   }
 
   /** Written at once, before the stage can replace its outputs: a crash after it leaves the stage stale. */
@@ -227,16 +354,25 @@ export class StageState {
 
   /**
    * Rewrites the journal with one line per stage once it has grown a quarter past that (each
-   * run that checks what changed reads it whole). The last line of a stage not read is copied as
-   * written, not parsed: a damaged one is found when it is read, as it would have been (one cut
-   * short is read now, so its stage keeps the line before). A rewrite that fails (a full disk)
-   * leaves the journal as it was and is returned.
+   * run that checks what changed reads it whole), and its index after it. The last line of a
+   * stage not read is copied as written, not parsed: a damaged one is found when it is read, as
+   * it would have been (one cut short is read now, so its stage keeps the line before). A
+   * rewrite that fails (a full disk) leaves the journal as it was and is returned. Short of a
+   * rewrite, a large journal read whole for want of an index gets one.
    */
   compact(): WriteProblem | undefined {
+    // An index closed early no longer says what it covers.
+    if (this.base > 0 && !this.index) this.readAll();
     const stages = this.stageCount();
-    if (this.lines <= stages + Math.max(64, stages >> 2)) return undefined;
+    if (this.lines <= stages + Math.max(64, stages >> 2)) {
+      this.indexWhatWasRead();
+      return undefined;
+    }
+    if (this.base > 0) this.readAll();
     this.close();
-    let body: Buffer[] = [];
+    removeJournalIndex(this.file);
+    this.readWhole = undefined;
+    let body: Array<[stage: string, line: Buffer]> = [];
     const bytes = this.bytes;
     for (const [stage, start] of [...this.lastLine]) {
       if (this.records.has(stage)) continue;
@@ -245,17 +381,45 @@ export class StageState {
         // Set aside as damaged: none of its lines is copied, this run's records make the new journal.
         if (this.read(stage) === 'damaged') body = [];
         if (this.bytes === EMPTY) break;
-      } else if (!isDropLine(line)) body.push(line);
+      } else if (!isDropLine(line)) body.push([stage, line]);
     }
     for (const [stage, record] of this.records)
-      if (record) body.push(Buffer.from(JSON.stringify({ s: stage, f: record.fingerprint, r: record })));
+      if (record) body.push([stage, Buffer.from(JSON.stringify({ s: stage, f: record.fingerprint, r: record }))]);
+    const text = Buffer.concat(body.flatMap(([, line]) => [line, NEWLINE]));
     try {
-      writeFileAtomicSync(this.file, Buffer.concat(body.flatMap((line) => [line, NEWLINE])), { sync: true });
+      writeFileAtomicSync(this.file, text, { sync: true });
     } catch (error) {
       return writeProblem(this.file, error);
     }
     this.lines = body.length;
     this.torn = false;
+    if (text.length >= INDEX_MIN_BYTES) this.indexRewritten(body, text.length);
     return undefined;
+  }
+
+  /** The index of the journal just rewritten from `body`, one line per stage. */
+  private indexRewritten(body: ReadonlyArray<readonly [string, Buffer]>, size: number): void {
+    let identity: JournalIdentity;
+    try {
+      identity = journalIdentity(statSync(this.file));
+    } catch {
+      return;
+    }
+    const offsets = new Map<string, number>();
+    let at = 0;
+    for (const [stage, line] of body) {
+      offsets.set(stage, at);
+      at += line.length + 1;
+    }
+    writeJournalIndex(this.file, identity, size, body.length, offsets);
+  }
+
+  /** After a scoped run that read a large journal whole (it had no index that held): the index of what it read, for the next run. */
+  private indexWhatWasRead(): void {
+    const read = this.readWhole;
+    this.readWhole = undefined;
+    const bytes = this.bytes;
+    if (!read || this.base > 0 || bytes.length < INDEX_MIN_BYTES || bytes[bytes.length - 1] !== 0x0a) return;
+    writeJournalIndex(this.file, read.identity, bytes.length, read.lines, this.lastLine);
   }
 }
