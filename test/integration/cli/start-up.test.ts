@@ -1,5 +1,7 @@
 // What a no-op run loads before it answers: refinery's own start path and nothing heavy. ESM loads
 // are listed by a module hook given through NODE_OPTIONS; CommonJS loads by NODE_DEBUG=module.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, tempProject, type TempProject } from '../../helpers/project.ts';
 
@@ -8,10 +10,20 @@ afterEach(() => project?.cleanup());
 
 const HEAVY = ['zod', 'ajv', 'ajv-formats', 'yaml', 'p-queue', 'mqtt', 'aedes', 'zx'];
 
-/** Packages named in the CLI's module loads (from node_modules/<name>/, scoped or not). */
+const PACKAGE_PATH = /node_modules\/((?:@[^/\s]+\/)?[^/\s]+)\//g;
+
+/**
+ * Packages named in the CLI's module loads (from node_modules/<name>/, scoped or not), and those
+ * bundled into a loaded chunk of dist/bundle (esbuild heads each bundled file with a
+ * `// node_modules/<name>/...` comment).
+ */
 function loadedPackages(stderr: string): Set<string> {
   const names = new Set<string>();
-  for (const m of stderr.matchAll(/node_modules\/((?:@[^/\s]+\/)?[^/\s]+)\//g)) names.add(m[1] as string);
+  for (const m of stderr.matchAll(PACKAGE_PATH)) names.add(m[1] as string);
+  for (const m of stderr.matchAll(/^LOAD (file:\/\/\S*\/dist\/bundle\/\S+\.js)$/gm)) {
+    const text = readFileSync(fileURLToPath(m[1] as string), 'utf8');
+    for (const c of text.matchAll(/^\/\/ (node_modules\/\S+)$/gm)) for (const p of (c[1] as string).matchAll(PACKAGE_PATH)) names.add(p[1] as string);
+  }
   return names;
 }
 
