@@ -191,7 +191,7 @@ async function recordNoop(
 ): Promise<{ problems: Array<WriteProblem | undefined>; record?: NoopRecord }> {
   // Loops expand while running: their instances are in the state, named by the loop.
   if (target.plan.loops.length > 0) return { problems: [] };
-  const { writePlanRecord } = await import('../../engine/pipeline/plan-record.ts');
+  const { writePlanRecord } = await import('./run-engine.ts');
   const stages = target.partial ? target.partial.stages : target.plan.instances.map((i) => i.id);
   // The plan record is written before the no-op record it belongs to, and only when expanded
   // afresh (a partial plan leaves the last one in place: the same key gives the same plan).
@@ -202,12 +202,7 @@ async function recordNoop(
 
 /** The last run's plan, cut down to what the changed files reach (no pipeline parse, no expansion); undefined to open it in full. */
 async function partialTarget(root: string, pipelineFile: string, key: string, changed: ChangedFiles): Promise<RunTarget | undefined> {
-  const [{ readPartialPlan }, { projectResolver }, { Locator }, { parseLocatedYaml }] = await Promise.all([
-    import('../../engine/pipeline/plan-record.ts'),
-    import('../../engine/pipeline/resolve-names.ts'),
-    import('../../engine/pipeline/locate.ts'),
-    import('../../engine/pipeline/yaml-source.ts'),
-  ]);
+  const { readPartialPlan, projectResolver, Locator, parseLocatedYaml } = await import('./run-engine.ts');
   const absolute = path.resolve(root, pipelineFile);
   let locator: Locator | undefined;
   // Read only for a message that needs a place in it (its stat has just been found unchanged).
