@@ -60,7 +60,7 @@ function isHeader(value: unknown): value is Header {
   return [h.covered, h.lines, h.stages, h.buckets, h.entryBytes].every(isCount);
 }
 
-function sameFile(a: JournalIdentity, b: JournalIdentity): boolean {
+export function sameJournal(a: JournalIdentity, b: JournalIdentity): boolean {
   return a.dev === b.dev && a.ino === b.ino && a.born === b.born;
 }
 
@@ -131,7 +131,7 @@ export class JournalIndex {
     try {
       const first = readFirstLine(indexFd);
       const header: unknown = JSON.parse(first.line.toString('utf8'));
-      if (!isHeader(header) || !sameFile(header.journal, journalIdentity(stat))) throw new DamagedIndex('another journal');
+      if (!isHeader(header) || !sameJournal(header.journal, journalIdentity(stat))) throw new DamagedIndex('another journal');
       if (header.covered < 1 || header.covered > stat.size || readAt(journalFd, header.covered - 1, 1)[0] !== NEWLINE)
         throw new DamagedIndex('not a line end');
       const linesAt = first.bytes + 4 * header.buckets;

@@ -10,6 +10,7 @@ import {
   type JournalIdentity,
   journalIdentity,
   removeJournalIndex,
+  sameJournal,
   writeJournalIndex,
 } from './journal-index.ts';
 import { endsWhole, entryId, isDropLine, type JournalLine, lineEnd, lineNumberAt, parseLine, previousLine } from './journal-lines.ts';
@@ -43,13 +44,6 @@ export interface StageRecord {
 const EMPTY = Buffer.alloc(0);
 const NEWLINE = Buffer.from('\n');
 
-/** What a run read of its journal whole, for the index it leaves when the journal had none that held. */
-interface ReadWhole {
-  identity: JournalIdentity;
-  /** Lines in the bytes read. */
-  lines: number;
-}
-
 /**
  * Per-pipeline stage state as an append-only journal: a stage's old record is dropped (a
  * `null` line) before it runs and its new record appended after its outputs are in place, so
@@ -80,8 +74,14 @@ export class StageState {
   private base = 0;
   /** While read through its index (`base` > 0): the lines the index points at are read from it. */
   private index: JournalIndex | undefined;
-  /** The journal read whole and scanned, without an index that held: what its index is made of. */
-  private readWhole: ReadWhole | undefined;
+  /** The journal as read (undefined when there was none): an index is written only for that file. */
+  private identity: JournalIdentity | undefined;
+  /** Where the next line starts: the end of what was read and of what this run appended since; -1 when a write failed. */
+  private end = 0;
+  /** Stage -> where the last line this run appended for it starts. */
+  private readonly appended = new Map<string, number>();
+  /** Read whole, not through an index that held: the run leaves an index at its end (once). */
+  private indexPending = true;
   /** Stage -> where its last line starts in `bytes`. */
   private readonly lastLine = new Map<string, number>();
   /** Records read (and checked) or written by this run; null for a stage without one. */
@@ -129,12 +129,13 @@ export class StageState {
     const journal = this.readJournal();
     if (!journal) return;
     const { bytes } = journal;
+    this.identity = journal.identity;
+    this.end = bytes.length;
     this.torn = bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a;
     if (!scope) return this.parseEveryLine(bytes);
     this.bytes = bytes;
     const damagedAt = this.scan();
     if (damagedAt !== undefined) return this.damaged(damagedAt);
-    this.readWhole = { identity: journal.identity, lines: this.lines };
     for (const stage of scope) if (this.read(stage) === 'damaged') return;
   }
 
@@ -161,7 +162,9 @@ export class StageState {
       return false;
     }
     this.index = index;
+    this.indexPending = false;
     this.base = index.covered;
+    this.end = index.covered + tail.length;
     this.bytes = tail;
     this.torn = tail.length > 0 && tail[tail.length - 1] !== 0x0a;
     // A damaged line past the index is reported where it is in the whole journal.
@@ -182,7 +185,10 @@ export class StageState {
         this.lines += 1;
         const entry = parseLine(bytes, start, end);
         if (entry === 'damaged') return this.damaged(number);
-        if (entry !== 'torn') this.records.set(entry.s, entry.f === null ? null : entry.r);
+        if (entry !== 'torn') {
+          this.records.set(entry.s, entry.f === null ? null : entry.r);
+          this.lastLine.set(entry.s, start);
+        }
       }
       start = end + 1;
     }
@@ -226,12 +232,15 @@ export class StageState {
       return false;
     }
     this.bytes = journal.bytes;
+    this.identity = journal.identity;
+    this.end = journal.bytes.length;
+    this.appended.clear();
+    this.indexPending = true;
     const damagedAt = this.scan();
     if (damagedAt !== undefined) {
       this.damaged(damagedAt);
       return false;
     }
-    this.readWhole = { identity: journal.identity, lines: this.lines };
     return true;
   }
 
@@ -274,7 +283,10 @@ export class StageState {
   private forget(): void {
     this.bytes = EMPTY;
     this.base = 0;
-    this.readWhole = undefined;
+    this.identity = undefined;
+    this.end = 0;
+    this.appended.clear();
+    this.indexPending = true;
     this.lastLine.clear();
     for (const stage of [...this.records.keys()]) if (!this.written.has(stage)) this.records.delete(stage);
     this.lines = 0;
@@ -318,11 +330,17 @@ export class StageState {
       this.fd = openSync(this.file, 'a');
     }
     const line = Buffer.from(`${this.torn ? '\n' : ''}${JSON.stringify(entry)}\n`);
+    const at = this.end < 0 ? -1 : this.end + (this.torn ? 1 : 0);
     this.torn = true;
+    this.end = -1;
     // A write to a filling disk can be short before it fails: the rest is written or the error thrown.
     for (let done = 0; done < line.length; ) done += writeSync(this.fd, line, done);
     this.torn = false;
     this.lines += 1;
+    if (at >= 0) {
+      this.end = at + line.length - (line[0] === 0x0a ? 1 : 0);
+      this.appended.set(entry.s, at);
+    }
   }
 
   private closeIndex(): void {
@@ -365,13 +383,12 @@ export class StageState {
     if (this.base > 0 && !this.index) this.readAll();
     const stages = this.stageCount();
     if (this.lines <= stages + Math.max(64, stages >> 2)) {
-      this.indexWhatWasRead();
+      this.writePendingIndex();
       return undefined;
     }
     if (this.base > 0) this.readAll();
     this.close();
     removeJournalIndex(this.file);
-    this.readWhole = undefined;
     let body: Array<[stage: string, line: Buffer]> = [];
     const bytes = this.bytes;
     for (const [stage, start] of [...this.lastLine]) {
@@ -393,6 +410,10 @@ export class StageState {
     }
     this.lines = body.length;
     this.torn = false;
+    // What is in memory still reads the old text; this object writes no index again.
+    this.end = text.length;
+    this.appended.clear();
+    this.indexPending = false;
     if (text.length >= INDEX_MIN_BYTES) this.indexRewritten(body, text.length);
     return undefined;
   }
@@ -414,12 +435,23 @@ export class StageState {
     writeJournalIndex(this.file, identity, size, body.length, offsets);
   }
 
-  /** After a scoped run that read a large journal whole (it had no index that held): the index of what it read, for the next run. */
-  private indexWhatWasRead(): void {
-    const read = this.readWhole;
-    this.readWhole = undefined;
-    const bytes = this.bytes;
-    if (!read || this.base > 0 || bytes.length < INDEX_MIN_BYTES || bytes[bytes.length - 1] !== 0x0a) return;
-    writeJournalIndex(this.file, read.identity, bytes.length, read.lines, this.lastLine);
+  /**
+   * The index of a large journal this object read whole (it had none that held, or none at all),
+   * with the lines it appended: written once, at the end of the first run, for the runs after.
+   */
+  private writePendingIndex(): void {
+    if (!this.indexPending || this.base > 0 || this.torn || this.end < INDEX_MIN_BYTES) return;
+    this.indexPending = false;
+    let now: JournalIdentity;
+    try {
+      now = journalIdentity(this.fd !== undefined ? fstatSync(this.fd) : statSync(this.file));
+    } catch {
+      return;
+    }
+    // Replaced since it was read (not by this run): what was read of it says nothing of the new file.
+    if (this.identity && !sameJournal(this.identity, now)) return;
+    const offsets = new Map(this.lastLine);
+    for (const [stage, at] of this.appended) offsets.set(stage, at);
+    writeJournalIndex(this.file, now, this.end, this.lines, offsets);
   }
 }

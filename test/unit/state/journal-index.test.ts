@@ -171,6 +171,43 @@ describe('stage journal index', () => {
     expect(existsSync(INDEX())).toBe(false);
   });
 
+  it('StageState - a run that makes or reads a large journal whole leaves its index once, with the lines it appended', () => {
+    const build = new StageState(root, 'p', warn);
+    for (const s of STAGES) build.commit(record(s));
+    expect(build.compact()).toBeUndefined();
+    const written = readFileSync(INDEX());
+    // The object lives on (a watch's): its later runs leave the index as it is.
+    build.commit(record('s1', 'fp-s1-later'));
+    expect(build.compact()).toBeUndefined();
+    build.close();
+    expect(readFileSync(INDEX()).equals(written)).toBe(true);
+    damageInPlace('s7');
+    const state = new StageState(root, 'p', warn, ['s1', 's2']);
+    expect(state.get('s1')?.fingerprint).toBe('fp-s1-later');
+    expect(state.get('s2')).toEqual(record('s2'));
+    expect(warnings).toEqual([]);
+  });
+
+  it('StageState - after a torn last line, the lines a run appends are indexed where they start', () => {
+    const build = new StageState(root, 'p', warn);
+    for (const s of STAGES) build.commit(record(s));
+    build.close();
+    appendFileSync(JOURNAL(), '{"s":"s3","f":"fp-s3-torn","r":{"stage":"s3","finger');
+    const run = new StageState(root, 'p', warn, ['s3']);
+    run.drop('s3');
+    run.commit(record('s3', 'fp-s3-new'));
+    expect(run.compact()).toBeUndefined();
+    run.close();
+    expect(existsSync(INDEX())).toBe(true);
+    const state = new StageState(root, 'p', warn, ['s3', 's4']);
+    expect(state.get('s3')?.fingerprint).toBe('fp-s3-new');
+    expect(state.get('s4')).toEqual(record('s4'));
+    // Read through the index: a damaged line it covers and no one asks for is not found.
+    damageInPlace('s9');
+    expect(new StageState(root, 'p', warn, ['s3']).get('s3')?.fingerprint).toBe('fp-s3-new');
+    expect(warnings).toEqual([]);
+  });
+
   it('StageState - a journal removed by hand takes its index with it when the next run finds it gone', () => {
     indexedJournal();
     rmSync(JOURNAL());
