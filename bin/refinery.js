@@ -46,7 +46,7 @@ module.enableCompileCache?.();
 let main;
 if (distIsFresh()) {
   // The bundle (one file for the start path, a chunk per command) when the build made one.
-  const bundle = path.join(root, 'dist', 'bundle', 'main.js');
+  const bundle = path.join(root, 'dist', 'bundle', 'main.mjs');
   ({ main } = await import(existsSync(bundle) ? pathToFileURL(bundle).href : '../dist/src/cli/main.js'));
 } else {
   const { register } = await import('tsx/esm/api');

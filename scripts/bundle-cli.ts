@@ -1,9 +1,11 @@
-// Bundles the CLI into dist/bundle/ at build time: main.js holds what every command needs
+// Bundles the CLI into dist/bundle/ at build time: main.mjs holds what every command needs
 // (argument parsing, the no-op check of `run`); each command and each module loaded with a
 // dynamic import() becomes a chunk of its own, loaded only when used, so a rarely used command
 // costs nothing at start-up. Packages stay external (loaded from node_modules as before), but
 // for the few a run that executes stages loads (BUNDLED).
-// bin/refinery.js runs dist/bundle/main.js when dist is fresh. Run by `npm run build`.
+// bin/refinery.js runs dist/bundle/main.mjs when dist is fresh. Run by `npm run build`. The
+// files are .mjs: Node then knows them for ES modules from their name, where for each .js file it
+// looks for the nearest package.json (~3 ms of a run's start for its 20 modules).
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { build, type Plugin } from 'esbuild';
@@ -42,6 +44,7 @@ const result = await build({
   target: 'node20',
   plugins: [externalPackages],
   chunkNames: 'chunks/[name]-[hash]',
+  outExtension: { '.js': '.mjs' },
   logLevel: 'warning',
   metafile: true,
 });
