@@ -13,3 +13,4 @@ export { removeLeftoverStaging } from '../../engine/executor/staging.ts';
 export { SchemaRegistry } from '../../engine/artifacts/schema-registry.ts';
 export { FileHashes } from '../../engine/state/file-hashes.ts';
 export { StageState } from '../../engine/state/stage-state.ts';
+export { acquireProjectLock } from '../../engine/state/project-lock.ts';

@@ -24,7 +24,6 @@ import { EventBus, newRunId } from '../../engine/events/bus.ts';
 import { terminalSink } from '../terminal-sink.ts';
 import { jsonlSink } from '../../engine/events/jsonl-sink.ts';
 import { junitSink } from '../../engine/events/junit-sink.ts';
-import { acquireProjectLock } from '../../engine/state/project-lock.ts';
 import { prepareStateFolders } from '../../engine/state/state-folders.ts';
 import type { StateWarn } from '../../engine/state/set-aside.ts';
 import { writeProblem, type WriteProblem } from '../../engine/state/write-problem.ts';
@@ -365,7 +364,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   }
   // Before anything runs (and is paid for): every backend and tool the tasks will use.
   const engine = await import('./run-engine.ts');
-  const { preflightPlan } = engine;
+  const { preflightPlan, acquireProjectLock } = engine;
   const preflight = await preflightPlan(target.plan, {
     root: io.cwd,
     env: io.env,

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, type Stats, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Observations } from './observations.ts';
@@ -6,6 +5,7 @@ import { writeFileAtomicSync } from './atomic-file.ts';
 import { decodeNoopRecord, encodeNoopRecord, MISSING, type NoopRecord, UNSETTLED } from './noop-record.ts';
 import { markPrecheck } from './noop-precheck.ts';
 import { workingFolder } from '../paths/working-folder.ts';
+import { sha256Hex } from './sha256-text.ts';
 import { ensureStateDir, setAsideAndWarn, type StateWarn } from './set-aside.ts';
 import { settledStat } from './settled-stat.ts';
 import { writeProblem, type WriteProblem } from './write-problem.ts';
@@ -42,7 +42,7 @@ function recordId(pipelineFile: string): string {
   const absolute = path.resolve(pipelineFile);
   let id = recordIds.get(absolute);
   if (id === undefined) {
-    id = createHash('sha256').update(absolute).digest('hex').slice(0, 16);
+    id = sha256Hex(absolute).slice(0, 16);
     recordIds.set(absolute, id);
   }
   return id;
@@ -57,9 +57,7 @@ function recordId(pipelineFile: string): string {
 export function manifestKey(parts: { version: string; pipelineFile: string; params: Readonly<Record<string, string>> }): string {
   const params = Object.entries(parts.params).sort(([a], [b]) => (a < b ? -1 : 1));
   // 'noop 2': never the key of a record (or plan record) in an earlier form.
-  return createHash('sha256')
-    .update(JSON.stringify(['noop 2', parts.version, parts.pipelineFile, params]))
-    .digest('hex');
+  return sha256Hex(JSON.stringify(['noop 2', parts.version, parts.pipelineFile, params]));
 }
 
 const STAT_OPTIONS = { throwIfNoEntry: false } as const;
