@@ -6,6 +6,7 @@ import { ensureStateDir, setAsideAndWarn, type StateWarn } from './set-aside.ts'
 import { writeProblem, type WriteProblem } from './write-problem.ts';
 import {
   INDEX_MIN_BYTES,
+  INDEX_REFRESH_BYTES,
   JournalIndex,
   type JournalIdentity,
   journalIdentity,
@@ -383,6 +384,7 @@ export class StageState {
     if (this.base > 0 && !this.index) this.readAll();
     const stages = this.stageCount();
     if (this.lines <= stages + Math.max(64, stages >> 2)) {
+      if (this.base > 0 && this.end - this.base > INDEX_REFRESH_BYTES) this.readAll();
       this.writePendingIndex();
       return undefined;
     }

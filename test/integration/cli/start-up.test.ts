@@ -22,7 +22,8 @@ function loadedPackages(stderr: string): Set<string> {
   for (const m of stderr.matchAll(PACKAGE_PATH)) names.add(m[1] as string);
   for (const m of stderr.matchAll(/^LOAD (file:\/\/\S*\/dist\/bundle\/\S+\.m?js)$/gm)) {
     const text = readFileSync(fileURLToPath(m[1] as string), 'utf8');
-    for (const c of text.matchAll(/^\/\/ (node_modules\/\S+)$/gm)) for (const p of (c[1] as string).matchAll(PACKAGE_PATH)) names.add(p[1] as string);
+    for (const c of text.matchAll(/^\/\/ (node_modules\/\S+)$/gm))
+      for (const p of (c[1] as string).matchAll(PACKAGE_PATH)) names.add(p[1] as string);
   }
   return names;
 }

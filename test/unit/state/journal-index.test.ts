@@ -5,7 +5,7 @@ import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmS
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { INDEX_MIN_BYTES, journalIndexFile } from '../../../src/engine/state/journal-index.ts';
+import { INDEX_MIN_BYTES, INDEX_REFRESH_BYTES, journalIndexFile } from '../../../src/engine/state/journal-index.ts';
 import { type StageRecord, StageState } from '../../../src/engine/state/stage-state.ts';
 
 let root = '';
@@ -205,6 +205,28 @@ describe('stage journal index', () => {
     // Read through the index: a damaged line it covers and no one asks for is not found.
     damageInPlace('s9');
     expect(new StageState(root, 'p', warn, ['s3']).get('s3')?.fingerprint).toBe('fp-s3-new');
+    expect(warnings).toEqual([]);
+  });
+
+  it('StageState - lines past the index grown beyond INDEX_REFRESH_BYTES: the run reads the journal whole once and indexes it again', () => {
+    indexedJournal();
+    const covered = () => (JSON.parse(readFileSync(INDEX(), 'utf8').split('\n')[0] as string) as { covered: number }).covered;
+    const first = covered();
+    const small = new StageState(root, 'p', warn, ['s1']);
+    small.commit(record('s1', 'fp-s1-a'));
+    expect(small.compact()).toBeUndefined();
+    small.close();
+    expect(covered()).toBe(first);
+    const big = new StageState(root, 'p', warn, ['s1']);
+    for (let i = 0; statSync(JOURNAL()).size - first <= INDEX_REFRESH_BYTES; i += 1) big.commit(record(`s${i % 50}`, `fp-b-${i}`));
+    expect(big.compact()).toBeUndefined();
+    big.close();
+    // Not rewritten (one line a stage), indexed again whole.
+    expect(readFileSync(JOURNAL(), 'utf8').trimEnd().split('\n').length).toBeGreaterThan(STAGES.length + 1);
+    expect(covered()).toBe(statSync(JOURNAL()).size);
+    const state = new StageState(root, 'p', warn, ['s1', 's60']);
+    expect(state.get('s60')).toEqual(record('s60'));
+    expect(state.get('s1')?.fingerprint).toMatch(/^fp-b-/);
     expect(warnings).toEqual([]);
   });
 
