@@ -273,6 +273,26 @@ describe('file stamps read in part', () => {
     expect(savedStamps()).toEqual({ 'src/a.txt': [399, 1, 2, 'h'.repeat(200)] });
   });
 
+  it('FileHashes - appends a quarter past the stamps written whole make the next save write it whole (the lines a run indexes stay few)', () => {
+    const names = Array.from({ length: 2000 }, (_, i) => `src/f${i}.txt`);
+    const first = new FileHashes(root, warn);
+    for (const name of names) first.remember(name, [1, 2, 3, 'h'.repeat(43)]);
+    expect(first.save()).toBeUndefined();
+    const whole = readFileSync(path.join(root, HASHES)).length;
+    let rounds = 0;
+    while (rounds === 0 || fileLines().length > names.length + 1) {
+      const hashes = new FileHashes(root, warn);
+      hashes.remember(`src/f${rounds % 2000}.txt`, [rounds, 2, 3, 'h'.repeat(200)]);
+      expect(hashes.save()).toBeUndefined();
+      rounds += 1;
+      if (rounds === 1) expect(fileLines().length).toBe(names.length + 2);
+      expect(readFileSync(path.join(root, HASHES)).length).toBeLessThan(whole * 1.25 + 65_536 + 512);
+    }
+    // Written whole again once the appends passed a quarter of the stamps and 64 KiB: not at double.
+    expect(rounds).toBeLessThan(Math.ceil((whole + 65_536) / 250));
+    expect(savedStamps()[`src/f${(rounds - 1) % 2000}.txt`]).toEqual([rounds - 1, 2, 3, 'h'.repeat(200)]);
+  });
+
   it('FileHashes - a file written whole holds its lines sorted by path, and every stamp is read back from it, appended ones first', () => {
     const names = Array.from({ length: 300 }, (_, i) => `src/${(i * 7919) % 300}-f.txt`);
     for (const name of names) source(name, `content of ${name}`);
