@@ -67,7 +67,7 @@ export function precheckVouch(
     if (fd !== undefined) closeSync(fd);
   }
   const record = decodeNoopRecord(bytes);
-  if (typeof record === 'string' || record.paths.length !== answer.files) return undefined;
+  if (typeof record === 'string' || record.numbers.length !== 3 * answer.files) return undefined;
   return { record, mayHaveChanged: markedFiles(answer.bitmap) };
 }
 

@@ -294,19 +294,22 @@ export function compareWithLastRun(
     return undefined;
   }
   if (!record || record.key !== key) return undefined;
-  const { dirs, probes, paths, numbers } = record;
+  // Paths are read only for the files looked at (`paths` makes them strings when first read).
+  const { dirs, probes, numbers } = record;
+  const count = numbers.length / 3;
   for (let i = 0; i < dirs.length; i += 2) if (dirStat(path.resolve(root, dirs[i] as string)) !== dirs[i + 1]) return undefined;
   for (let i = 0; i < probes.length; i += 2) if (existsSync(path.resolve(root, probes[i] as string)) !== probes[i + 1]) return undefined;
   const prefix = statPrefix(root);
   let changed: Uint8Array | undefined;
   const only = vouch?.mayHaveChanged;
   let vouched = 0;
-  for (let i = 0, at = 0; i < paths.length; i += 1, at += 3) {
+  let paths: string[] | undefined;
+  for (let i = 0, at = 0; i < count; i += 1, at += 3) {
     if (only && !only.has(i)) {
       vouched += 1;
       continue;
     }
-    const rel = paths[i] as string;
+    const rel = (paths ??= record.paths)[i] as string;
     const size = numbers[at];
     let same = false;
     if (size !== UNSETTLED) {
@@ -319,12 +322,13 @@ export function compareWithLastRun(
       }
       same = st === undefined ? size === MISSING : st.size === size && st.mtimeMs === numbers[at + 1] && st.ino === numbers[at + 2];
     }
-    if (!same) (changed ??= new Uint8Array(paths.length))[i] = 1;
+    if (!same) (changed ??= new Uint8Array(count))[i] = 1;
   }
   const skipped = new Map(Object.entries(record.skipped));
-  const checked = { files: paths.length, vouched };
+  const checked = { files: count, vouched };
   if (!changed) return { unchanged: { pipeline: record.pipeline, stages: record.stages, skipped }, checked };
   const files: string[] = [];
-  for (let i = 0; i < paths.length; i += 1) if (changed[i] === 1) files.push(paths[i] as string);
+  paths ??= record.paths;
+  for (let i = 0; i < count; i += 1) if (changed[i] === 1) files.push(paths[i] as string);
   return { changed: { files, previous: new PreviousRecord(record, changed), skipped, stages: record.stages }, checked };
 }

@@ -478,6 +478,10 @@ describe('no-op record format', () => {
     expect(decodeNoopRecord(Buffer.from('{"key":"k"}'))).toBe('is not a no-op record');
     expect(decodeNoopRecord(Buffer.from('refinery noop 2\n{"key":\n'))).toBe('has a header that is not valid JSON');
     expect(decodeNoopRecord(Buffer.from('refinery noop 2\n{"key":'))).toBe('is cut short');
+    // A path list with one separator more, or one fewer, than the header's count of files.
+    const text = bytes.toString('latin1');
+    for (const damaged of [text.replace('out/a', 'out\0a'), text.replace('\0out/a', 'xout/a')])
+      expect(decodeNoopRecord(Buffer.from(damaged, 'latin1'))).toBe('has a path list of the wrong length');
   });
 });
 
