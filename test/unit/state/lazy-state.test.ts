@@ -10,6 +10,7 @@ import { decodeNoopRecord, encodeNoopRecord, MISSING, type NoopRecord, UNSETTLED
 import { settledStat } from '../../../src/engine/state/settled-stat.ts';
 import { mulberry32 } from '../../../src/workflows/refine/seeded.ts';
 import { type StageRecord, StageState } from '../../../src/engine/state/stage-state.ts';
+import { stageRecord } from '../../helpers/stage-records.ts';
 
 let root = '';
 let warnings: string[] = [];
@@ -23,17 +24,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-function record(stage: string, fingerprint = `fp-${stage}`): StageRecord {
-  return {
-    stage,
-    fingerprint,
-    parts: { code: 'c', params: 'p', inputs: { [`src/${stage}`]: 'h' }, deps: {}, schemas: {} },
-    outputs: { o: [1, 2, 3, 'hash'] },
-    runId: 'run',
-    finishedAt: '2026-01-01T00:00:00.000Z',
-    durationMs: 1,
-  };
-}
+const record = (stage: string, fingerprint?: string): StageRecord => stageRecord(stage, fingerprint);
 
 const JOURNAL = '.refinery/state/p.jsonl';
 
