@@ -25,7 +25,14 @@ export interface RunnerProgram {
   startsQuickly: boolean;
 }
 
-export function pythonRunner(command: string, args: string[] = [PYTHON_RUNNER_FILE]): RunnerProgram {
+/**
+ * `-I -S`: isolated (no PYTHON* variables, no user site, not the script's folder on the path)
+ * and without the site module: the runner needs the standard library only, and is ready in
+ * ~14 ms here instead of ~20.
+ */
+const PYTHON_FLAGS = ['-I', '-S'];
+
+export function pythonRunner(command: string, args: string[] = [...PYTHON_FLAGS, PYTHON_RUNNER_FILE]): RunnerProgram {
   return { command, args, protocol: 'json', startsQuickly: false };
 }
 

@@ -156,3 +156,38 @@ describe.each(PROGRAMS)('RunnerPool with $name runners', ({ name, tool, program 
     expect(existsSync(path.join(poolDir, 'scratch', 'job.sh'))).toBe(false);
   });
 });
+
+const python = systemTool('python3');
+
+describe.skipIf(skipWithout(python))('the python runner', () => {
+  it('RunnerPool (python) - a PYTHONPATH that shadows the standard library does not reach the runner, only its commands', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'refinery-runner-isolated-'));
+    const shadow = path.join(dir, 'shadow');
+    mkdirSync(shadow, { recursive: true });
+    mkdirSync(path.join(dir, 'scratch'));
+    writeFileSync(path.join(shadow, 'json.py'), 'raise SystemExit("the project\'s json.py, not the standard one")\n');
+    // The runner starts with the environment the pool was made in.
+    const before = process.env.PYTHONPATH;
+    process.env.PYTHONPATH = shadow;
+    const shadowed = new RunnerPool(dir, path.join(dir, 'scratch'), new RunnerPrograms([pythonRunner(toolPath(python))]));
+    if (before === undefined) delete process.env.PYTHONPATH;
+    else process.env.PYTHONPATH = before;
+    try {
+      const outcome = await shadowed.run({
+        cwd: dir,
+        env: { ...process.env, PYTHONPATH: shadow },
+        pieces: ['cat /proc/$PPID/comm > parent.txt; printenv PYTHONPATH > path.txt'],
+        values: [],
+        signal: new AbortController().signal,
+        scriptFile: path.join(dir, 'scratch', 'job.sh'),
+      });
+      expect(outcome.exitCode).toBe(0);
+      // Run by the runner's sh, not spawned directly after a runner that failed to start.
+      expect(readFileSync(path.join(dir, 'parent.txt'), 'utf8').trim()).toMatch(/^python/);
+      expect(readFileSync(path.join(dir, 'path.txt'), 'utf8')).toBe(`${shadow}\n`);
+    } finally {
+      shadowed.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
