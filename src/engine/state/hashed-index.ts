@@ -1,4 +1,4 @@
-import { readAt } from './read-at.ts';
+import { readAt, readLineAt } from './read-at.ts';
 
 /**
  * Entries `key → JSON value` in a file, found by reading a few small byte ranges rather than
@@ -93,7 +93,6 @@ export interface HashedIndexLayout {
 const WINDOW = 16;
 /** Bytes read first for a line: most entries fit, a longer one is read again, twice as long. */
 const FIRST_READ = 512;
-const NEWLINE = 0x0a;
 const COMMA = 0x2c;
 const QUOTE = 0x22;
 
@@ -145,16 +144,10 @@ export class HashedIndexReader {
   /** The line at `at` in the lines section, without its newline; it must start just after one. */
   private lineAt(at: number): Buffer {
     const { linesAt, linesBytes } = this.layout;
-    if (at >= linesBytes) throw new DamagedIndex(`offset ${at} past the lines`);
-    // From the byte before the line, which must be the previous line's newline.
-    for (let length = FIRST_READ; ; length *= 2) {
-      const span = Math.min(length, linesBytes - at + 1);
-      const bytes = readAt(this.fd, linesAt + at - 1, span);
-      if (bytes[0] !== NEWLINE) throw new DamagedIndex(`offset ${at} is not a line's start`);
-      const end = bytes.indexOf(NEWLINE, 1);
-      if (end > 0) return bytes.subarray(1, end);
-      if (span < length) throw new DamagedIndex(`line at ${at} has no end`);
-    }
+    if (at < 1 || at >= linesBytes) throw new DamagedIndex(`offset ${at} past the lines`);
+    const line = readLineAt(this.fd, linesAt + at, linesAt + linesBytes, FIRST_READ);
+    if (!line) throw new DamagedIndex(`offset ${at} is not a whole line's start`);
+    return line;
   }
 }
 

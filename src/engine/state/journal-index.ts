@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, rmSync, type Stats } from 'node:fs';
 import { writeFileAtomicSync } from './atomic-file.ts';
 import { DamagedIndex, encodeHashedIndex, HashedIndexReader } from './hashed-index.ts';
-import { CutShort, readAt, readFirstLine } from './read-at.ts';
+import { CutShort, readAt, readFirstLine, readLineAt } from './read-at.ts';
 
 /**
  * Where each stage's last line starts in a stage journal, kept beside it as
@@ -112,7 +112,7 @@ export function writeJournalIndex(
   }
 }
 
-/** The last bytes of a line are read this many at a time. */
+/** A journal line is read this many bytes at first (a record is ~700). */
 const LINE_CHUNK = 4096;
 const NEWLINE = 0x0a;
 
@@ -185,15 +185,7 @@ export class JournalIndex {
     const at = this.offsetOf(stage);
     if (at === undefined || at === 'unsure') return at;
     try {
-      if (at > 0 && readAt(this.journalFd, at - 1, 1)[0] !== NEWLINE) return 'unsure';
-      const chunks: Buffer[] = [];
-      for (let position = at; position < this.covered; position += LINE_CHUNK) {
-        const chunk = readAt(this.journalFd, position, Math.min(LINE_CHUNK, this.covered - position));
-        const newline = chunk.indexOf(NEWLINE);
-        chunks.push(newline < 0 ? chunk : chunk.subarray(0, newline));
-        if (newline >= 0) return Buffer.concat(chunks);
-      }
-      return 'unsure';
+      return readLineAt(this.journalFd, at, this.covered, LINE_CHUNK) ?? 'unsure';
     } catch (error) {
       if (error instanceof CutShort) return 'unsure';
       throw error;

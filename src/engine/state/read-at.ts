@@ -31,3 +31,21 @@ export function readFirstLine(fd: number): { line: Buffer; bytes: number } {
     position += n;
   }
 }
+
+/**
+ * The line that starts at `at` in the bytes before `end` (without its newline), read in growing
+ * pieces from `firstRead` bytes on; undefined when `at` is not a line's start (the byte before
+ * it is no newline; 0 always starts one) or the line has no newline before `end`.
+ */
+export function readLineAt(fd: number, at: number, end: number, firstRead = 512): Buffer | undefined {
+  if (at < 0 || at >= end) return undefined;
+  const from = at > 0 ? at - 1 : at;
+  for (let length = firstRead; ; length *= 2) {
+    const span = Math.min(length, end - from);
+    const bytes = readAt(fd, from, span);
+    if (at > 0 && bytes[0] !== 0x0a) return undefined;
+    const newline = bytes.indexOf(0x0a, at - from);
+    if (newline >= 0) return bytes.subarray(at - from, newline);
+    if (span < length) return undefined;
+  }
+}
