@@ -253,8 +253,11 @@ function measure(n: number, dag: Dag, tool: Tool, reps: number, fullReps: number
  * - `noop`: Node started on a script that stats each input and output once (stat-floor.mjs), as
  *   refinery's cold no-op must at the least: what any no-op check written for Node costs here.
  * - `full`: the same commands started two at a time by os.posix_spawn without a shell
- *   (spawn-floor.py), in no dependency order (every output exists from make's build, so each
- *   one succeeds): what starting the commands alone costs, whatever tool starts them.
+ *   (spawn-floor.py), in no dependency order (they read make's outputs, so each one succeeds),
+ *   each writing a new file in a folder emptied before every repetition, as a full build writes
+ *   into an emptied out/: what starting the commands alone costs, whatever tool starts them.
+ *   (Truncating the existing, synced outputs instead cost 1.6-1.9x as much here, the file
+ *   system freeing their blocks: the floor then came out above make's whole build.)
  * - `chain`: the touched source's stale stages' commands, started the same way one after another
  *   in dependency order (a touch's stages are mostly a chain), the loop's own time with Python's
  *   start left out. The touch floor is the stat floor's whole process plus this.
@@ -303,7 +306,7 @@ function measureFloors(dir: string, dag: Dag, reps: number, fullReps: number): F
   const paths = path.join(dir, '.floor-paths');
   writeFileSync(paths, `${floorPaths(dag).join('\n')}\n`);
   const commands = path.join(dir, '.floor-commands');
-  writeFileSync(commands, `${dag.inputs.map((_, i) => floorCommand(dag, i)).join('\n')}\n`);
+  writeFileSync(commands, `${dag.inputs.map((_, i) => floorCommand(dag, i, FLOOR_OUT)).join('\n')}\n`);
   const statFloor: [string, string[]] = [process.execPath, [path.join(REPO, 'bench', 'graph', 'stat-floor.mjs'), paths]];
   const noop: number[] = [];
   for (let r = 0; r < reps; r += 1) noop.push(timeArgv(dir, 'node (stat floor)', statFloor));
@@ -312,7 +315,12 @@ function measureFloors(dir: string, dag: Dag, reps: number, fullReps: number): F
   if (EXTRA_CA) for (let r = 0; r < reps; r += 1) withoutCa.push(timeArgv(dir, 'node (stat floor)', statFloor, lean));
   const spawnFloor = path.join(REPO, 'bench', 'graph', 'spawn-floor.py');
   const full: number[] = [];
-  for (let r = 0; r < fullReps; r += 1) full.push(timeArgv(dir, 'python3 (spawn floor)', ['python3', [spawnFloor, commands, '2']]));
+  for (let r = 0; r < fullReps; r += 1) {
+    rmSync(path.join(dir, FLOOR_OUT), { recursive: true, force: true });
+    mkdirSync(path.join(dir, FLOOR_OUT));
+    full.push(timeArgv(dir, 'python3 (spawn floor)', ['python3', [spawnFloor, commands, '2']]));
+  }
+  rmSync(path.join(dir, FLOOR_OUT), { recursive: true, force: true });
   // A touch's commands: one after another, in dependency order, as a chain of stages must run.
   const touchCommands = path.join(dir, '.floor-touch-commands');
   writeFileSync(touchCommands, `${dag.touchStages.map((i) => floorCommand(dag, i)).join('\n')}\n`);
@@ -334,9 +342,13 @@ function loopMs(dir: string, argv: [string, string[]]): number {
   return ms;
 }
 
-/** The floor's form of stage i's command (spawn-floor.py's lines): the same cksum the Makefile runs. */
-function floorCommand(dag: Dag, i: number): string {
-  return `cksum ${(dag.inputs[i] as string[]).join(' ')} > ${stageOutput(i)}`;
+/** Where the full-build floor writes: new files, as a full build's are (its inputs stay make's outputs). */
+const FLOOR_OUT = 'floor-out';
+
+/** The floor's form of stage i's command (spawn-floor.py's lines): the same cksum the Makefile runs, its output in `outDir` (out/ where unsaid). */
+function floorCommand(dag: Dag, i: number, outDir?: string): string {
+  const output = outDir === undefined ? stageOutput(i) : path.posix.join(outDir, path.posix.basename(stageOutput(i)));
+  return `cksum ${(dag.inputs[i] as string[]).join(' ')} > ${output}`;
 }
 
 function digestOutputs(dir: string): string {

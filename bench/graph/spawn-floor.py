@@ -1,7 +1,8 @@
 # The least it costs to start a full build's commands: each one started with os.posix_spawn
 # (vfork-like, no shell: its output redirection made by the spawn itself), two at a time, in
 # the order given, with no dependency order kept, nothing hashed, checked or recorded. Run in a
-# folder whose outputs all exist already, so every command succeeds whatever the order.
+# folder where every command's inputs exist already (make's outputs), so each one succeeds
+# whatever the order; the full-build floor writes its outputs elsewhere, as new files.
 # Prints the milliseconds the loop took (the interpreter's own start left out: with a dozen
 # commands, as a touch runs, it would weigh more than they do).
 # Usage: python3 spawn-floor.py commands.txt JOBS   (a line: argv words, then " > " and the output)
