@@ -24,6 +24,7 @@ const PACKAGES: Record<string, string> = {
   ninja: 'ninja-build',
   nginx: 'nginx-light',
   perl: 'perl-base',
+  sha256sum: 'coreutils',
   'python3-paho-mqtt': 'python3-paho-mqtt',
 };
 
