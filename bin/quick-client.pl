@@ -19,13 +19,22 @@ my $forced = grep { /\A--(?:force|only|shard)(?:=|\z)/ } @args;
 
 # Node runs the command as if this client had never started: same arguments, same environment
 # (and for a `refinery run`, the no-op pre-check's answer on its way: bin/noop-precheck.pl).
+# One exception, undone by Node before it starts anything: where the last run of a pipeline
+# that opens no TLS connection of refinery's own left .refinery/state/lean-start, Node starts
+# without NODE_EXTRA_CA_CERTS, which it would spend ~30 ms parsing (src/cli/deferred-ca.ts).
 my $precheck;
 sub by_node {
-  if (!defined $precheck && @args && $args[0] eq 'run' && !$help && !$forced && !defined $ENV{REFINERY_NO_PRECHECK}) {
+  my $run = @args && $args[0] eq 'run' && !$help;
+  # The shell also comes here for the lean start alone: a pre-check only where it did before.
+  my $wanted = -e '.refinery/state/precheck' || -S '.refinery/watch/sock';
+  if (!defined $precheck && $run && $wanted && !$forced && !defined $ENV{REFINERY_NO_PRECHECK}) {
     (my $dir = __FILE__) =~ s{[^/]*\z}{};
     $precheck = do("${dir}noop-precheck.pl") ? start_noop_precheck() : undef;
     # With this process's pid, which Node's will be: see src/cli/precheck-pipe.ts.
     $ENV{REFINERY_PRECHECK_FD} = fileno($precheck) . ":$$" if defined $precheck;
+  }
+  if ($run && ($ENV{NODE_EXTRA_CA_CERTS} // '') ne '' && !defined $ENV{REFINERY_DEFERRED_CA_CERTS} && -e '.refinery/state/lean-start') {
+    $ENV{REFINERY_DEFERRED_CA_CERTS} = delete $ENV{NODE_EXTRA_CA_CERTS};
   }
   exec('node', $bin, @args) or print STDERR "refinery: cannot start node: $!\n";
   exit 127;

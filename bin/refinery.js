@@ -1,10 +1,12 @@
 #!/bin/sh
-":" //; { [ -S .refinery/watch/sock ] && [ -z "${REFINERY_NO_DAEMON+set}" ] || { [ "$1" = run ] && [ -f .refinery/state/precheck ] && [ -z "${REFINERY_NO_PRECHECK+set}" ]; }; } && command -v perl >/dev/null 2>&1 && exec perl -e 'my $f = $ARGV[0]; while (-l $f) { my $l = readlink($f); last unless defined $l; (my $d = $f) =~ s{[^/]*$}{}; $f = $l =~ m{^/} ? $l : $d . $l } $f =~ s{[^/]*$}{quick-client.pl}; do($f =~ m{^/} ? $f : "./$f"); exec "node", @ARGV' -- "$0" "$@"; exec node "$0" "$@"
+":" //; { [ -S .refinery/watch/sock ] && [ -z "${REFINERY_NO_DAEMON+set}" ] || { [ "$1" = run ] && { [ -f .refinery/state/precheck ] || { [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f .refinery/state/lean-start ]; }; } && [ -z "${REFINERY_NO_PRECHECK+set}" ]; }; } && command -v perl >/dev/null 2>&1 && exec perl -e 'my $f = $ARGV[0]; while (-l $f) { my $l = readlink($f); last unless defined $l; (my $d = $f) =~ s{[^/]*$}{}; $f = $l =~ m{^/} ? $l : $d . $l } $f =~ s{[^/]*$}{quick-client.pl}; do($f =~ m{^/} ? $f : "./$f"); exec "node", @ARGV' -- "$0" "$@"; exec node "$0" "$@"
 // The line above is for /bin/sh, and a string and a comment to Node. With a `refinery watch`
 // serving in the working folder, or for a `refinery run` where the last run left a large no-op
-// record (.refinery/state/precheck; see src/engine/state/noop-precheck.ts), the shell
-// starts bin/quick-client.pl (perl: 2 ms, where Node takes 50), which asks the watch, or starts
-// the no-op pre-check (bin/noop-precheck.pl), and hands anything else back to Node; otherwise it
+// record (.refinery/state/precheck; see src/engine/state/noop-precheck.ts) or, where
+// NODE_EXTRA_CA_CERTS is set, a run that opened no TLS connection of its own
+// (.refinery/state/lean-start; see src/cli/deferred-ca.ts), the shell starts
+// bin/quick-client.pl (perl: 2 ms, where Node takes 50), which asks the watch, or starts the
+// no-op pre-check (bin/noop-precheck.pl), and hands anything else back to Node; otherwise it
 // starts Node on this very file at once. biome.json keeps the formatter off this file: it would
 // turn line 2 into JavaScript that the shell cannot read.
 // Runs the compiled engine from dist/ when it is up to date with src/ (fast start-up);

@@ -4,6 +4,7 @@ import { COMMANDS } from './commands.ts';
 import { directoryProblem, findProjectRoot } from './project-root.ts';
 import type { CommandIo } from './command.ts';
 import { PrecheckPipe } from './precheck-pipe.ts';
+import { restoreDeferredCa } from './deferred-ca.ts';
 import { describeFsError, isFsError } from '../engine/state/write-problem.ts';
 
 const ENVIRONMENT_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'EACCES', 'EPERM', 'EMFILE', 'ENFILE']);
@@ -78,6 +79,8 @@ async function viaDaemon(
 }
 
 export async function main(rawArgv: string[]): Promise<number> {
+  // First: whatever this process starts must see the variable as the user set it.
+  const startedWithoutExtraCa = restoreDeferredCa(process.env);
   const controller = new AbortController();
   const force = new AbortController();
   let interrupts = 0;
@@ -135,6 +138,7 @@ export async function main(rawArgv: string[]): Promise<number> {
       signal: controller.signal,
       forceSignal: force.signal,
       ...(precheck ? { precheck } : {}),
+      ...(startedWithoutExtraCa ? { startedWithoutExtraCa } : {}),
     };
     try {
       return await command.run(rest, io);

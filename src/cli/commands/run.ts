@@ -37,6 +37,8 @@ import { redactSecrets } from '../../security/known-secrets.ts';
 import { canSkipByStat, refineryVersion, skippedStages } from '../../engine/state/noop-recording.ts';
 import { precheckVouch } from '../../engine/state/noop-precheck.ts';
 import { workingFolder } from '../../engine/paths/working-folder.ts';
+import { runsInProcess } from '../../engine/pipeline/in-process.ts';
+import { markLeanStart } from '../../engine/state/lean-start.ts';
 
 const USAGE = `Usage: refinery run [PIPELINE] [options]
 
@@ -167,6 +169,8 @@ function reportNoop(
 /** What a run executes: the whole expanded pipeline, or the part of the last run's plan that changed files reach. */
 interface RunTarget {
   plan: Plan;
+  /** Whether the whole pipeline (not only the part of it in `plan`) runs anything in this process. */
+  inProcess: boolean;
   spec: PipelineSpec;
   resolver: NameResolver;
   expandIteration(loop: LoopInstance, iteration: number): { instances: StageInstance[]; diagnostics: Diagnostic[] };
@@ -187,7 +191,10 @@ async function recordNoop(
   skipped: ReadonlyMap<string, string>,
   warn: StateWarn,
   previous: PreviousRecord | undefined,
+  /** This run opened no TLS connection of its own, nor will the next of this pipeline: see lean-start.ts. */
+  lean: boolean,
 ): Promise<{ problems: Array<WriteProblem | undefined>; record?: NoopRecord }> {
+  markLeanStart(root, lean);
   // Loops expand while running: their instances are in the state, named by the loop.
   if (target.plan.loops.length > 0) return { problems: [] };
   const { writePlanRecord } = await import('./run-engine.ts');
@@ -223,8 +230,20 @@ async function partialTarget(root: string, pipelineFile: string, key: string, ch
       throw new Error('internal: a plan read back from the no-op record has no loops');
     },
     select: read.select,
+    inProcess: read.inProcess,
     partial: { unlisted: changed.stages.filter((id) => !listed.has(id)), stages: changed.stages },
   };
+}
+
+/** This run again, in a Node that reads the certificates NODE_EXTRA_CA_CERTS names: its exit code. */
+async function rerunWithCa(io: CommandIo, verbose: boolean): Promise<number> {
+  if (verbose)
+    io.stderr.write('starting again with the certificates NODE_EXTRA_CA_CERTS names: this run may open TLS connections of its own\n');
+  const { rerunWithCertificates } = await import('../rerun-with-ca.ts');
+  const outcome = rerunWithCertificates(io.env);
+  if (typeof outcome === 'number') return outcome;
+  io.stderr.write(`refinery run: cannot start Node again with the certificates NODE_EXTRA_CA_CERTS names: ${outcome.message}\n`);
+  return 1;
 }
 
 /** The remote cache from the flags, the environment and refinery.config.yaml; 'error' (reported) when misconfigured. */
@@ -282,6 +301,7 @@ async function openTarget(
   const select = changed ? affectedStages(opened.expansion.plan, changed.files) : undefined;
   return {
     plan: opened.expansion.plan,
+    inProcess: runsInProcess(opened.expansion.plan),
     spec: opened.spec,
     resolver: opened.resolver,
     expandIteration: (loop, i) => opened.expansion.expandIteration(loop, i),
@@ -299,6 +319,10 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     return 2;
   }
   const concurrency = jobs.value;
+  if (io.startedWithoutExtraCa && flags.verbose)
+    io.stderr.write(
+      'started without the certificates NODE_EXTRA_CA_CERTS names: this run opens no TLS connection of its own (its commands have the variable)\n',
+    );
   const params = parseParamFlags(flags.param);
   const found = findPipelineFile(io.cwd, positionals[0]);
   // Made before any stat this run records is taken: see settled-stat.ts.
@@ -349,6 +373,9 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     (changed && found.file && noopKey ? await partialTarget(io.cwd, found.file, noopKey, changed) : undefined) ??
     (await openTarget(io, positionals[0], flags.param, observations, changed));
   if (!target) return 2;
+  // Started without the certificates (see deferred-ca.ts), this run needs them after all:
+  // started again with them, before anything is locked, written or paid for.
+  if (io.startedWithoutExtraCa && (remoteSetup !== undefined || runsInProcess(target.plan))) return rerunWithCa(io, flags.verbose);
   let select = target.select;
   let only = flags.only;
   if (shard) {
@@ -440,6 +467,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
         skipped,
         warn,
         select && changed ? changed.previous : undefined,
+        !target.inProcess && !remoteSetup,
       );
       problems.push(...recorded.problems);
       // With the record and what this run looked at, the daemon sorts again only those paths
