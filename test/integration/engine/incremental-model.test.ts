@@ -5,6 +5,7 @@ import { runCliProgram, stageEnds, tempProject, type TempProject } from '../../h
 import { mtimeNs, setMtime } from '../../helpers/mtime.ts';
 import { skipWithout, systemTool } from '../../helpers/system-tools.ts';
 import { WatchProcess } from '../watch/watch-process.ts';
+import { mulberry32 } from '../../../src/workflows/refine/seeded.ts';
 
 // Incremental runs checked against a model of what they must do. A seeded random sequence of
 // edits (content, same-size rewrites, an editor's rename over a file with its old mtime kept,
@@ -35,18 +36,6 @@ afterEach(async () => {
   project?.cleanup();
   project = undefined;
 });
-
-/** mulberry32: a small seeded generator, so a failing sequence can be replayed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const output = (i: number): string => `out/s${i}.txt`;
 const source = (i: number): string => `src/f${i}.txt`;
@@ -175,7 +164,7 @@ function edit(p: TempProject, model: Model, rand: () => number): string {
 }
 
 function setUp(seed: number): { p: TempProject; model: Model; rand: () => number } {
-  const rand = seeded(seed);
+  const rand = mulberry32(seed);
   const model = new Model(makeInputs(rand));
   const files: Record<string, string> = { 'pipelines/graph.yaml': pipelineYaml(model.inputs) };
   for (let i = 0; i < STAGES; i += 1) files[source(i)] = `source ${i} says ${pick(rand)}\n`;
