@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { runCliProgram, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
 import { mtimeNs, setMtime } from '../../helpers/mtime.ts';
 import { skipWithout, systemTool } from '../../helpers/system-tools.ts';
@@ -26,16 +26,6 @@ const PERL = systemTool('perl');
 const SHA256SUM = systemTool('sha256sum');
 // Both the watch and the runs asking it use dist/ (built by `npm test`): the quick client serves only the build the watch runs.
 const FROM_DIST = { REFINERY_FROM_DIST: '1' };
-
-let project: TempProject | undefined;
-let watcher: WatchProcess | undefined;
-
-afterEach(async () => {
-  await watcher?.stop();
-  watcher = undefined;
-  project?.cleanup();
-  project = undefined;
-});
 
 const output = (i: number): string => `out/s${i}.txt`;
 const source = (i: number): string => `src/f${i}.txt`;
@@ -170,7 +160,10 @@ function setUp(seed: number): { p: TempProject; model: Model; rand: () => number
   for (let i = 0; i < STAGES; i += 1) files[source(i)] = `source ${i} says ${pick(rand)}\n`;
   for (let k = 0; k < COMMON; k += 1) files[`src/common${k}.txt`] = `common ${k} says ${pick(rand)}\n`;
   for (const [rel, content] of Object.entries(files)) if (rel.startsWith('src/')) model.sources.set(rel, content);
-  return { p: tempProject(files), model, rand };
+  const p = tempProject(files);
+  // Hooks registered later run first: a watch started afterwards is stopped before the folder goes.
+  onTestFinished(() => p.cleanup());
+  return { p, model, rand };
 }
 
 function pick(rand: () => number): string {
@@ -216,7 +209,6 @@ describe('incremental runs against a model', () => {
     }) => {
       if (skipWithout(PERL) || skipWithout(SHA256SUM)) skip();
       const { p, model, rand } = setUp(seed);
-      project = p;
       const history: string[] = ['the first build'];
       await runAndCheck(p, model, history, { jobs: 2, exactReruns: true });
       // Both shortcuts are on the path of every run below, or this test would not test them.
@@ -236,11 +228,13 @@ describe('incremental runs against a model', () => {
     }) => {
       if (skipWithout(PERL) || skipWithout(SHA256SUM)) skip();
       const { p, model, rand } = setUp(seed + 1);
-      project = p;
       await runAndCheck(p, model, ['the first build'], { jobs: 2, exactReruns: true });
-      watcher = new WatchProcess(['graph'], p.root, { env: FROM_DIST });
+      const watcher = new WatchProcess(['graph'], p.root, { env: FROM_DIST });
+      onTestFinished(async () => {
+        await watcher.stop();
+      });
       await watcher.nth(1, 'run-end');
-      await watcher.until(() => watcher?.stderr.includes('answered by this watch') === true, 'the socket to be served');
+      await watcher.until(() => watcher.stderr.includes('answered by this watch'), 'the socket to be served');
       const history: string[] = [];
       for (let step = 0; step < STEPS; step += 1) {
         const edits = 1 + Math.floor(rand() * 3);
