@@ -1,5 +1,5 @@
-import { closeSync, existsSync, openSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { keepHintFile } from './hint-file.ts';
 
 /**
  * `.refinery/state/lean-start`: present when the last run that wrote a no-op record opened no
@@ -14,13 +14,7 @@ export function leanStartMarker(root: string): string {
   return path.join(root, '.refinery', 'state', 'lean-start');
 }
 
-/** Keeps the marker in step with the run that just wrote the no-op record; a failure to is left unreported (a hint). */
+/** Keeps the marker in step with the run that just wrote the no-op record. */
 export function markLeanStart(root: string, lean: boolean): void {
-  const marker = leanStartMarker(root);
-  try {
-    if (!lean) rmSync(marker, { force: true });
-    else if (!existsSync(marker)) closeSync(openSync(marker, 'a'));
-  } catch {
-    // A hint, see above.
-  }
+  keepHintFile(leanStartMarker(root), lean);
 }

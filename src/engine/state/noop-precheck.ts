@@ -1,6 +1,7 @@
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { decodeNoopRecord } from './noop-record.ts';
+import { keepHintFile } from './hint-file.ts';
 import type { RecordVouch } from './run-manifest.ts';
 
 /**
@@ -109,11 +110,5 @@ export function precheckMarker(root: string): string {
  * is left unreported for that reason.
  */
 export function markPrecheck(root: string, files: number): void {
-  const marker = precheckMarker(root);
-  try {
-    if (files < PRECHECK_MIN_FILES || !precheckAnswers(process.platform, process.arch)) rmSync(marker, { force: true });
-    else if (!existsSync(marker)) closeSync(openSync(marker, 'a'));
-  } catch {
-    // A hint, see above.
-  }
+  keepHintFile(precheckMarker(root), files >= PRECHECK_MIN_FILES && precheckAnswers(process.platform, process.arch));
 }
