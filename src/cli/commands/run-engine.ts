@@ -7,7 +7,7 @@ export { projectResolver } from '../../engine/pipeline/resolve-names.ts';
 export { Locator } from '../../engine/pipeline/locate.ts';
 export { parseLocatedYaml } from '../../engine/pipeline/yaml-source.ts';
 export { execute } from '../../engine/executor/executor.ts';
-export { startRunnersAhead } from '../../engine/executor/stage-context.ts';
+export { commandLookahead, startRunnersAhead } from '../../engine/executor/stage-context.ts';
 export { preflightPlan } from '../../engine/executor/preflight.ts';
 export { removeLeftoverStaging } from '../../engine/executor/staging.ts';
 export { SchemaRegistry } from '../../engine/artifacts/schema-registry.ts';

@@ -421,11 +421,13 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     const { bus, close } = runBus(io, flags, runId, target.spec.name, warn);
     const skipped = skippedStages(bus, changed?.skipped);
     // Loaded only when something may run: the no-op path above needs none of them.
-    const { execute, FileHashes, StageState, SchemaRegistry, removeLeftoverStaging, startRunnersAhead } = engine;
+    const { execute, FileHashes, StageState, SchemaRegistry, removeLeftoverStaging, startRunnersAhead, commandLookahead } = engine;
     // Holding the lock, no other run is live: what killed runs left in staging can go.
     removeLeftoverStaging(io.cwd);
     // Started before the state is read, so the runners get ready meanwhile (a watch lends its own).
-    const runnersAhead = io.daemon?.runners ? undefined : startRunnersAhead(target.plan, io.cwd, runId);
+    // A remote cache's stages may be fetched rather than run: they keep the run's slots as they are.
+    const lookahead = io.daemon?.runners || remoteSetup ? undefined : commandLookahead(target.plan, concurrency);
+    const runnersAhead = io.daemon?.runners ? undefined : startRunnersAhead(target.plan, io.cwd, runId, lookahead);
     const remote = remoteSetup ? await openRemote(remoteSetup, runId, !flags.force) : undefined;
     const result = await execute(target.plan, {
       root: io.cwd,
@@ -448,6 +450,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       observations,
       ...(io.daemon?.runners ? { runners: io.daemon.runners } : {}),
       ...(runnersAhead ? { runnersAhead } : {}),
+      ...(lookahead ? { commandLookahead: lookahead } : {}),
       ...(budgetUsd !== undefined ? { budgetUsd } : {}),
       ...(select ? { select, reportUnselected: !shard, eventPerUnselected: stageByStage(flags), previouslySkipped: changed?.skipped } : {}),
       ...(target.partial ? { unlisted: target.partial.unlisted } : {}),

@@ -14,7 +14,7 @@ import { instanceNode, planGraph } from '../graph/plan-graph.ts';
 import { assessStage } from './assess.ts';
 import { runStage, type RunStageInput, type StageOutcome } from './stage-runner.ts';
 import type { StageCache } from '../remote-cache/stage-cache.ts';
-import { StageContexts } from './stage-context.ts';
+import { StageContexts, waitingJobs } from './stage-context.ts';
 import { AbortFanOut } from './abort-fan-out.ts';
 import { onlySelection } from './selection.ts';
 import { Dispatcher, dispatchFailure } from './dispatch.ts';
@@ -51,6 +51,12 @@ export interface ExecuteOptions {
   runners?: RunnerPool;
   /** Runners this run started before it read its state (startRunnersAhead): stopped at the run's end. */
   runnersAhead?: RunnerPool;
+  /**
+   * commandLookahead's answer: the run's commands keep `concurrency` through a jobserver, and
+   * waitingJobs more stages hold slots (they wait in a runner for a command to end).
+   * The runners the run starts, and those started ahead, must be made with it.
+   */
+  commandLookahead?: number;
   /** Stage or instance ids to run, with what they need; all when empty. */
   only: readonly string[];
   /**
@@ -135,7 +141,8 @@ export class Executor {
     private readonly plan: Plan,
     private readonly options: ExecuteOptions,
   ) {
-    this.dispatcher = new Dispatcher(options.concurrency, plan.pipeline.pools);
+    const slots = options.commandLookahead ? options.concurrency + waitingJobs(options.concurrency) : options.concurrency;
+    this.dispatcher = new Dispatcher(slots, plan.pipeline.pools);
     this.stages = new StageContexts(plan, options);
     this.stageSignals = new AbortFanOut(options.signal);
     this.schedule = createSchedule([], { keepGoing: options.keepGoing });
@@ -351,8 +358,24 @@ export class Executor {
         ? this.options.stageCache.run({ inst, ...input }, ctx, runStage)
         : runStage({ inst, ...input }, ctx)
       ).finally(own.release);
+      if (outcome.notStarted) {
+        // Dropped while it waited in a runner: it ends as a stage that never got a slot does.
+        const halted = halt(schedule) ?? 'blocked';
+        this.finishStage(node, halted, started, {
+          code: halted === 'aborted' ? 'interrupted' : 'stopped-after-failure',
+          reason: 'not started',
+          attempts: 0,
+        });
+        return;
+      }
       if (outcome.status === 'succeeded') for (const o of Object.values(inst.outputs)) this.stages.artifacts.forget(o.path);
-      this.finishStage(node, outcome.status, started, outcome, outcome.status === 'succeeded' ? input.fingerprint : undefined);
+      this.finishStage(
+        node,
+        outcome.status,
+        outcome.startedAt ?? started,
+        outcome,
+        outcome.status === 'succeeded' ? input.fingerprint : undefined,
+      );
     };
     this.dispatcher.dispatch(inst.spec.pool, job).catch((error: unknown) => {
       this.finishStage(node, 'failed', Date.now(), { ...dispatchFailure(error, this.options.root), attempts: 0 });
@@ -385,6 +408,8 @@ export class Executor {
       },
       fingerprint,
     );
+    // A stop after a failure also drops the stages waiting in runners for a jobserver token.
+    if (status === 'failed' && halt(this.schedule)) this.stages.runners?.dropWaiting();
     this.release(next);
     this.checkFinished();
   }

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Plan, StageInstance } from '../types/plan.ts';
+import { runsInProcess } from '../pipeline/in-process.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { SchemaRegistry } from '../artifacts/schema-registry.ts';
 import type { FileHashes } from '../state/file-hashes.ts';
@@ -43,16 +44,44 @@ export interface StageContextOptions {
   runners?: RunnerPool;
   /** Runners this run started ahead of its first command (startRunnersAhead): used like those it starts itself, and stopped at its end. */
   runnersAhead?: RunnerPool;
+  /** commandLookahead's answer for the run: the runners it starts share a jobserver of this many tokens. */
+  commandLookahead?: number;
 }
 
 function countRunStages(plan: Plan): number {
   return plan.instances.reduce((n, i) => (i.spec.kind === 'run' ? n + 1 : n), 0);
 }
 
-function newRunPool(root: string, runId: string, runStages: number): RunnerPool {
+function newRunPool(root: string, runId: string, runStages: number, commandsAtOnce: number | undefined): RunnerPool {
   const scratch = stagingDir(root, runId);
   mkdirSync(scratch, { recursive: true });
-  return new RunnerPool(root, scratch, MACHINE_RUNNER_PROGRAMS, runStages <= QUICK_START_UP_TO);
+  return new RunnerPool(root, scratch, MACHINE_RUNNER_PROGRAMS, runStages <= QUICK_START_UP_TO, commandsAtOnce);
+}
+
+/**
+ * How many stages beyond `-j` hold a slot, waiting in runners, under a jobserver: one per slot,
+ * at most 4 (each is a runner process, and with many slots a command ends often enough that
+ * a few waiting cover the round trip).
+ */
+export function waitingJobs(concurrency: number): number {
+  return Math.min(concurrency, 4);
+}
+
+/**
+ * The `-j` a run's commands keep through a jobserver, with a few more jobs waiting in the
+ * runners (runner-pool.ts, waitingJobs); undefined for a run whose stages hold their slots as
+ * they always did. A command then starts the moment another ends, not after refinery has read
+ * that it ended, published its outputs and sent the next: at 10,000 stages on two cores, the
+ * cores sat idle ~20 % of a full build waiting for that round trip. Only where nothing but
+ * commands holds the slots: no task stage or loop (they run in this process, limited by the
+ * slots alone), no named pool, no stage timeout (a job that waits for a token would spend its
+ * time), a build of many commands (python's runners, which speak the jobserver). The caller
+ * leaves it off with a remote cache and with a watch's runners (lent warm, one per slot).
+ */
+export function commandLookahead(plan: Plan, concurrency: number): number | undefined {
+  if (runsInProcess(plan) || Object.keys(plan.pipeline.pools).length > 0 || !runnerPoolSupported()) return undefined;
+  if (plan.instances.some((i) => i.spec.timeoutMs !== undefined)) return undefined;
+  return plan.instances.length > QUICK_START_UP_TO ? concurrency : undefined;
 }
 
 /**
@@ -60,10 +89,10 @@ function newRunPool(root: string, runId: string, runStages: number): RunnerPool 
  * runners anyway (more than one `run:` stage): a runner is ready ~10 ms after its spawn, time
  * the run would otherwise wait for at its first command. The run's state folders must exist.
  */
-export function startRunnersAhead(plan: Plan, root: string, runId: string): RunnerPool | undefined {
+export function startRunnersAhead(plan: Plan, root: string, runId: string, commandsAtOnce?: number): RunnerPool | undefined {
   const runStages = countRunStages(plan);
   if (runStages <= 1 || !runnerPoolSupported()) return undefined;
-  const pool = newRunPool(root, runId, runStages);
+  const pool = newRunPool(root, runId, runStages, commandsAtOnce);
   pool.warm(1);
   return pool;
 }
@@ -151,7 +180,7 @@ export class StageContexts {
   }
 
   private startRunners(): RunnerPool {
-    return newRunPool(this.options.root, this.options.runId, this.runStages);
+    return newRunPool(this.options.root, this.options.runId, this.runStages, this.options.commandLookahead);
   }
 
   /** Hash of what a stage runs; a task's file is hashed once per run. */

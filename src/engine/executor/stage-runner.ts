@@ -53,6 +53,10 @@ export interface StageOutcome {
   summary?: string;
   issues?: ArtifactIssue[];
   rejectedDir?: string;
+  /** When its command started, where that was later than the stage got its slot (it waited in a runner). */
+  startedAt?: number;
+  /** It never started: dropped while it waited in a runner, once the run stopped after a failure. */
+  notStarted?: boolean;
 }
 
 function timeoutSignal(parent: AbortSignal, ms: number | undefined): { signal: AbortSignal; timedOut: () => boolean; clear: () => void } {
@@ -98,13 +102,14 @@ function _dirMtime(abs: string): number | null {
   }
 }
 
-type AttemptResult = { ok: true; summary?: string } | { ok: false; code: StageOutcomeCode; reason: string };
+type AttemptResult = { ok: true; summary?: string } | { ok: false; code: StageOutcomeCode; reason: string; notStarted?: boolean };
 
 async function runCommandStage(
   inst: StageInstance,
   ctx: StageRunContext,
   staged: StagedOutput[],
   signal: AbortSignal,
+  onStart: () => void,
 ): Promise<AttemptResult> {
   const scope = ctx.scope(Object.fromEntries(staged.map((o) => [o.name, o.staging])));
   const { pieces, values } = renderCommand(inst, scope);
@@ -117,8 +122,9 @@ async function runCommandStage(
     onLine: (stream: 'stdout' | 'stderr', message: string) => ctx.bus.emit({ type: 'stage-log', stage: inst.id, stream, message }),
   };
   const scriptFile = scriptPath(ctx.root, ctx.runId, inst);
-  const outcome = ctx.runners ? await ctx.runners.run({ ...spec, scriptFile }) : await runCommand(spec);
+  const outcome = ctx.runners ? await ctx.runners.run({ ...spec, scriptFile, onStart }) : (onStart(), await runCommand(spec));
   if (outcome.exitCode === 0 && !outcome.aborted) return { ok: true };
+  if (outcome.notStarted) return { ok: false, code: 'stopped-after-failure', reason: 'not started', notStarted: true };
   const how = outcome.exitCode !== null ? `exit code ${outcome.exitCode}` : `signal ${outcome.signal}`;
   return {
     ok: false,
@@ -271,8 +277,16 @@ export interface RunStageInput {
 
 /** Runs one stage: staging paths, retries, validation, atomic publish, fingerprint last. */
 export async function runStage(input: RunStageInput, ctx: StageRunContext): Promise<StageOutcome> {
+  const commandStart: { at?: number } = {};
+  const outcome = await runStageAttempts(input, ctx, commandStart);
+  return commandStart.at === undefined ? outcome : { ...outcome, startedAt: commandStart.at };
+}
+
+async function runStageAttempts(input: RunStageInput, ctx: StageRunContext, commandStart: { at?: number }): Promise<StageOutcome> {
   const { inst } = input;
-  const started = Date.now();
+  let started = Date.now();
+  // A command that may wait in a runner for a jobserver token is announced when it starts.
+  const waits = inst.spec.kind === 'run' && ctx.runners?.holdsWaitingJobs === true;
   // Checked before the stage runs (and again when publishing): no work for an output that cannot land.
   const misplaced = misplacedOutput(ctx.root, inst);
   if (misplaced) return { status: 'failed', attempts: 0, ...misplaced };
@@ -291,25 +305,40 @@ export async function runStage(input: RunStageInput, ctx: StageRunContext): Prom
     }
     const attemptNumber = attempt;
     const work = async (): Promise<AttemptResult> => {
-      ctx.bus.emit({ type: 'stage-start', stage: inst.id, attempt: attemptNumber, reason: input.reason });
+      let announced = false;
+      const announce = (): void => {
+        if (announced) return;
+        announced = true;
+        if (waits && attemptNumber === 1) started = commandStart.at = Date.now();
+        ctx.bus.emit({ type: 'stage-start', stage: inst.id, attempt: attemptNumber, reason: input.reason });
+      };
+      if (!waits) announce();
       const limit = timeoutSignal(ctx.signal, inst.spec.timeoutMs);
       try {
         const result =
           inst.spec.kind === 'run'
-            ? await runCommandStage(inst, ctx, staged, limit.signal)
+            ? await runCommandStage(inst, ctx, staged, limit.signal, announce)
             : await runTaskStage(inst, ctx, staged, limit.signal, input.inputs);
+        // An attempt that ended before its command started (its expression failed) still began;
+        // one dropped while it waited (the run was stopped) did not.
+        if (!ctx.signal.aborted && (result.ok || !result.notStarted)) announce();
         return !result.ok && limit.timedOut()
           ? { ok: false, code: 'timed-out', reason: `timed out after ${inst.spec.timeoutMs} ms` }
           : result;
       } catch (error) {
         // The command or params are rendered again here with the staging paths; a failing expression fails the stage.
-        if (error instanceof ExprEvalError) return { ok: false, code: 'expression-failed', reason: error.message };
+        if (error instanceof ExprEvalError) {
+          announce();
+          return { ok: false, code: 'expression-failed', reason: error.message };
+        }
         throw error;
       } finally {
         limit.clear();
       }
     };
     last = await work();
+    // Dropped while it waited for a jobserver token: the run stopped after another stage failed.
+    if (!last.ok && last.notStarted) return { status: 'failed', code: last.code, attempts: 0, reason: last.reason, notStarted: true };
     if (ctx.signal.aborted) {
       discardStaged(staged);
       return { status: 'aborted', code: 'interrupted', attempts: attempt, reason: 'run interrupted' };

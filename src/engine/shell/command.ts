@@ -6,6 +6,8 @@ export interface CommandOutcome {
   /** The last lines of stderr (or of stdout when stderr is empty), for failure messages. */
   tail: string;
   aborted: boolean;
+  /** The job was dropped before its command started: the run stopped after a failure (runner-pool.ts). */
+  notStarted?: boolean;
 }
 
 export interface CommandSpec {

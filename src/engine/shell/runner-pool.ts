@@ -19,6 +19,8 @@ import { parseSimpleCommand, type SimpleCommand } from './simple-command.ts';
 
 interface Pending {
   onPid(pid: number): void;
+  /** The job waited for a token and was cancelled before it started (jobserver runners only). */
+  onCancelled(): void;
   /** `sizes`: the byte counts of the command's stdout and stderr files, where the runner tells them. */
   onExit(code: number, sizes?: [number, number]): void;
   /** The runner ended before it said `ready`, so it never read the job: the job did not start. */
@@ -31,6 +33,8 @@ class Runner {
   private buffer = '';
   /** A job is sent before the runner is ready (no round trip); until then it may be unread. */
   private ready = false;
+  /** Its job's command started (the runner said its pid): a job without one may be waiting for a token. */
+  private started = false;
   dead = false;
 
   constructor(
@@ -39,9 +43,17 @@ class Runner {
     env: NodeJS.ProcessEnv,
     readonly outFile: string,
     readonly errFile: string,
+    /** The jobserver FIFO and how many tokens this runner puts in it; absent: no jobserver. */
+    readonly tokens?: { fifo: string; add: number },
   ) {
+    const tokenArgs = tokens ? [tokens.fifo, String(tokens.add)] : [];
     // Its own process group: a Ctrl-C at the terminal reaches refinery, which aborts the jobs.
-    this.child = spawn(program.command, [...program.args, outFile, errFile], { cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true, env });
+    this.child = spawn(program.command, [...program.args, outFile, errFile, ...tokenArgs], {
+      cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+      env,
+    });
     this.child.unref();
     this.child.stdout.on('data', (d: Buffer) => this.read(d.toString()));
     // 'close' rather than 'exit': every line the runner wrote (its `ready`, a last `exit`) is
@@ -68,8 +80,14 @@ class Runner {
     this.buffer = lines.pop() ?? '';
     for (const line of lines) {
       if (line === 'ready') this.ready = true;
-      else if (line.startsWith('pid ')) this.pending?.onPid(Number(line.slice(4)));
-      else if (line.startsWith('exit ')) {
+      else if (line.startsWith('pid ')) {
+        this.started = true;
+        this.pending?.onPid(Number(line.slice(4)));
+      } else if (line === 'cancelled') {
+        const p = this.pending;
+        this.pending = undefined;
+        p?.onCancelled();
+      } else if (line.startsWith('exit ')) {
         const p = this.pending;
         this.pending = undefined;
         const [code, out, err] = line.slice(5).split(' ').map(Number);
@@ -81,11 +99,50 @@ class Runner {
   /** Sends one job line (without its newline). */
   start(job: string, pending: Pending): void {
     this.pending = pending;
+    this.started = false;
     this.child.stdin.write(`${job}\n`);
+  }
+
+  /** Whether it holds a job whose command has not started: one waiting for a jobserver token. */
+  get waiting(): boolean {
+    return this.tokens !== undefined && this.pending !== undefined && !this.started;
+  }
+
+  /** Drops the job while it waits for a token; ignored by the runner once it started. */
+  cancel(): void {
+    this.say('cancel');
+  }
+
+  /** Gives back the token the runner kept after a command failed (runner.py). */
+  releaseToken(): void {
+    this.say('release');
+  }
+
+  private say(line: string): void {
+    if (!this.dead && !this.child.stdin.writableEnded) this.child.stdin.write(`${line}\n`);
   }
 
   stop(): void {
     this.child.stdin.end();
+  }
+}
+
+/** At most `count` jobs at once, in the order they asked. */
+class Slots {
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private free: number) {}
+
+  async run<T>(job: () => Promise<T>): Promise<T> {
+    if (this.free > 0) this.free -= 1;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await job();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free += 1;
+    }
   }
 }
 
@@ -129,18 +186,40 @@ export class RunnerPool {
   private made = 0;
   /** The environment the runners start with; each job sends only what differs from it. */
   private readonly env: NodeJS.ProcessEnv = { ...process.env };
+  /** Tokens put in the jobserver FIFO so far (one per runner, up to `commandsAtOnce`). */
+  private tokensGiven = 0;
+  /** With a jobserver: the limit for commands that do not take its tokens (perl's runners, a direct spawn). */
+  private readonly untokened: Slots | undefined;
 
   /**
    * `scratchDir` holds each runner's output files; it must exist. `quickStart`: prefer the
    * program that is ready soonest (a run with few commands) to the one whose commands start
-   * cheapest (a build of many).
+   * cheapest (a build of many). `commandsAtOnce`: the runners share a jobserver that lets that
+   * many commands run at once, and the pool may be given up to twice as many jobs: those
+   * beyond it wait in their runners and start the moment a command ends (see runner.py).
    */
   constructor(
     private readonly cwd: string,
     private readonly scratchDir: string,
     private readonly programs: RunnerPrograms = MACHINE_RUNNER_PROGRAMS,
     private readonly quickStart = false,
-  ) {}
+    private readonly commandsAtOnce?: number,
+  ) {
+    if (commandsAtOnce !== undefined) this.untokened = new Slots(commandsAtOnce);
+  }
+
+  /**
+   * Drops every job waiting for a jobserver token: the run stopped after a failure, and those
+   * must not start. Each answers at once, as not started (`notStarted`).
+   */
+  dropWaiting(): void {
+    for (const runner of this.all) if (runner.waiting) runner.cancel();
+  }
+
+  /** Whether a job given to the pool may wait in a runner for a jobserver token before it starts. */
+  get holdsWaitingJobs(): boolean {
+    return this.commandsAtOnce !== undefined;
+  }
 
   /** An idle runner (of a program that has worked), else a new runner of `program`. */
   private acquire(program: RunnerProgram): Runner {
@@ -152,7 +231,7 @@ export class RunnerPool {
   private start(program: RunnerProgram): Runner {
     this.made += 1;
     const base = path.join(this.scratchDir, `runner-${this.made}`);
-    const runner = new Runner(this.cwd, program, this.env, `${base}.out`, `${base}.err`);
+    const runner = new Runner(this.cwd, program, this.env, `${base}.out`, `${base}.err`, this.tokensFor(program));
     this.all.add(runner);
     return runner;
   }
@@ -168,6 +247,14 @@ export class RunnerPool {
     if (!program) return;
     for (const r of this.all) if (r.dead) this.all.delete(r);
     while (this.all.size < count) this.idle.push(this.start(program));
+  }
+
+  /** The jobserver arguments of a new runner: python's runner speaks it, perl's does not. */
+  private tokensFor(program: RunnerProgram): { fifo: string; add: number } | undefined {
+    if (this.commandsAtOnce === undefined || !program.jobserver) return undefined;
+    const add = this.tokensGiven < this.commandsAtOnce ? 1 : 0;
+    this.tokensGiven += add;
+    return { fifo: path.join(this.scratchDir, 'jobserver'), add };
   }
 
   private release(runner: Runner): void {
@@ -207,22 +294,42 @@ export class RunnerPool {
    * whose runner could not start goes to the next runner program, and, when none works, is
    * spawned directly: it runs once either way.
    */
-  async run(spec: CommandSpec & { scriptFile: string }): Promise<CommandOutcome> {
+  async run(spec: PoolJob): Promise<CommandOutcome> {
     let program = this.programs.current(this.quickStart);
     while (program) {
       const runner = this.acquire(program);
-      const outcome = await this.runOn(runner, spec);
+      const outcome =
+        runner.tokens || !this.untokened
+          ? await this.runOn(runner, spec)
+          : await this.limited(spec, () => this.runOn(runner, spec), runner);
       if (outcome) {
         this.programs.worked(runner.program);
         return outcome;
       }
       program = this.programs.failed(runner.program, this.quickStart);
     }
+    return this.untokened ? ((await this.limited(spec, () => this.spawnDirectly(spec))) as CommandOutcome) : this.spawnDirectly(spec);
+  }
+
+  private spawnDirectly(spec: PoolJob): Promise<CommandOutcome> {
+    spec.onStart?.();
     return runCommand(spec);
   }
 
+  /**
+   * Runs `job` within the limit kept without the jobserver's tokens; a job aborted while it
+   * waited does not start (and gives back the runner it would have used).
+   */
+  private limited(spec: PoolJob, job: () => Promise<CommandOutcome | undefined>, runner?: Runner): Promise<CommandOutcome | undefined> {
+    return (this.untokened as Slots).run(async () => {
+      if (!spec.signal.aborted) return job();
+      if (runner) this.release(runner);
+      return NOT_STARTED;
+    });
+  }
+
   /** Runs one command on `runner`; undefined when the runner ended before it read the job. */
-  private runOn(runner: Runner, spec: CommandSpec & { scriptFile: string }): Promise<CommandOutcome | undefined> {
+  private runOn(runner: Runner, spec: PoolJob): Promise<CommandOutcome | undefined> {
     const { job, file } = this.encode(spec, runner.program.protocol);
     return new Promise((resolve) => {
       let pid: number | undefined;
@@ -230,7 +337,11 @@ export class RunnerPool {
       let killTimer: NodeJS.Timeout | undefined;
       const onAbort = (): void => {
         aborted = true;
-        if (pid === undefined) return;
+        if (pid === undefined) {
+          // A job waiting for a jobserver token is dropped; one already started says its pid next.
+          if (runner.tokens) runner.cancel();
+          return;
+        }
         const group = pid;
         killGroup(group, 'SIGTERM');
         killTimer = setTimeout(() => killGroup(group, 'SIGKILL'), spec.killAfterMs ?? 2000);
@@ -244,12 +355,21 @@ export class RunnerPool {
         if (file) rmSync(file, { force: true });
         resolve(outcome);
       };
+      // Without a jobserver the command starts as the runner reads it; with one, when it says its pid.
+      if (!runner.tokens) spec.onStart?.();
       runner.start(job, {
         onPid: (p) => {
           pid = p;
+          if (runner.tokens) spec.onStart?.();
           if (spec.signal.aborted) onAbort();
         },
-        onExit: (code, sizes) => settle(outcomeOf(runner, spec, code, sizes, aborted)),
+        onCancelled: () => settle(aborted ? NOT_STARTED : { ...NOT_STARTED, aborted: false, notStarted: true }),
+        onExit: (code, sizes) => {
+          // The runner keeps its token after a failure until told: by then the run has dropped
+          // the jobs that wait, if the failure stops it (dropWaiting), so none of them starts.
+          if (runner.tokens && code !== 0) setImmediate(() => runner.releaseToken());
+          settle(outcomeOf(runner, spec, code, sizes, aborted));
+        },
         onNotStarted: () => settle(undefined),
       });
       spec.signal.addEventListener('abort', onAbort, { once: true });
@@ -262,6 +382,12 @@ export class RunnerPool {
     this.idle.length = 0;
   }
 }
+
+/** A job for the pool: a command, a scratch path for a long script, and who to tell when it starts. */
+export type PoolJob = CommandSpec & { scriptFile: string; onStart?: () => void };
+
+/** A job that was aborted before its command started. */
+const NOT_STARTED: CommandOutcome = { exitCode: null, signal: null, tail: '', aborted: true };
 
 /** What a command the runner answered for did; its output lines go to `onLine` first. */
 function outcomeOf(runner: Runner, spec: CommandSpec, code: number, sizes: [number, number] | undefined, aborted: boolean): CommandOutcome {

@@ -23,6 +23,8 @@ export interface RunnerProgram {
    * the choice for a run with few commands.
    */
   startsQuickly: boolean;
+  /** Takes the jobserver arguments (runner.py): its runners may hold a job that waits for a token. */
+  jobserver: boolean;
 }
 
 /**
@@ -33,11 +35,11 @@ export interface RunnerProgram {
 const PYTHON_FLAGS = ['-I', '-S'];
 
 export function pythonRunner(command: string, args: string[] = [...PYTHON_FLAGS, PYTHON_RUNNER_FILE]): RunnerProgram {
-  return { command, args, protocol: 'json', startsQuickly: false };
+  return { command, args, protocol: 'json', startsQuickly: false, jobserver: true };
 }
 
 export function perlRunner(command: string): RunnerProgram {
-  return { command, args: [PERL_RUNNER_FILE], protocol: 'lines', startsQuickly: true };
+  return { command, args: [PERL_RUNNER_FILE], protocol: 'lines', startsQuickly: true, jobserver: false };
 }
 
 /**
