@@ -137,8 +137,10 @@ function runSettled(
   [cmd, args]: [string, string[]],
   env: NodeJS.ProcessEnv = process.env,
   stdout: 'ignore' | 'pipe' = 'ignore',
+  settled: () => void = () => {},
 ): { ms: number; stdout: string } {
   settle();
+  settled();
   const start = process.hrtime.bigint();
   const result = spawnSync(cmd, args, { cwd: dir, stdio: ['ignore', stdout, 'pipe'], env: { ...env, CI: 'true' } });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
@@ -148,6 +150,35 @@ function runSettled(
 
 function timeArgv(dir: string, tool: string, argv: [string, string[]], env: NodeJS.ProcessEnv = process.env): number {
   return runSettled(dir, tool, argv, env).ms;
+}
+
+/** Milliseconds the machine's cores have been busy (every process), from /proc/stat; undefined off Linux. */
+function busyMs(): number | undefined {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
+    // user, nice, system, irq, softirq: not idle, iowait or steal.
+    const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0] = fields;
+    return ((user + nice + system + irq + softirq) * 1000) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+const CPU_COUNT = os.availableParallelism();
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim()) || 100;
+
+/**
+ * A full build: its wall time, and the core-seconds the machine spent meanwhile (the tool and
+ * every process it started; the machine is otherwise quiet), which say how busy it kept the
+ * cores: a tool that waits on itself leaves them idle.
+ */
+function timeFullBuild(dir: string, tool: Tool): { ms: number; cpuMs?: number } {
+  let before: number | undefined;
+  const ms = runSettled(dir, tool, command(tool), process.env, 'ignore', () => {
+    before = busyMs();
+  }).ms;
+  const after = busyMs();
+  return before === undefined || after === undefined ? { ms } : { ms, cpuMs: after - before };
 }
 
 const BUILTIN_RULES_MAKEFILE = 'Makefile.builtin-rules';
@@ -188,6 +219,8 @@ function median(xs: number[]): number {
 
 interface Figures {
   full: number;
+  /** Core-milliseconds the machine spent during the full build (median; see timeFullBuild); Linux only. */
+  fullCpu?: number;
   noop: number;
   touch: number;
   /** The largest peak RSS (MB) among the touch runs; undefined without GNU time. */
@@ -209,9 +242,12 @@ function measure(n: number, dag: Dag, tool: Tool, reps: number, fullReps: number
   const dir = path.join(WORK, `${shape}-${tool}-${n}`);
   setup(dir, dag, tool);
   const full: number[] = [];
+  const fullCpu: number[] = [];
   for (let r = 0; r < fullReps; r += 1) {
     clean(dir, tool);
-    full.push(timeCommand(dir, tool));
+    const { ms, cpuMs } = timeFullBuild(dir, tool);
+    full.push(ms);
+    if (cpuMs !== undefined) fullCpu.push(cpuMs);
   }
   const outputs = digestOutputs(dir);
   const noop: number[] = [];
@@ -239,6 +275,7 @@ function measure(n: number, dag: Dag, tool: Tool, reps: number, fullReps: number
     ...(withoutExtraCa ? { withoutExtraCa } : {}),
     ...(withoutPrecheck ? { withoutPrecheck } : {}),
     full: median(full),
+    ...(fullCpu.length > 0 ? { fullCpu: median(fullCpu) } : {}),
     noop: median(noop),
     touch: median(touch),
     touchRssMb: rss.length > 0 ? Math.max(...rss) : undefined,
@@ -537,6 +574,15 @@ function printTable(shape: Shape, n: number, dag: Dag, results: Record<Tool, Fig
     console.log(
       `floors (timed in the same run): a Node process that only stats the ${floorPaths(dag).length} inputs and outputs once ${fmt(floors.noop)} (${ratio(floors.noop, results.make.noop)} make's no-op; refinery's cold no-op is ${ratio(results.refinery.noop, floors.noop)} of it); the ${dag.inputs.length} commands started two at a time by posix_spawn, no shell and no dependency order, ${fmt(floors.full)} (${ratio(floors.full, results.make.full)} make's full build; refinery's is ${ratio(results.refinery.full, floors.full)} of it); a touch, that stat floor plus the ${dag.touchReach} stale stages' commands started one after another in dependency order (${fmt(floors.chain)}), ${fmt(floors.noop + floors.chain)} (${ratio(floors.noop + floors.chain, results.make.touch)} make's touch; refinery's cold touch is ${ratio(results.refinery.touch, floors.noop + floors.chain)} of it)`,
     );
+  const cpu = (tool: Tool): string => {
+    const { fullCpu, full } = results[tool];
+    return fullCpu === undefined
+      ? 'n/a'
+      : `${(fullCpu / 1000).toFixed(2)} core-s, the cores ${Math.round((100 * fullCpu) / (full * CPU_COUNT))} % busy`;
+  };
+  console.log(
+    `full build, CPU of every process meanwhile (/proc/stat, ${CPU_COUNT} cores): make ${cpu('make')}; ninja ${cpu('ninja')}; refinery ${cpu('refinery')}`,
+  );
   const lean = results.refinery.withoutExtraCa;
   if (lean)
     console.log(
