@@ -195,8 +195,9 @@ export class RunnerPool {
    * `scratchDir` holds each runner's output files; it must exist. `quickStart`: prefer the
    * program that is ready soonest (a run with few commands) to the one whose commands start
    * cheapest (a build of many). `commandsAtOnce`: the runners share a jobserver that lets that
-   * many commands run at once, and the pool may be given up to twice as many jobs: those
-   * beyond it wait in their runners and start the moment a command ends (see runner.py).
+   * many commands run at once, and the pool may be given more jobs than that (the executor
+   * gives it waitingJobs more): those wait in their runners and start the moment a command
+   * ends (see runner.py); commands that do not go through the jobserver keep the limit here.
    */
   constructor(
     private readonly cwd: string,
