@@ -2,9 +2,9 @@
 // again waiting in runners (commandLookahead): the commands still never run more than -j at
 // once, events and outcomes read as before, and a failure that stops the run lets none of the
 // waiting stages start.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { events, runCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
+import { events, interruptOnceItPrints, runCli, stageEnds, startCli, tempProject, type TempProject } from '../../helpers/project.ts';
 import { skipWithout, systemTool } from '../../helpers/system-tools.ts';
 
 const python = systemTool('python3');
@@ -34,6 +34,28 @@ function mostAtOnce(lines: string[]): number {
     most = Math.max(most, running);
   }
   return most;
+}
+
+/** Processes whose working folder is `dir` (from /proc). */
+function processesIn(dir: string): number {
+  let count = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (readlinkSync(`/proc/${pid}/cwd`) === dir) count += 1;
+    } catch {
+      // Gone meanwhile, or not ours to read.
+    }
+  }
+  return count;
+}
+
+/** Resolves once `check` holds, checking as the event loop turns; rejects after `ms`. */
+async function until(check: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 describe.skipIf(skipWithout(python))('refinery run through the jobserver', () => {
@@ -69,6 +91,23 @@ describe.skipIf(skipWithout(python))('refinery run through the jobserver', () =>
     const notStarted = ends.filter((e) => e.status === 'blocked');
     expect(notStarted).toHaveLength(43);
     for (const e of notStarted) expect(e).toMatchObject({ code: 'stopped-after-failure', attempts: 0 });
+  });
+
+  it('refinery run - Ctrl-C while stages wait in runners: the running commands are stopped, the waiting ones never start', async () => {
+    project = tempProject({ 'pipelines/many.yaml': pipeline((i) => `echo "+ $PPID s${i}" >> log; sleep 30; echo ${i} > \${outputs.o}`) });
+    const child = startCli(['run', 'many', '-j', '2', '--json'], { cwd: project.root });
+    let stdout = '';
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    expect(await interruptOnceItPrints(child, '"stage-start"')).toBe(130);
+    const started = events(stdout).filter((e) => e.type === 'stage-start');
+    const ran = logLines(project).filter((l) => l.startsWith('+'));
+    expect(ran.length).toBeLessThanOrEqual(2);
+    expect(ran).toHaveLength(started.length);
+    const ends = events(stdout).filter((e) => e.type === 'stage-end');
+    expect(ends.filter((e) => e.status === 'aborted').length).toBeGreaterThanOrEqual(2);
+    // The killed commands' processes (sh and sleep) are gone; none was left running.
+    const root = project.root;
+    await until(() => processesIn(root) === 0, 10_000);
   });
 
   it('refinery run - with a stage timeout, stages keep their slots as before (no stage waits in a runner)', async () => {
