@@ -319,8 +319,8 @@ async function runStageAttempts(input: RunStageInput, ctx: StageRunContext, comm
           inst.spec.kind === 'run'
             ? await runCommandStage(inst, ctx, staged, limit.signal, announce)
             : await runTaskStage(inst, ctx, staged, limit.signal, input.inputs);
-        // An attempt that ended before its command started (its expression failed) still began;
-        // one dropped while it waited (the run was stopped) did not.
+        // Every attempt but one dropped unstarted (the run stopped) has begun, however it ended:
+        // announced here where nothing announced it yet.
         if (!ctx.signal.aborted && (result.ok || !result.notStarted)) announce();
         return !result.ok && limit.timedOut()
           ? { ok: false, code: 'timed-out', reason: `timed out after ${inst.spec.timeoutMs} ms` }
