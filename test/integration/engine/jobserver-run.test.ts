@@ -3,8 +3,9 @@
 // once, events and outcomes read as before, and a failure that stops the run lets none of the
 // waiting stages start.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { events, interruptOnceItPrints, runCli, stageEnds, startCli, tempProject, type TempProject } from '../../helpers/project.ts';
+import { commandLog, mostAtOnce } from '../../helpers/command-log.ts';
 import { skipWithout, systemTool } from '../../helpers/system-tools.ts';
 
 const python = systemTool('python3');
@@ -23,17 +24,7 @@ function pipeline(command: (i: number) => string, extra = ''): string {
 const logged = (i: number, tail: string): string => `echo "+ $PPID s${i}" >> log; sleep 0.05; echo "- s${i}" >> log; ${tail}`;
 
 function logLines(p: TempProject): string[] {
-  return readFileSync(p.path('log'), 'utf8').trimEnd().split('\n');
-}
-
-function mostAtOnce(lines: string[]): number {
-  let running = 0;
-  let most = 0;
-  for (const line of lines) {
-    running += line.startsWith('+') ? 1 : -1;
-    most = Math.max(most, running);
-  }
-  return most;
+  return commandLog(p.path('log'));
 }
 
 /** Processes whose working folder is `dir` (from /proc). */
@@ -47,15 +38,6 @@ function processesIn(dir: string): number {
     }
   }
   return count;
-}
-
-/** Resolves once `check` holds, checking as the event loop turns; rejects after `ms`. */
-async function until(check: () => boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setImmediate(resolve));
-  }
 }
 
 describe.skipIf(skipWithout(python))('refinery run through the jobserver', () => {
@@ -107,7 +89,7 @@ describe.skipIf(skipWithout(python))('refinery run through the jobserver', () =>
     expect(ends.filter((e) => e.status === 'aborted').length).toBeGreaterThanOrEqual(2);
     // The killed commands' processes (sh and sleep) are gone; none was left running.
     const root = project.root;
-    await until(() => processesIn(root) === 0, 10_000);
+    await vi.waitFor(() => expect(processesIn(root)).toBe(0), { timeout: 10_000, interval: 20 });
   });
 
   it('refinery run - with a stage timeout, stages keep their slots as before (no stage waits in a runner)', async () => {

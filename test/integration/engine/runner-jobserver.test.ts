@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RunnerPool } from '../../../src/engine/shell/runner-pool.ts';
 import { perlRunner, pythonRunner, RunnerPrograms } from '../../../src/engine/shell/runner-programs.ts';
+import { commandLog, mostAtOnce } from '../../helpers/command-log.ts';
 import { skipWithout, systemTool, toolPath } from '../../helpers/system-tools.ts';
 
 const python = systemTool('python3');
@@ -50,17 +51,6 @@ async function holding(p: RunnerPool, script: string) {
 /** A command that logs `+ NAME` as it starts and `- NAME` as it ends, one O_APPEND line each. */
 const logged = (name: string, seconds: number): string => `echo "+ ${name}" >> log; sleep ${seconds}; echo "- ${name}" >> log`;
 
-/** The most commands the log shows running at once. */
-function mostAtOnce(): number {
-  let running = 0;
-  let most = 0;
-  for (const line of readFileSync(path.join(dir, 'log'), 'utf8').trimEnd().split('\n')) {
-    running += line.startsWith('+') ? 1 : -1;
-    most = Math.max(most, running);
-  }
-  return most;
-}
-
 /** Blocks this thread (and its event loop) without using the CPU. */
 function blockFor(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -71,7 +61,7 @@ describe.skipIf(skipWithout(python))('RunnerPool with a jobserver', () => {
     const p = jobserverPool(2);
     const outcomes = await Promise.all(Array.from({ length: 8 }, (_, i) => run(p, logged(`j${i}`, 0.15))));
     expect(outcomes.map((o) => o.exitCode)).toEqual(Array(8).fill(0));
-    expect(mostAtOnce()).toBe(2);
+    expect(mostAtOnce(commandLog(path.join(dir, 'log')))).toBe(2);
   });
 
   it('jobserver - a waiting job starts when the command before it ends, while refinery is busy', async () => {
@@ -129,6 +119,6 @@ describe.skipIf(skipWithout(perl))('RunnerPool with a jobserver and runners that
     const p = jobserverPool(1, () => perlRunner(toolPath(perl)));
     const outcomes = await Promise.all(Array.from({ length: 3 }, (_, i) => run(p, logged(`j${i}`, 0.1))));
     expect(outcomes.map((o) => o.exitCode)).toEqual([0, 0, 0]);
-    expect(mostAtOnce()).toBe(1);
+    expect(mostAtOnce(commandLog(path.join(dir, 'log')))).toBe(1);
   });
 });
