@@ -81,7 +81,7 @@ export function waitingJobs(concurrency: number): number {
 export function commandLookahead(plan: Plan, concurrency: number): number | undefined {
   if (runsInProcess(plan) || Object.keys(plan.pipeline.pools).length > 0 || !runnerPoolSupported()) return undefined;
   if (plan.instances.some((i) => i.spec.timeoutMs !== undefined)) return undefined;
-  return plan.instances.length > QUICK_START_UP_TO ? concurrency : undefined;
+  return countRunStages(plan) > QUICK_START_UP_TO ? concurrency : undefined;
 }
 
 /**
