@@ -30,10 +30,10 @@ export function findPipelineFile(root: string, arg: string | undefined): { file?
     }
   }
   if (existsSync(direct)) return { file: direct };
-  const hint = didYouMean(arg, pipelineNames(root));
-  return {
-    error: `no pipeline '${arg}'${hint ? `; did you mean '${hint}'?` : ''} (pipelines/${arg}.yaml is neither in ${root} nor in refinery)`,
-  };
+  const names = pipelineNames(root);
+  const hint = didYouMean(arg, names);
+  const choices = hint ? `; did you mean '${hint}'?` : names.length ? `; the pipelines are: ${names.sort().join(', ')}` : '';
+  return { error: `no pipeline '${arg}'${choices} (pipelines/${arg}.yaml is neither in ${root} nor in refinery)` };
 }
 
 function pipelineNames(root: string): string[] {

@@ -74,18 +74,17 @@ async function why(argv: string[], io: CommandIo): Promise<number> {
   const result = await preview(argv, io);
   if (typeof result === 'number') return result;
   const stage = result.positionals[1];
+  const stages = `Stages: ${result.entries
+    .map((e) => e.id)
+    .slice(0, 20)
+    .join(', ')}`;
   if (!stage) {
-    io.stderr.write(`${WHY_USAGE}\n`);
+    io.stderr.write(`refinery why: name the stage to explain. ${stages}\n${WHY_USAGE}\n`);
     return 2;
   }
   const matches = result.entries.filter((e) => e.id === stage || e.id.startsWith(`${stage}[`));
   if (matches.length === 0) {
-    io.stderr.write(
-      `refinery why: no stage '${stage}'. Stages: ${result.entries
-        .map((e) => e.id)
-        .slice(0, 20)
-        .join(', ')}\n`,
-    );
+    io.stderr.write(`refinery why: no stage '${stage}'. ${stages}\n`);
     return 2;
   }
   if (result.json) io.stdout.write(`${JSON.stringify(matches, null, 2)}\n`);

@@ -82,8 +82,9 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === 'export-criteria') return exportCommand(rest, io);
   if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
-    (sub === undefined ? io.stderr : io.stdout).write(`${USAGE}\n`);
-    return sub === undefined ? 2 : 0;
+    if (sub === undefined) return fail(io, `missing subcommand\n${USAGE}`);
+    io.stdout.write(`${USAGE}\n`);
+    return 0;
   }
   return fail(io, `unknown subcommand '${sub}'\n${USAGE}`);
 }

@@ -58,7 +58,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   const name = parsed.positionals[0];
   const resolver = projectResolver(io.cwd);
   if (!name) {
-    io.stderr.write(`${USAGE}\n\nTasks: ${resolver.taskNames().join(', ')}\n`);
+    io.stderr.write(`refinery task: name the task to run\n${USAGE}\n\nTasks: ${resolver.taskNames().join(', ')}\n`);
     return 2;
   }
   const file = resolver.taskFile(name);

@@ -23,7 +23,8 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   }
   const { values, positionals } = parsed;
   if (!values.schema || positionals.length === 0) {
-    io.stderr.write(`${USAGE}\n`);
+    const missing = values.schema ? 'name the FILE to validate' : 'missing --schema NAME, the schema to validate against';
+    io.stderr.write(`refinery validate: ${missing}\n${USAGE}\n`);
     return 2;
   }
   const registry = new SchemaRegistry(io.cwd);

@@ -72,6 +72,32 @@ describe('what a new user meets first', () => {
     expect(missing.stderr).not.toContain('.yaml.yaml');
   });
 
+  it('run - an unknown pipeline name with no near match lists the pipelines there are', async () => {
+    project = tempProject({ 'pipelines/w.yaml': WHEN_PIPELINE });
+    const result = await runCli(['run', 'nothing-like-it'], { cwd: project.root });
+    expect(result.code).toBe(2);
+    // The project's and refinery's own, by name.
+    expect(result.stderr).toMatch(/no pipeline 'nothing-like-it'; the pipelines are: (.+, )?analyze, (.+, )?w\b/);
+  });
+
+  it('why, validate, task, refine - a missing argument is named on the first line, before the usage', async () => {
+    project = tempProject({ 'pipelines/w.yaml': WHEN_PIPELINE });
+    const cases: Array<[string[], string]> = [
+      [['why', 'w'], 'refinery why: name the stage to explain. Stages: a, c, b'],
+      [['validate', 'x.json'], 'refinery validate: missing --schema NAME, the schema to validate against'],
+      [['validate', '--schema', 'x'], 'refinery validate: name the FILE to validate'],
+      [['task'], 'refinery task: name the task to run'],
+      [['refine'], 'refinery refine: missing subcommand'],
+    ];
+    for (const [args, first] of cases) {
+      const result = await runCli(args, { cwd: project.root });
+      expect(result.code).toBe(2);
+      const lines = result.stderr.split('\n');
+      expect(lines[0]).toBe(first);
+      expect(lines[1]).toMatch(/^Usage:/);
+    }
+  });
+
   it('-C - a folder that does not exist is named', async () => {
     project = tempProject();
     const result = await runCli(['-C', project.path('nope'), 'status'], { cwd: project.root });
