@@ -41,7 +41,8 @@ const params = z
     message: "give 'criteria_file' (your own criteria) or 'backend' (a model to generate them)",
   })
   .refine((p) => p.criteria_file !== undefined || p.task !== undefined || p.task_file !== undefined, {
-    message: "give 'task' or 'task_file' so criteria can be generated",
+    message:
+      "give 'task' (the task the deliverable answers, as text) or 'task_file' (a file holding it) so criteria can be generated; in the refine pipeline: --param query=TEXT or --param task_file=FILE",
   });
 
 export default defineTask({

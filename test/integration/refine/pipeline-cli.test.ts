@@ -72,6 +72,23 @@ describe('refine pipeline through the CLI', () => {
     }
   });
 
+  it('refine - neither query nor task_file: the first stage fails naming both params, before any model call', async () => {
+    const project = exampleProject();
+    try {
+      // The example's params but its task_file (each `--param` flag goes with the value after it).
+      const withoutTask = EXAMPLE.filter((arg, i) => !arg.startsWith('task_file=') && !EXAMPLE[i + 1]?.startsWith('task_file='));
+      expect(withoutTask).toHaveLength(EXAMPLE.length - 2);
+      const r = await runCli(['run', 'refine', ...withoutTask, '--json'], { cwd: project.root });
+      expect(r.code).toBe(1);
+      const end = events(r.stdout).find((e) => e.type === 'stage-end' && e.stage === 'criteria');
+      expect(end).toMatchObject({ status: 'failed', code: 'invalid-params' });
+      expect(String(end?.reason)).toContain('in the refine pipeline: --param query=TEXT or --param task_file=FILE');
+      expect(existsSync(project.path('.refinery/sessions/example/criteria.usage.json'))).toBe(false);
+    } finally {
+      project.cleanup();
+    }
+  });
+
   it('refine - with a worker, a non-converged round hands its next tasks to the worker and the next round evaluates the changed deliverable', async () => {
     const project = exampleProject();
     try {
