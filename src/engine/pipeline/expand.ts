@@ -128,10 +128,13 @@ class Expander {
     if (problem === undefined) return true;
     const rendered = template.source === pattern ? `'${pattern}'` : `'${template.source}' (= '${pattern}')`;
     const where = path.isAbsolute(root) ? root : `${root} (${abs})`;
+    // A path made from params is fixed on the command line, not in the pipeline file.
+    const params = [...new Set(Array.from(template.source.matchAll(/\bparams\.([A-Za-z_]\w*)/g), (m) => m[1]))];
+    const fix = params.length ? `pass an existing path with ${params.map((p) => `--param ${p}=PATH`).join(' or ')}` : 'fix the path';
     this.diagnostics.push({
       severity: 'error',
       code: 'foreach-root-missing',
-      message: `stage '${stage.id}': foreach glob ${rendered}: ${where} ${problem}; fix the path (a --param value?) or, if the set may be empty, add allow_empty: true to the foreach`,
+      message: `stage '${stage.id}': foreach glob ${rendered}: ${where} ${problem}; ${fix}, or, if the set may be empty, add allow_empty: true to the foreach`,
       ...(stage.span ? { span: stage.span } : {}),
     });
     return false;

@@ -21,7 +21,7 @@ describe('foreach glob root', () => {
     const result = await runCli(['run', 'p', '--param', 'src=dcos'], { cwd: project.root });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("pipelines/p.yaml:5:3 error: stage 'each': foreach glob '${params.src}/*.md' (= 'dcos/*.md'): dcos");
-    expect(result.stderr).toContain('does not exist');
+    expect(result.stderr).toContain('does not exist; pass an existing path with --param src=PATH, or');
     expect(result.stderr).toContain('allow_empty: true');
     expect(result.stdout).not.toContain('nothing to do');
   });
@@ -30,7 +30,7 @@ describe('foreach glob root', () => {
     project = tempProject({ docs: 'a file', 'pipelines/p.yaml': pipeline('{ glob: "docs/*.md" }') });
     const result = await runCli(['run', 'p'], { cwd: project.root });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/foreach glob 'docs\/\*\.md': docs \(.*\) is not a folder/);
+    expect(result.stderr).toMatch(/foreach glob 'docs\/\*\.md': docs \(.*\) is not a folder; fix the path, or/);
   });
 
   it('foreach glob - allow_empty: true turns a missing folder into an empty set', async () => {
