@@ -13,7 +13,8 @@ interface FileLines {
 export default defineTask({
   name: 'count-lines',
   description: 'Counts the lines of the stage inputs with wc -l.',
-  params: z.object({}),
+  // Strict: a `with:` key this task does not take (a typo) fails the stage instead of being ignored.
+  params: z.strictObject({}),
   outputs: { counts: { default: 'reports/line-counts.json', schema: 'line-counts' } },
   async run(ctx) {
     const files: FileLines[] = [];

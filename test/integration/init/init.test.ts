@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runCli, tempProject, type TempProject } from '../../helpers/project.ts';
+import { events, REPO_ROOT, runCli, tempProject, type TempProject } from '../../helpers/project.ts';
 
 let project: TempProject | undefined;
 
@@ -105,6 +105,25 @@ describe('refinery init', () => {
     expect(massgen.code).toBe(0);
     expect((await just(project.root, '--evaluate', 'logs')).stdout).toBe('.massgen/massgen_logs');
     expect((await just(project.root, '--evaluate', 'refinery_dir')).stdout).toBe('node_modules/refinery');
+  });
+
+  it('init - the starter task refuses a with: key it does not take (a typo) instead of ignoring it', async () => {
+    project = tempProject();
+    await runCli(['init'], { cwd: project.root });
+    const typo = `pipeline: typo
+stages:
+  count:
+    task: count-lines
+    with: { file: [package.json] }
+    outputs: { counts: { path: reports/typo.json, schema: line-counts } }
+`;
+    writeFileSync(project.path('pipelines/typo.yaml'), typo);
+    const r = await runCli(['run', 'typo', '--json'], { cwd: project.root });
+    expect(r.code).toBe(1);
+    const end = events(r.stdout).find((e) => e.type === 'stage-end');
+    expect(end).toMatchObject({ status: 'failed', code: 'invalid-params' });
+    expect(String(end?.reason)).toContain('Unrecognized key: "file"');
+    expect(existsSync(project.path('reports/typo.json'))).toBe(false);
   });
 
   it('init - an unknown option is refused with the usage, exit 2, nothing written', async () => {
