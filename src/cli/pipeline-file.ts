@@ -15,8 +15,10 @@ export function findPipelineFile(root: string, arg: string | undefined): { file?
           .sort()
       : [];
     if (files.length === 1) return { file: path.join(dir, files[0] as string) };
+    if (files.length > 0) return { error: `name a pipeline (one of: ${files.map((f) => f.replace(/\.ya?ml$/, '')).join(', ')})` };
+    // A first contact: refinery's own pipelines run anywhere, and init writes a first one.
     return {
-      error: `name a pipeline (${files.length ? `one of: ${files.map((f) => f.replace(/\.ya?ml$/, '')).join(', ')}` : 'no pipelines/ folder here'})`,
+      error: `name a pipeline: none in ${existsSync(dir) ? 'pipelines/' : 'this folder (no pipelines/)'}; refinery's own: ${pipelineNames(root).sort().join(', ')}; \`npx refinery init\` writes a starter`,
     };
   }
   const direct = path.resolve(root, arg);

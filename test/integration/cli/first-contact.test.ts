@@ -80,6 +80,15 @@ describe('what a new user meets first', () => {
     expect(result.stderr).toMatch(/no pipeline 'nothing-like-it'; the pipelines are: (.+, )?analyze, (.+, )?w\b/);
   });
 
+  it("run - no pipeline named in a folder without one: refinery's own are listed, and init", async () => {
+    project = tempProject();
+    const result = await runCli(['run'], { cwd: project.root });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      "name a pipeline: none in this folder (no pipelines/); refinery's own: analyze, refine; `npx refinery init` writes a starter",
+    );
+  });
+
   it('why, validate, task, refine - a missing argument is named on the first line, before the usage', async () => {
     project = tempProject({ 'pipelines/w.yaml': WHEN_PIPELINE });
     const cases: Array<[string[], string]> = [
