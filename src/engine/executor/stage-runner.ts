@@ -157,7 +157,8 @@ async function runTaskStage(
   const raw = renderWith(inst.spec.with, ctx.scope(targets));
   const parsed = task.params.safeParse(raw);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || 'with'}: ${i.message}`).join('; ');
+    // A problem of the params as a whole (an unknown key, a rule across keys) has no path to name.
+    const problems = parsed.error.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
     return { ok: false, code: 'invalid-params', reason: `invalid params for task '${task.name}': ${problems}` };
   }
   let shell: BoundShell | undefined;
