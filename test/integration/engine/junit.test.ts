@@ -32,6 +32,8 @@ describe('--junit', () => {
     await watcher.until(() => watcher?.stderr.includes('answered by this watch') ?? false, 'the socket');
     const r = await runCli(['run', 'p', '--junit', 'report.xml'], { cwd: project.path('sub') });
     expect(r.code, r.stderr).toBe(0);
+    // The watch says so after the answer went out: waited for, not raced.
+    expect(await watcher.answeredTimes('run', 1)).toBe(1);
     expect(watcher.stderr).toContain('answered a run (exit 0)');
     expect(existsSync(project.path('sub/report.xml'))).toBe(true);
     expect(existsSync(project.path('report.xml'))).toBe(false);

@@ -213,16 +213,27 @@ describe('refinery in a user project', () => {
       });
       let stderr = '';
       const exited = new Promise<void>((resolve) => watch.on('close', () => resolve()));
-      await new Promise<void>((resolve, reject) => {
-        // Serving, and its first run over (a run asked during it would wait for it, and say so).
-        const check = (d: Buffer): void => {
-          stderr += d.toString();
-          if (stderr.includes('answered by this watch') && /^done: /m.test(stderr)) resolve();
-        };
-        watch.stdout.on('data', check);
-        watch.stderr.on('data', check);
-        void exited.then(() => reject(new Error(`the watch ended before serving:\n${stderr}`)));
-      });
+      /** Resolves once the watch has said what `said` looks for (it may have already). */
+      const untilSaid = (said: (out: string) => boolean, what: string): Promise<void> =>
+        new Promise<void>((resolve, reject) => {
+          const check = (): void => {
+            if (!said(stderr)) return;
+            watch.stdout.off('data', check);
+            watch.stderr.off('data', check);
+            resolve();
+          };
+          watch.stdout.on('data', check);
+          watch.stderr.on('data', check);
+          void exited.then(() => reject(new Error(`the watch ended before it said ${what}:\n${stderr}`)));
+          check();
+        });
+      const collect = (d: Buffer): void => {
+        stderr += d.toString();
+      };
+      watch.stdout.on('data', collect);
+      watch.stderr.on('data', collect);
+      // Serving, and its first run over (a run asked during it would wait for it, and say so).
+      await untilSaid((out) => out.includes('answered by this watch') && /^done: /m.test(out), 'it serves');
       try {
         // A `node` first in PATH that leaves a mark: the quick client must not need it.
         const shim = path.join(work, 'node-shim');
@@ -234,7 +245,8 @@ describe('refinery in a user project', () => {
         const run = await exec(bin, ['run', 'starter', '--json'], project, env);
         expect({ code: run.code, stderr: run.stderr, node: existsSync(marks) }).toEqual({ code: 0, stderr: '', node: false });
         expect(stageEnds(run.stdout)).toEqual({ count: 'fresh' });
-        expect(stderr).toContain('answered a run (exit 0)');
+        // The watch logs the run it answered once the client has its answer: waited for, not raced.
+        await untilSaid((out) => out.includes('answered a run (exit 0)'), 'it answered a run');
         // Another command goes to Node, through the same link.
         const version = await exec(bin, ['--version'], project, env);
         expect({ code: version.code, node: existsSync(marks) }).toEqual({ code: 0, node: true });
