@@ -11,6 +11,7 @@ import { renderBundleHtml } from '../../workflows/massgen/bundle-html.ts';
 import { BundleRedactor, parseRedactPattern } from '../../workflows/massgen/bundle-redact.ts';
 import { resolveTurnUnit, turnUnitsOfSession } from '../../workflows/massgen/discover.ts';
 import { lstatSafe } from '../../workflows/massgen/fs-safe.ts';
+import { scanSessions } from '../../workflows/massgen/scan-logs.ts';
 import type { TurnUnit } from '../../workflows/massgen/model.ts';
 import { writeFilesAtomically } from '../../workflows/massgen/write-files.ts';
 import { vendorAssetPath, type VendorAsset } from '../../engine/paths/vendor-asset.ts';
@@ -24,11 +25,16 @@ async function pickTurn(io: CommandIo, logsDir: string, run: string, turn: numbe
   const asPath = path.resolve(io.cwd, run);
   const isPath = run.includes('/') || run.includes(path.sep) || (await lstatSafe(asPath))?.kind === 'dir';
   if (!isPath && !/^[\w.-]+$/.test(run)) return `RUN '${run}' is neither a folder nor a log_* name`;
-  const target = isPath ? asPath : path.join(logsDir, run);
+  let target = isPath ? asPath : path.join(logsDir, run);
+  // `refinery logs list` numbers its rows (#): newest first, as the sessions' names sort.
+  if (!isPath && /^[1-9]\d*$/.test(run) && (await lstatSafe(target))?.kind !== 'dir') {
+    const newestFirst = scanSessions(logsDir).reverse();
+    target = newestFirst[Number(run) - 1] ?? target;
+  }
   if ((await lstatSafe(target))?.kind !== 'dir') {
     return isPath
       ? `${target} is not a folder`
-      : `no run '${run}' in ${logsDir}; pass a log_* name from \`refinery logs list\`, a path, or --logs-dir D`;
+      : `no run '${run}' in ${logsDir}; pass a log_* name or a # from \`refinery logs list\`, a path, or --logs-dir D`;
   }
   if (/^(turn|attempt)_\d+$/.test(path.basename(target))) {
     const resolved = await resolveTurnUnit(target);

@@ -12,10 +12,11 @@ export const BUNDLE_USAGE = `  refinery logs bundle RUN [--turn N] [--out FILE.h
 
 export const BUNDLE_HELP = `bundle   One turn as one HTML file that opens anywhere with no network: the report with its Mermaid
          drawn, every answer, every vote with its reason, the timeline, the config. RUN is a log_* name
-         under the logs folder, or the path of a log_*, turn_N or attempt_M folder (default turn: the
-         last). Before anything is written, absolute paths become relative to the run, home folders,
-         API keys and tokens (sk-..., Bearer ..., AIza..., ghp_..., xoxb-..., values of key variables
-         of the environment and of refinery.config.yaml, secret keys of the MassGen config) and e-mail
+         under the logs folder, a # of \`refinery logs list\` (1: the newest), or the path of a log_*,
+         turn_N or attempt_M folder (default turn: the last). Before anything is written, absolute
+         paths become relative to the run, home folders, API keys and tokens (sk-..., Bearer ...,
+         AIza..., ghp_..., xoxb-..., values of key variables of the environment and of
+         refinery.config.yaml, secret keys of the MassGen config) and e-mail
          addresses are removed; --redact PATTERN (a regular expression) removes more. The bundle lists
          what it removed, by kind. --no-redact writes everything as it is.`;
 

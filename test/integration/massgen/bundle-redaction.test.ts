@@ -135,4 +135,20 @@ describe('refinery logs bundle redaction', () => {
     const unknown = await runCli(['logs', 'bundle', 'log_19990101_000000'], { cwd: p.root });
     expect(unknown).toMatchObject({ code: 2, stderr: expect.stringContaining("no run 'log_19990101_000000' in") });
   }, 60_000);
+
+  it('bundle - RUN may be the # that refinery logs list shows: 1 is the newest run', async () => {
+    project = tempProject();
+    const sessions = generateLogs({ outDir: project.path(LOGS), seed: 3, scripts: fleetScripts(3) }).logDirs.sort();
+    const list = await runCli(['logs', 'list', '--json'], { cwd: project.root });
+    const listed = (JSON.parse(list.stdout) as Array<{ dir: string }>).map((r) => path.basename(r.dir));
+    expect(listed).toEqual([...sessions].reverse());
+    for (const [n, session] of listed.entries()) {
+      const result = await runCli(['logs', 'bundle', String(n + 1), '--out', `b${n + 1}.html`], { cwd: project.root });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toContain(`: ${session} turn `);
+    }
+    const beyond = await runCli(['logs', 'bundle', '4'], { cwd: project.root });
+    expect(beyond).toMatchObject({ code: 2, stderr: expect.stringContaining("no run '4' in") });
+    expect(beyond.stderr).toContain('a log_* name or a # from `refinery logs list`');
+  }, 60_000);
 });
