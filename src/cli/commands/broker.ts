@@ -8,6 +8,11 @@ Runs an embedded MQTT broker (aedes) until Ctrl-C. It binds 127.0.0.1 unless --h
 --port 0 (the default) picks a free port. Point other commands at it with --broker URL or
 MQTT_BROKER=127.0.0.1 MQTT_PORT=N.`;
 
+/** 127.0.0.0/8, ::1 and localhost: only this machine reaches them. */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
 export const brokerCommand: Command = {
   name: 'broker',
   summary: 'Run an embedded MQTT broker on 127.0.0.1',
@@ -36,6 +41,10 @@ export const brokerCommand: Command = {
       return 3;
     }
     io.stdout.write(`broker listening on ${broker.url} (Ctrl-C to stop)\n`);
+    if (!isLoopback(broker.host))
+      io.stderr.write(
+        `refinery broker: warning: ${broker.host} is reachable from other machines, and this broker asks no one for a password: anyone who reaches port ${broker.port} can read every job's events and publish on their topics (refinery's signed jobs drop what is forged; --compat jobs cannot). Keep it on 127.0.0.1 (the default), or behind a firewall or VPN you trust.\n`,
+      );
     await new Promise<void>((resolve) => {
       if (io.signal.aborted) resolve();
       else io.signal.addEventListener('abort', () => resolve(), { once: true });

@@ -163,7 +163,7 @@ describe('refinery broker (CLI)', () => {
   it('broker - serves MQTT on 127.0.0.1 until interrupted', async () => {
     const { dir, cleanup } = tempDir();
     try {
-      const { io, out, abort } = memoryIo(dir);
+      const { io, out, err, abort } = memoryIo(dir);
       const listening = waitFor(io.stdout, /broker listening on (mqtt:\/\/127\.0\.0\.1:\d+)/);
       const running = brokerCommand.run([], io);
       const url = (await listening)[1] as string;
@@ -173,6 +173,25 @@ describe('refinery broker (CLI)', () => {
       abort();
       expect(await running).toBe(0);
       expect(out()).toContain('broker stopped');
+      expect(err()).toBe('');
+    } finally {
+      cleanup();
+    }
+  });
+
+  it('broker - --host on an address other machines reach: a warning says anyone there can read the events of jobs and publish on their topics', async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const { io, err, abort } = memoryIo(dir);
+      const warned = waitFor(
+        io.stderr,
+        /warning: 0\.0\.0\.0 is reachable from other machines.*anyone who reaches port \d+ can read every job's events and publish on their topics/,
+      );
+      const running = brokerCommand.run(['--host', '0.0.0.0'], io);
+      await warned;
+      abort();
+      expect(await running).toBe(0);
+      expect(err()).toContain('Keep it on 127.0.0.1 (the default)');
     } finally {
       cleanup();
     }
