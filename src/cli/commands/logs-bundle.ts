@@ -9,44 +9,19 @@ import { loadBackendsConfig } from '../../workflows/backends/config-file.ts';
 import { collectBundle } from '../../workflows/massgen/bundle-data.ts';
 import { renderBundleHtml } from '../../workflows/massgen/bundle-html.ts';
 import { BundleRedactor, parseRedactPattern } from '../../workflows/massgen/bundle-redact.ts';
-import { resolveTurnUnit, turnUnitsOfSession } from '../../workflows/massgen/discover.ts';
-import { lstatSafe } from '../../workflows/massgen/fs-safe.ts';
-import { scanSessions } from '../../workflows/massgen/scan-logs.ts';
 import type { TurnUnit } from '../../workflows/massgen/model.ts';
 import { writeFilesAtomically } from '../../workflows/massgen/write-files.ts';
 import { vendorAssetPath, type VendorAsset } from '../../engine/paths/vendor-asset.ts';
 import { SECRET_ENV_NAME } from '../../security/known-secrets.ts';
 import type { CommandIo } from '../command.ts';
 import { BUNDLE_USAGE } from './logs-usage.ts';
+import { runFolder, turnOf } from './logs-target.ts';
 
 type Fail = (message: string, code?: number) => number;
 
 async function pickTurn(io: CommandIo, logsDir: string, run: string, turn: number | undefined): Promise<TurnUnit | string> {
-  const asPath = path.resolve(io.cwd, run);
-  const isPath = run.includes('/') || run.includes(path.sep) || (await lstatSafe(asPath))?.kind === 'dir';
-  if (!isPath && !/^[\w.-]+$/.test(run)) return `RUN '${run}' is neither a folder nor a log_* name`;
-  let target = isPath ? asPath : path.join(logsDir, run);
-  // `refinery logs list` numbers its rows (#): newest first, as the sessions' names sort.
-  if (!isPath && /^[1-9]\d*$/.test(run) && (await lstatSafe(target))?.kind !== 'dir') {
-    const newestFirst = scanSessions(logsDir).reverse();
-    target = newestFirst[Number(run) - 1] ?? target;
-  }
-  if ((await lstatSafe(target))?.kind !== 'dir') {
-    return isPath
-      ? `${target} is not a folder`
-      : `no run '${run}' in ${logsDir}; pass a log_* name or a # from \`refinery logs list\`, a path, or --logs-dir D`;
-  }
-  if (/^(turn|attempt)_\d+$/.test(path.basename(target))) {
-    const resolved = await resolveTurnUnit(target);
-    if (!resolved.ok) return resolved.reason;
-    if (turn !== undefined && resolved.unit.turn !== turn) return `${target} is turn ${resolved.unit.turn}, not turn ${turn}`;
-    return resolved.unit;
-  }
-  const units = await turnUnitsOfSession(target);
-  if (units.length === 0)
-    return `${target} holds no MassGen run (no turn_N dir, no status.json, metrics, coordination events or snapshots)`;
-  if (turn === undefined) return units[units.length - 1] as TurnUnit;
-  return units.find((u) => u.turn === turn) ?? `${target} has no turn ${turn}; turns: ${units.map((u) => u.turn).join(', ')}`;
+  const found = await runFolder(io.cwd, logsDir, run);
+  return 'error' in found ? found.error : turnOf(found.folder, turn);
 }
 
 /** Values of the environment's key variables, and of those refinery.config.yaml names (api_key_env). */

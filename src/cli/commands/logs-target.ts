@@ -1,0 +1,42 @@
+// Which MassGen run and turn `refinery logs analyze` and `refinery logs bundle` work on.
+import path from 'node:path';
+import { resolveTurnUnit, turnUnitsOfSession } from '../../workflows/massgen/discover.ts';
+import { lstatSafe } from '../../workflows/massgen/fs-safe.ts';
+import type { TurnUnit } from '../../workflows/massgen/model.ts';
+import { scanSessions } from '../../workflows/massgen/scan-logs.ts';
+
+/**
+ * RUN as a user gives it: the path of a log_*, turn_N or attempt_M folder, a log_* name under
+ * `logsDir`, or the # that `refinery logs list` shows (1: the newest; a folder of that name wins).
+ * The folder, or why there is none.
+ */
+export async function runFolder(cwd: string, logsDir: string, run: string): Promise<{ folder: string } | { error: string }> {
+  const asPath = path.resolve(cwd, run);
+  const isPath = run.includes('/') || run.includes(path.sep) || (await lstatSafe(asPath))?.kind === 'dir';
+  if (!isPath && !/^[\w.-]+$/.test(run)) return { error: `RUN '${run}' is neither a folder nor a log_* name` };
+  let folder = isPath ? asPath : path.join(logsDir, run);
+  // `refinery logs list` numbers its rows: newest first, as the sessions' names sort.
+  if (!isPath && /^[1-9]\d*$/.test(run) && (await lstatSafe(folder))?.kind !== 'dir')
+    folder = scanSessions(logsDir).reverse()[Number(run) - 1] ?? folder;
+  if ((await lstatSafe(folder))?.kind === 'dir') return { folder };
+  return {
+    error: isPath
+      ? `${folder} is not a folder`
+      : `no run '${run}' in ${logsDir}; pass a log_* name or a # from \`refinery logs list\`, a path, or --logs-dir D`,
+  };
+}
+
+/** Turn `turn` (else the last) of a log_* folder, or the turn a turn_N or attempt_M folder is. */
+export async function turnOf(folder: string, turn: number | undefined): Promise<TurnUnit | string> {
+  if (/^(turn|attempt)_\d+$/.test(path.basename(folder))) {
+    const resolved = await resolveTurnUnit(folder);
+    if (!resolved.ok) return resolved.reason;
+    if (turn !== undefined && resolved.unit.turn !== turn) return `${folder} is turn ${resolved.unit.turn}, not turn ${turn}`;
+    return resolved.unit;
+  }
+  const units = await turnUnitsOfSession(folder);
+  if (units.length === 0)
+    return `${folder} holds no MassGen run (no turn_N dir, no status.json, metrics, coordination events or snapshots)`;
+  if (turn === undefined) return units[units.length - 1] as TurnUnit;
+  return units.find((u) => u.turn === turn) ?? `${folder} has no turn ${turn}; turns: ${units.map((u) => u.turn).join(', ')}`;
+}
