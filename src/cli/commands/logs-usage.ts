@@ -22,7 +22,7 @@ export const BUNDLE_HELP = `bundle   One turn as one HTML file that opens anywhe
 
 export const LOGS_USAGE = `Usage:
   refinery logs list [--logs-dir D] [--reports DIR] [--analyzed|--unanalyzed] [--limit N] [--json]
-  refinery logs analyze [--logs-dir D] [--log-dir PATH] [--reports DIR] [--turn N] [--stale-after SECONDS]
+  refinery logs analyze [RUN] [--logs-dir D] [--log-dir PATH] [--reports DIR] [--turn N] [--stale-after SECONDS]
 ${SUMMARY_USAGE}
 ${BUNDLE_USAGE}
 
@@ -31,6 +31,7 @@ list     Recent MassGen sessions, newest first: timestamp, wall-clock duration, 
          is non-empty and newer than every other file of the turn.
 analyze  Analyze one turn of a session (default: the last turn of the newest session) and write
          analysis.json + ANALYSIS_REPORT.md into turn_N/ (the session root for legacy flat logs).
+         RUN is a log_* name, a # of \`refinery logs list\` (1: the newest) or a path, as for bundle;
          --log-dir takes a session root (log_*), a turn_N dir or an attempt_M dir.
 ${SUMMARY_HELP}
 ${BUNDLE_HELP}

@@ -90,28 +90,34 @@ async function list(argv: string[], io: CommandIo): Promise<number> {
   return 0;
 }
 
-async function pickUnit(io: CommandIo, logsDir: string, logDir: string | undefined, turn: number | undefined): Promise<TurnUnit | string> {
-  const { listSessions, resolveTurnUnit, turnUnitsOfSession } = await import('../../workflows/massgen/discover.ts');
-  let target = logDir ? path.resolve(io.cwd, logDir) : undefined;
-  if (!target) {
-    target = (await listSessions(logsDir)).at(-1);
-    if (!target) return `no log_* session in ${logsDir}; pass --log-dir PATH or --logs-dir D`;
+/** RUN or --log-dir (one of them at most), else the newest session; then its turn. */
+async function pickUnit(
+  io: CommandIo,
+  logsDir: string,
+  run: string | undefined,
+  logDir: string | undefined,
+  turn: number | undefined,
+): Promise<TurnUnit | string> {
+  if (run !== undefined && logDir !== undefined) return `give RUN or --log-dir, not both`;
+  const [{ listSessions }, { runFolder, turnOf }] = await Promise.all([
+    import('../../workflows/massgen/discover.ts'),
+    import('./logs-target.ts'),
+  ]);
+  let folder = logDir ? path.resolve(io.cwd, logDir) : undefined;
+  if (run !== undefined) {
+    const found = await runFolder(io.cwd, logsDir, run);
+    if ('error' in found) return found.error;
+    folder = found.folder;
   }
-  if (/^(turn|attempt)_\d+$/.test(path.basename(target))) {
-    const resolved = await resolveTurnUnit(target);
-    return resolved.ok ? resolved.unit : resolved.reason;
-  }
-  const units = await turnUnitsOfSession(target);
-  if (units.length === 0)
-    return `${target} holds no MassGen run (no turn_N dir, no status.json, metrics, coordination events or snapshots)`;
-  if (turn === undefined) return units[units.length - 1] as TurnUnit;
-  const unit = units.find((u) => u.turn === turn);
-  return unit ?? `${target} has no turn ${turn}; turns: ${units.map((u) => u.turn).join(', ')}`;
+  folder ??= (await listSessions(logsDir)).at(-1);
+  if (!folder) return `no log_* session in ${logsDir}; pass RUN, --log-dir PATH or --logs-dir D`;
+  return turnOf(folder, turn);
 }
 
 async function analyze(argv: string[], io: CommandIo): Promise<number> {
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: argv,
+    allowPositionals: true,
     options: {
       'logs-dir': { type: 'string' },
       'log-dir': { type: 'string' },
@@ -125,7 +131,8 @@ async function analyze(argv: string[], io: CommandIo): Promise<number> {
   const stale = values['stale-after'] === undefined ? DEFAULT_STALE_AFTER_SECONDS : Number(values['stale-after']);
   if (!Number.isFinite(stale) || stale < 0) return fail(io, `--stale-after must be a number of seconds, got '${values['stale-after']}'`);
   const logsDir = path.resolve(io.cwd, values['logs-dir'] ?? '.massgen/massgen_logs');
-  const unit = await pickUnit(io, logsDir, values['log-dir'], turn);
+  if (positionals.length > 1) return fail(io, `analyze takes one RUN, got ${positionals.length}: ${positionals.join(' ')}`);
+  const unit = await pickUnit(io, logsDir, positionals[0], values['log-dir'], turn);
   if (typeof unit === 'string') return fail(io, unit, 1);
   const [{ analyzeTurnUnit }, { SchemaRegistry }] = await Promise.all([
     import('../../workflows/massgen/analyze.ts'),

@@ -72,6 +72,26 @@ describe('refinery logs', () => {
     expect(readdirSync(path.join(root, '.massgen/massgen_logs/log_20251025_225510'))).toContain('ANALYSIS_REPORT.md');
   });
 
+  it('logs analyze RUN - the # of logs list, a log_* name or a path picks the run, as for bundle', async () => {
+    const root = project();
+    const listed = (JSON.parse((await run(root, ['list', '--json'])).out) as { session: string }[]).map((r) => r.session);
+    expect(listed[1]).toBe('log_20261130_064801_485886');
+    const second = await run(root, ['analyze', '2']);
+    expect(second.code, second.err).toBe(0);
+    expect(second.out).toContain('log_20261130_064801_485886 turn_1: completed, winner agent_b');
+    const byName = await run(root, ['analyze', 'log_20251025_225510']);
+    expect(byName.code, byName.err).toBe(0);
+    expect(readdirSync(path.join(root, '.massgen/massgen_logs/log_20251025_225510'))).toContain('ANALYSIS_REPORT.md');
+    expect(await run(root, ['analyze', String(listed.length + 1)])).toMatchObject({
+      code: 1,
+      err: expect.stringContaining('pass a log_* name or a # from `refinery logs list`'),
+    });
+    expect(await run(root, ['analyze', '1', '--log-dir', '.massgen/massgen_logs/log_20251025_225510'])).toMatchObject({
+      code: 1,
+      err: expect.stringContaining('give RUN or --log-dir, not both'),
+    });
+  });
+
   it('logs - bad arguments give exit code 2 and a message naming the fix', async () => {
     const root = project();
     expect(await run(root, ['list', '--limit', 'x'])).toMatchObject({
