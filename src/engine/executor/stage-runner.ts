@@ -12,6 +12,7 @@ import type { RunBudget, TaskContext, TaskResult } from '../../task/define-task.
 import { ExprEvalError, type Scope } from '../expr/evaluate.ts';
 import { renderCommand, renderEnv, renderWith } from './render.ts';
 import { loadTask } from './task-loader.ts';
+import { taskErrorSite } from './task-error-site.ts';
 import { runCommand } from '../shell/command.ts';
 import { boundShell, type BoundShell } from '../shell/zx.ts';
 import type { RunnerPool } from '../shell/runner-pool.ts';
@@ -207,7 +208,9 @@ async function runTaskStage(
     // A command the task ran through ctx.$ failed: said as the command's failure.
     const command = shell?.describeFailure(error);
     if (command) return { ok: false, code: 'command-failed', reason: command };
-    return { ok: false, code: 'task-threw', reason: `task '${task.name}' threw: ${(error as Error).message ?? String(error)}` };
+    const site = taskErrorSite(error, file, ctx.root);
+    const message = (error as Error | null)?.message ?? String(error);
+    return { ok: false, code: 'task-threw', reason: `task '${task.name}' threw: ${message}${site ? ` (at ${site})` : ''}` };
   }
 }
 

@@ -88,6 +88,9 @@ describe('stage outcome codes', () => {
       huge: ['failed', 'expression-failed'],
       thrower: ['failed', 'task-threw'],
     });
+    // A task that threw is pointed at the place in its own file.
+    const thrown = events(result.stdout).find((e) => e.type === 'stage-end' && e.stage === 'thrower');
+    expect(thrown?.reason).toMatch(/^task 'throws' threw: on purpose \(at tasks\/throws\.ts:2:\d+\)$/);
     const registry = new SchemaRegistry(project.root);
     for (const e of events(result.stdout)) expect(registry.validate('run-event', e), JSON.stringify(e)).toEqual({ ok: true });
     const again = await runCli(['run', 'p', '--json', '-k', '--only', 'ok'], { cwd: project.root });
