@@ -52,8 +52,11 @@ export function previewPlan(plan: Plan, options: PreviewOptions): PreviewEntry[]
       continue;
     }
     const pending = needs.filter((d) => ['run', 'maybe', 'loop'].includes(decisions.get(d) as string));
+    // As a run blocks what a failed stage reaches: its own inputs are not judged (they may be that stage's outputs).
+    const failing = needs.filter((d) => decisions.get(d) === 'fail');
     let entry: PreviewEntry;
-    if (pending.length > 0 && inst.spec.when) {
+    if (failing.length > 0) entry = { id, decision: 'fail', reasons: [`not started: upstream ${failing.join(', ')} would fail`], needs };
+    else if (pending.length > 0 && inst.spec.when) {
       entry = { id, decision: 'maybe', reasons: [`when: decided once upstream ${pending.join(', ')} has run`], needs };
     } else if (pending.length > 0) entry = { id, decision: 'run', reasons: [`upstream ${pending.join(', ')} will run`], needs };
     else {

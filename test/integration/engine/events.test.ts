@@ -1,8 +1,8 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
-import { demoProject, events, runCli, tempProject, type TempProject } from '../../helpers/project.ts';
+import { demoProject, events, runCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
 
 let project: TempProject | undefined;
 afterEach(() => project?.cleanup());
@@ -79,6 +79,18 @@ it('plan and why - say what would run and why, without running it', async () => 
   const why = await runCli(['why', 'demo', 'a'], { cwd: project.root });
   expect(why.stdout).toBe('a would run:\n  - input src/a.txt changed\n');
   expect(readFileSync(project.path('out/a.txt'), 'utf8')).toBe('alpha\nhello\n');
+});
+
+it("plan - a stage whose upstream would fail is not judged by its own inputs (they may be that stage's outputs)", async () => {
+  project = demoProject();
+  rmSync(project.path('src/a.txt'));
+  const plan = await runCli(['plan', 'demo'], { cwd: project.root });
+  expect(plan.stdout).toBe(
+    'fail   a  (input src/a.txt does not exist, and no stage writes it)\nfail   b  (not started: upstream a would fail)\n\n0 of 2 stages would run.\n',
+  );
+  // What the run then does: b is not started.
+  const run = await runCli(['run', 'demo', '--json'], { cwd: project.root });
+  expect(stageEnds(run.stdout)).toEqual({ a: 'failed', b: 'blocked' });
 });
 
 it('graph - mermaid, dot and json', async () => {
