@@ -102,6 +102,15 @@ export function assessStage(
   }
 }
 
+/** A skipped upstream (its `when` false) wrote nothing, which explains the missing input better than its absence from the plan. */
+function missingInputReason(missing: readonly string[], deps: Record<string, string>): string {
+  const skipped = Object.keys(deps).filter((d) => deps[d] === 'skipped');
+  const files = missing.join(', ');
+  return skipped.length > 0
+    ? `input ${files} does not exist: upstream ${skipped.join(', ')} was skipped, and no other stage writes it`
+    : `input ${files} does not exist, and no stage writes it`;
+}
+
 function assessInputs(
   inst: StageInstance,
   deps: Record<string, string>,
@@ -118,8 +127,7 @@ function assessInputs(
     if (inst.spec.when && !evaluateCondition(inst.spec.when, scopeFor(inst, { ...base, inputs: [] })))
       return { kind: 'skip', code: 'when-false', reason: 'when: condition is false' };
     const inputs = resolveInputs(ctx.root, inst, ctx.hashes, observations);
-    if (inputs.missing.length > 0)
-      return { kind: 'fail', code: 'missing-input', reason: `input ${inputs.missing.join(', ')} does not exist, and no stage writes it` };
+    if (inputs.missing.length > 0) return { kind: 'fail', code: 'missing-input', reason: missingInputReason(inputs.missing, deps) };
     const scope = scopeFor(inst, { ...base, inputs: inputs.files });
     const paramsJson = stableJson({
       with: inst.spec.kind === 'task' ? renderWith(inst.spec.with, scope) : null,

@@ -93,6 +93,21 @@ it("plan - a stage whose upstream would fail is not judged by its own inputs (th
   expect(stageEnds(run.stdout)).toEqual({ a: 'failed', b: 'blocked' });
 });
 
+it('plan and run - an input missing because its upstream was skipped says so', async () => {
+  project = tempProject({
+    'pipelines/s.yaml': `pipeline: s
+stages:
+  a: { run: "echo a > \${outputs.o}", when: "false", outputs: { o: out/a.txt } }
+  b: { run: "cat out/a.txt > \${outputs.o}", inputs: [out/a.txt], outputs: { o: out/b.txt } }
+`,
+  });
+  const reason = 'input out/a.txt does not exist: upstream a was skipped, and no other stage writes it';
+  expect((await runCli(['plan', 's'], { cwd: project.root })).stdout).toContain(`fail   b  (${reason})`);
+  const run = await runCli(['run', 's', '--json'], { cwd: project.root });
+  const end = events(run.stdout).find((e) => e.type === 'stage-end' && e.stage === 'b');
+  expect(end).toMatchObject({ status: 'failed', code: 'missing-input', reason });
+});
+
 it('graph - mermaid, dot and json', async () => {
   project = demoProject();
   const mermaid = await runCli(['graph', 'demo'], { cwd: project.root });
