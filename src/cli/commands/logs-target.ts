@@ -1,9 +1,8 @@
 // Which MassGen run and turn `refinery logs analyze` and `refinery logs bundle` work on.
 import path from 'node:path';
-import { resolveTurnUnit, turnUnitsOfSession } from '../../workflows/massgen/discover.ts';
+import { listSessions, resolveTurnUnit, turnUnitsOfSession } from '../../workflows/massgen/discover.ts';
 import { lstatSafe } from '../../workflows/massgen/fs-safe.ts';
 import type { TurnUnit } from '../../workflows/massgen/model.ts';
-import { scanSessions } from '../../workflows/massgen/scan-logs.ts';
 
 /**
  * RUN as a user gives it: the path of a log_*, turn_N or attempt_M folder, a log_* name under
@@ -17,7 +16,7 @@ export async function runFolder(cwd: string, logsDir: string, run: string): Prom
   let folder = isPath ? asPath : path.join(logsDir, run);
   // `refinery logs list` numbers its rows: newest first, as the sessions' names sort.
   if (!isPath && /^[1-9]\d*$/.test(run) && (await lstatSafe(folder))?.kind !== 'dir')
-    folder = scanSessions(logsDir).reverse()[Number(run) - 1] ?? folder;
+    folder = (await listSessions(logsDir)).reverse()[Number(run) - 1] ?? folder;
   if ((await lstatSafe(folder))?.kind === 'dir') return { folder };
   return {
     error: isPath
