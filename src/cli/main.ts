@@ -47,6 +47,29 @@ function takeDirectory(argv: string[], cwd: string): { argv: string[]; cwd: stri
   return { argv: rest, cwd: dir.length > 1 && dir.endsWith('/') ? dir.slice(0, -1) : dir };
 }
 
+/**
+ * A global option given after the command (`refinery status -C DIR`), which no command takes:
+ * named with where it goes, rather than left to the command's "unknown option". Arguments after
+ * `--` belong to what the command starts.
+ */
+function misplacedGlobal(args: readonly string[]): string | undefined {
+  for (const arg of args) {
+    if (arg === '--') return undefined;
+    if (arg === '-C' || arg === '--directory' || arg.startsWith('--directory='))
+      return `${arg.split('=')[0]} is an option of refinery itself: give it before the command (refinery -C DIR <command> ...)`;
+    if (arg === '-V' || arg === '--version') return `${arg} is an option of refinery itself: it prints the version alone (refinery ${arg})`;
+  }
+  return undefined;
+}
+
+/** An unknown command, with the nearest known one or the list (the diagnostics module is loaded only then). */
+async function unknownCommand(name: string): Promise<string> {
+  const { didYouMean } = await import('../engine/diagnostics/format.ts');
+  const hint = didYouMean(name, Object.keys(COMMANDS));
+  const choices = hint ? `did you mean '${hint}'?` : `the commands are: ${Object.keys(COMMANDS).join(', ')}`;
+  return `unknown command '${name}'; ${choices} (refinery --help describes each)`;
+}
+
 function quietOnClosedPipe(error: NodeJS.ErrnoException): void {
   if (error.code !== 'EPIPE') throw error;
 }
@@ -115,7 +138,12 @@ export async function main(rawArgv: string[]): Promise<number> {
     }
     const entry = COMMANDS[name];
     if (!entry) {
-      process.stderr.write(`refinery: unknown command '${name}'. Run 'refinery --help' for the list.\n`);
+      process.stderr.write(`refinery: ${await unknownCommand(name)}\n`);
+      return 2;
+    }
+    const misplaced = misplacedGlobal(rest);
+    if (misplaced) {
+      process.stderr.write(`refinery ${name}: ${misplaced}\n`);
       return 2;
     }
     const help = rest.includes('-h') || rest.includes('--help');
