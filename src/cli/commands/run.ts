@@ -373,6 +373,11 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     (changed && found.file && noopKey ? await partialTarget(io.cwd, found.file, noopKey, changed) : undefined) ??
     (await openTarget(io, positionals[0], flags.param, observations, changed));
   if (!target) return 2;
+  const onlyError = flags.only.length > 0 ? (await import('../only-flag.ts')).onlyFlagError(target.plan, flags.only) : undefined;
+  if (onlyError) {
+    io.stderr.write(`refinery run: ${onlyError.replaceAll('\n', '\n  ')}\n`);
+    return 2;
+  }
   // Started without the certificates (see deferred-ca.ts), this run needs them after all:
   // started again with them, before anything is locked, written or paid for.
   if (io.startedWithoutExtraCa && (remoteSetup !== undefined || runsInProcess(target.plan))) return rerunWithCa(io, flags.verbose);
