@@ -5,14 +5,20 @@ import { previewPlan, type PreviewEntry } from '../../engine/executor/preview.ts
 import { FileHashes } from '../../engine/state/file-hashes.ts';
 import { StageState } from '../../engine/state/stage-state.ts';
 import { stateWarn } from '../state-report.ts';
+import type { StageInstance } from '../../engine/types/plan.ts';
 
-const PLAN_USAGE = `Usage: refinery plan [PIPELINE] [-p KEY=VALUE]... [--force] [--json]
+const PLAN_USAGE = `Usage: refinery plan [PIPELINE] [-p KEY=VALUE]... [--force] [--json] [-v]
 
-Shows, without running anything, which stages a run would execute and why.`;
+Shows, without running anything, which stages a run would execute and why.
+  -v, --verbose   also show each stage's inputs, outputs and what it needs
 
-const WHY_USAGE = `Usage: refinery why PIPELINE STAGE [-p KEY=VALUE]... [--json]
+Exit codes: 0 the run would start every stage it has to; 1 a stage would fail (named, with why);
+2 the pipeline file or the arguments are wrong.`;
 
-Explains one stage: whether it is up to date, and which input, param, command or upstream changed.`;
+const WHY_USAGE = `Usage: refinery why PIPELINE STAGE [-p KEY=VALUE]... [--json] [-v]
+
+Explains one stage: whether it is up to date, and which input, param, command or upstream changed.
+  -v, --verbose   also show the stage's inputs, outputs and what it runs`;
 
 const MARK: Record<PreviewEntry['decision'], string> = {
   run: 'run  ',
@@ -23,7 +29,15 @@ const MARK: Record<PreviewEntry['decision'], string> = {
   loop: 'loop ',
 };
 
-async function preview(argv: string[], io: CommandIo): Promise<{ entries: PreviewEntry[]; json: boolean; positionals: string[] } | number> {
+interface Previewed {
+  entries: PreviewEntry[];
+  json: boolean;
+  verbose: boolean;
+  positionals: string[];
+  instances: ReadonlyMap<string, StageInstance>;
+}
+
+async function preview(argv: string[], io: CommandIo): Promise<Previewed | number> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -33,6 +47,7 @@ async function preview(argv: string[], io: CommandIo): Promise<{ entries: Previe
         param: { type: 'string', short: 'p', multiple: true, default: [] },
         force: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
+        verbose: { type: 'boolean', short: 'v', default: false },
       },
     });
   } catch (error) {
@@ -50,7 +65,25 @@ async function preview(argv: string[], io: CommandIo): Promise<{ entries: Previe
     taskFile: (n) => opened.resolver.taskFile(n),
     schemaFile: (n) => opened.resolver.schemaFile(n),
   });
-  return { entries, json: values.json, positionals };
+  const instances = new Map(opened.expansion.plan.instances.map((i) => [i.id, i]));
+  return { entries, json: values.json, verbose: values.verbose, positionals, instances };
+}
+
+/** For --verbose: what a stage reads, writes and runs (a loop has none of these before it runs). */
+function details(inst: StageInstance | undefined): string[] {
+  if (!inst) return [];
+  const outputs = Object.entries(inst.outputs).map(([name, o]) => `${name} ${o.path}${o.schema ? ` (schema ${o.schema})` : ''}`);
+  const runs =
+    inst.spec.kind === 'task'
+      ? `task ${inst.spec.task}`
+      : 'shell' in inst.spec.run
+        ? inst.spec.run.shell.source
+        : inst.spec.run.argv.map((t) => t.source).join(' ');
+  return [
+    `inputs: ${inst.inputs.length ? inst.inputs.join(', ') : '(none)'}`,
+    `outputs: ${outputs.length ? outputs.join(', ') : '(none)'}`,
+    `runs: ${runs}`,
+  ];
 }
 
 async function plan(argv: string[], io: CommandIo): Promise<number> {
@@ -58,16 +91,25 @@ async function plan(argv: string[], io: CommandIo): Promise<number> {
   if (typeof result === 'number') return result;
   if (result.json) {
     io.stdout.write(`${JSON.stringify(result.entries, null, 2)}\n`);
-    return 0;
+    return result.entries.some((e) => e.decision === 'fail') ? 1 : 0;
   }
-  for (const e of result.entries)
-    io.stdout.write(`${MARK[e.decision]}  ${e.id}${e.decision === 'fresh' ? '' : `  (${e.reasons.join('; ')})`}\n`);
+  for (const e of result.entries) {
+    io.stdout.write(`${MARK[e.decision]}  ${e.id}${e.decision === 'fresh' && !result.verbose ? '' : `  (${e.reasons.join('; ')})`}\n`);
+    if (!result.verbose) continue;
+    if (e.needs.length) io.stdout.write(`         needs: ${e.needs.join(', ')}\n`);
+    for (const line of details(result.instances.get(e.id))) io.stdout.write(`         ${line}\n`);
+  }
   const toRun = result.entries.filter((e) => e.decision === 'run').length;
   const maybe = result.entries.filter((e) => e.decision === 'maybe').length;
   io.stdout.write(
     `\n${toRun} of ${result.entries.length} stages would run${maybe ? `; ${maybe} more if ${maybe === 1 ? 'its' : 'their'} when holds` : ''}.\n`,
   );
-  return 0;
+  const failing = result.entries.filter((e) => e.decision === 'fail');
+  if (failing.length === 0) return 0;
+  // Said again at the end, on stderr, where a script or CI log looks for why it exited 1.
+  io.stderr.write(`refinery plan: ${failing.length === 1 ? 'a stage' : `${failing.length} stages`} would fail:\n`);
+  for (const e of failing) io.stderr.write(`  ${e.id}: ${e.reasons.join('; ')}\n`);
+  return 1;
 }
 
 async function why(argv: string[], io: CommandIo): Promise<number> {
@@ -105,6 +147,7 @@ async function why(argv: string[], io: CommandIo): Promise<number> {
       io.stdout.write(`${e.id} ${verdict}${e.decision === 'fresh' ? '' : ':'}\n`);
       if (e.decision !== 'fresh') for (const r of e.reasons) io.stdout.write(`  - ${r}\n`);
       if (e.needs.length) io.stdout.write(`  needs: ${e.needs.join(', ')}\n`);
+      if (result.verbose) for (const line of details(result.instances.get(e.id))) io.stdout.write(`  ${line}\n`);
     }
   }
   return 0;

@@ -103,7 +103,7 @@ export function assessStage(
 }
 
 /** A skipped upstream (its `when` false) wrote nothing, which explains the missing input better than its absence from the plan. */
-function missingInputReason(missing: readonly string[], deps: Record<string, string>): string {
+export function missingInputReason(missing: readonly string[], deps: Record<string, string>): string {
   const skipped = Object.keys(deps).filter((d) => deps[d] === 'skipped');
   const files = missing.join(', ');
   return skipped.length > 0

@@ -4,7 +4,8 @@ import type { StageState } from '../state/stage-state.ts';
 import { topologicalOrder } from '../graph/graph.ts';
 import { planGraph } from '../graph/plan-graph.ts';
 import { ArtifactReader } from './artifact-reader.ts';
-import { assessStage, stageCodeHash } from './assess.ts';
+import { assessStage, missingInputReason, stageCodeHash } from './assess.ts';
+import { unwrittenInputs } from './unwritten-inputs.ts';
 
 /** `maybe`: it runs only if its `when` holds over artifacts a stage that will run has yet to write. */
 export type PreviewDecision = 'run' | 'maybe' | 'fresh' | 'skip' | 'fail' | 'loop';
@@ -33,6 +34,8 @@ export function previewPlan(plan: Plan, options: PreviewOptions): PreviewEntry[]
   const fingerprints = new Map<string, string>();
   const decisions = new Map<string, PreviewDecision>();
   const entries: PreviewEntry[] = [];
+  // A loop's stages are expanded while it runs: what they write is not known here.
+  const unwritten = plan.loops.length === 0 ? unwrittenInputs(plan.instances, options.root) : () => [];
   const ctx = {
     root: options.root,
     params: plan.params,
@@ -55,10 +58,15 @@ export function previewPlan(plan: Plan, options: PreviewOptions): PreviewEntry[]
     // As a run blocks what a failed stage reaches: its own inputs are not judged (they may be that stage's outputs).
     const failing = needs.filter((d) => decisions.get(d) === 'fail');
     let entry: PreviewEntry;
+    // An input that is not there and that no stage writes fails the stage once its upstream has run.
+    const unfound = pending.length > 0 && failing.length === 0 ? unwritten(inst) : [];
+    const absent = unfound.length > 0 ? unfound : undefined;
     if (failing.length > 0) entry = { id, decision: 'fail', reasons: [`not started: upstream ${failing.join(', ')} would fail`], needs };
     else if (pending.length > 0 && inst.spec.when) {
-      entry = { id, decision: 'maybe', reasons: [`when: decided once upstream ${pending.join(', ')} has run`], needs };
-    } else if (pending.length > 0) entry = { id, decision: 'run', reasons: [`upstream ${pending.join(', ')} will run`], needs };
+      const then = absent ? [`if it holds, it fails: ${missingInputReason(absent, {})}`] : [];
+      entry = { id, decision: 'maybe', reasons: [`when: decided once upstream ${pending.join(', ')} has run`, ...then], needs };
+    } else if (absent) entry = { id, decision: 'fail', reasons: [missingInputReason(absent, {})], needs };
+    else if (pending.length > 0) entry = { id, decision: 'run', reasons: [`upstream ${pending.join(', ')} will run`], needs };
     else {
       const deps = Object.fromEntries(needs.map((d) => [d, fingerprints.get(d) ?? 'none']));
       const verdict = assessStage(
