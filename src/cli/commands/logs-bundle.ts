@@ -19,6 +19,9 @@ import { runFolder, turnOf } from './logs-target.ts';
 
 type Fail = (message: string, code?: number) => number;
 
+/** Where a bundle goes without --out, under the project root. */
+export const BUNDLES_DIR = '.refinery/bundles';
+
 async function pickTurn(io: CommandIo, logsDir: string, run: string, turn: number | undefined): Promise<TurnUnit | string> {
   const found = await runFolder(io.cwd, logsDir, run);
   return 'error' in found ? found.error : turnOf(found.folder, turn);
@@ -109,7 +112,9 @@ export async function bundleCommand(argv: string[], io: CommandIo, fail: Fail): 
   });
   if (io.signal.aborted) return 130;
   const html = renderBundleHtml(data, scripts as { marked: string; purify: string; mermaid: string });
-  const out = path.resolve(io.cwd, values.out ?? `massgen-${session}-turn_${unit.turn}.html`);
+  // A bundle is megabytes (the browser libraries are inside): by default it goes under .refinery/,
+  // out of the project's own files and out of what git sees, rather than into the project root.
+  const out = path.resolve(io.cwd, values.out ?? path.join(BUNDLES_DIR, `massgen-${session}-turn_${unit.turn}.html`));
   await writeFilesAtomically(path.dirname(out), [[path.basename(out), html]]);
   const shown = path.relative(io.cwd, out).startsWith('..') ? out : path.relative(io.cwd, out);
   io.stdout.write(

@@ -18,7 +18,8 @@ export const BUNDLE_HELP = `bundle   One turn as one HTML file that opens anywhe
          AIza..., ghp_..., xoxb-..., values of key variables of the environment and of
          refinery.config.yaml, secret keys of the MassGen config) and e-mail
          addresses are removed; --redact PATTERN (a regular expression) removes more. The bundle lists
-         what it removed, by kind. --no-redact writes everything as it is.`;
+         what it removed, by kind. --no-redact writes everything as it is. The file goes to
+         .refinery/bundles/massgen-<log>-turn_<N>.html (its path is printed); --out FILE.html puts it elsewhere.`;
 
 export const LOGS_USAGE = `Usage:
   refinery logs list [--logs-dir D] [--reports DIR] [--analyzed|--unanalyzed] [--limit N] [--json]
