@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import type { CommandIo } from './command.ts';
 import type { Diagnostic } from '../engine/types/source.ts';
 import type { PipelineSpec } from '../engine/types/pipeline.ts';
@@ -12,6 +10,7 @@ import { lazyRecord } from '../engine/expr/evaluate.ts';
 import type { Observations } from '../engine/state/observations.ts';
 import { stateWarn } from './state-report.ts';
 import { findPipelineFile, parseParamFlags } from './pipeline-file.ts';
+import { existsInProject } from '../engine/paths/inside-project.ts';
 
 export { findPipelineFile, parseParamFlags, readSource } from './pipeline-file.ts';
 
@@ -55,7 +54,7 @@ export async function openPipeline(
     io.stderr.write(`refinery: ${flags.error}\n`);
     return undefined;
   }
-  const exists = (rel: string): boolean => existsSync(path.resolve(io.cwd, rel));
+  const exists = (rel: string): boolean => existsInProject(io.cwd, rel);
   const { params, diagnostics } = resolveParams(loaded.spec, flags.params, {
     exists: (rel) => (observations ? observations.probe(rel, exists) : exists(rel)),
   });

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { StageInstance } from '../types/plan.ts';
 import type { StageOutcomeCode } from '../types/events.ts';
@@ -12,6 +11,7 @@ import type { FingerprintParts, StageRecord } from '../state/stage-state.ts';
 import { explainChange } from './explain.ts';
 import { fingerprintOf, fingerprintParts, resolveInputs, stableJson } from './fingerprint.ts';
 import { renderCommand, renderEnv, renderWith, scopeFor } from './render.ts';
+import { existsInProject, paramFolders } from '../paths/inside-project.ts';
 
 export interface AssessContext {
   root: string;
@@ -119,7 +119,8 @@ function assessInputs(
   ctx: AssessContext,
 ): Assessment {
   const targets = Object.fromEntries(Object.entries(inst.outputs).map(([k, o]) => [k, o.path]));
-  const onDisk = (p: string): boolean => existsSync(path.join(ctx.root, p));
+  const folders = paramFolders(ctx.params);
+  const onDisk = (p: string): boolean => existsInProject(ctx.root, p, folders);
   const observations = ctx.observations;
   const exists = observations ? (p: string) => observations.probe(p, onDisk) : onDisk;
   const base = { params: ctx.params, pipeline: ctx.pipeline, artifacts, outputs: targets, exists };

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Expr, Template } from '../types/expr.ts';
+import { OutsideProjectError } from '../paths/inside-project.ts';
 
 /** A value whose fields are computed on demand (artifacts read from disk, for example). */
 export interface LazyRecord {
@@ -38,7 +39,11 @@ function boundedText(text: string, what: string): string {
 
 export interface Scope {
   vars: Record<string, unknown>;
-  /** Functions that need the outside world, e.g. `exists(path)`. */
+  /**
+   * Functions that need the outside world, e.g. `exists(path)`: a path relative to the project
+   * root, answered by existsInProject (paths/inside-project.ts), which refuses any path out of
+   * the project (absolute, `..`, or through a symlink) with an error rather than an answer.
+   */
   effects?: { exists?: (p: string) => boolean };
 }
 
@@ -195,7 +200,13 @@ function call(expr: Extract<Expr, { t: 'call' }>, scope: Scope): unknown {
   if (expr.fn === 'exists') {
     const exists = scope.effects?.exists;
     if (!exists) throw new ExprEvalError('exists() is not available here');
-    return exists(toText(args[0]));
+    try {
+      return exists(toText(args[0]));
+    } catch (error) {
+      // Expressions look only inside the project: a path out of it fails the expression, saying so.
+      if (error instanceof OutsideProjectError) throw new ExprEvalError(error.message);
+      throw error;
+    }
   }
   const fn = PURE_FUNCTIONS.get(expr.fn);
   if (!fn) throw new ExprEvalError(`unknown function '${expr.fn}'`);

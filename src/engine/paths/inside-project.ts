@@ -87,3 +87,56 @@ export function makeOutputFolder(root: string, rel: string): string | undefined 
   }
   return locate(root, rel).problem;
 }
+
+/** A path an expression asked about (`exists()`) that is neither inside the project nor inside a folder a param names. */
+export class OutsideProjectError extends Error {}
+
+/** The folders a pipeline's params name (`--param logs=/data/logs`): expressions may look inside them too. */
+export function paramFolders(params: Readonly<Record<string, unknown>>): string[] {
+  return Object.values(params).filter((v): v is string => typeof v === 'string' && v !== '');
+}
+
+function realOf(dir: string): string | undefined {
+  try {
+    return realpathSync.native(dir);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `exists(rel)` of an expression: whether the path is there, looking only inside the project,
+ * or inside a folder a param names (`folders`: logs given as `--param logs=/data/logs` are
+ * probed where they are, as the stage reading them does). Any other path (absolute, a `..` out
+ * of those folders, or through a symlink leading out of them) is refused with an
+ * OutsideProjectError, which fails the expression, rather than answered: an answer would tell
+ * what lies outside.
+ */
+export function existsInProject(root: string, rel: string, folders: readonly string[] = []): boolean {
+  const refuse = (why: string) =>
+    new OutsideProjectError(
+      `exists('${rel}'): ${why}; expressions look only inside the project (and inside folders its params name): give a path relative to the project root`,
+    );
+  const lexical = path.resolve(root, rel);
+  const bases = [path.resolve(root), ...folders.map((f) => path.resolve(root, f))].filter((b) => isInside(lexical, b));
+  if (bases.length === 0) throw refuse(path.isAbsolute(rel) ? 'an absolute path outside the project' : 'a path out of the project');
+  // The nearest part of it that is there, every symlink followed, must still be in one of them.
+  for (let p = lexical; bases.some((b) => isInside(p, b)); p = path.dirname(p)) {
+    let real: string;
+    try {
+      real = realpathSync.native(p);
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code === 'ENOENT' || code === 'ENOTDIR') continue;
+      return false;
+    }
+    const inside = bases.some((b) => {
+      const realBase = b === path.resolve(root) ? realRoot(root) : realOf(b);
+      return realBase !== undefined && isInside(real, realBase);
+    });
+    if (!inside) throw refuse(`it leads to ${real}, outside the project`);
+    return p === lexical;
+  }
+  // Not even the folder a param names is there.
+  return false;
+}

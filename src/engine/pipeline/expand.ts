@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { Template } from '../types/expr.ts';
 import type { LoopInstance, Plan, ResolvedOutput, StageInstance } from '../types/plan.ts';
@@ -10,6 +10,7 @@ import { expandGlob } from '../paths/walk.ts';
 import { isGlob, staticPrefix } from '../paths/glob.ts';
 import type { Observations } from '../state/observations.ts';
 import { isReservedPath } from '../paths/reserved.ts';
+import { existsInProject, paramFolders } from '../paths/inside-project.ts';
 
 export interface GlobItem {
   path: string;
@@ -240,8 +241,9 @@ class Expander {
     collectRefs(stage.when, refs);
     if (refs.roots.has('artifacts')) return true;
     try {
-      // An absolute path (logs outside the project) is probed where it is.
-      const exists = (p: string): boolean => existsSync(path.resolve(this.ctx.root, p));
+      // A path in a folder a param names (logs outside the project) is probed where it is.
+      const folders = paramFolders(this.ctx.params);
+      const exists = (p: string): boolean => existsInProject(this.ctx.root, p, folders);
       const observations = this.ctx.observations;
       return evaluateCondition(stage.when, { vars, effects: { exists: observations ? (p) => observations.probe(p, exists) : exists } });
     } catch (error) {

@@ -1,5 +1,4 @@
 import { Observations, statStamp } from '../state/observations.ts';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Diagnostic } from '../types/source.ts';
 import type { PipelineSpec, StageSpec } from '../types/pipeline.ts';
@@ -9,6 +8,7 @@ import { projectResolver, type NameResolver } from '../pipeline/resolve-names.ts
 import { resolveParams } from '../pipeline/params.ts';
 import { expandPipeline, normalizeRelative, type Expansion } from '../pipeline/expand.ts';
 import { ExprEvalError, lazyRecord, renderTemplate, toText } from '../expr/evaluate.ts';
+import { existsInProject } from '../paths/inside-project.ts';
 
 /** A pipeline as the daemon keeps it: checked, with params resolved and stages expanded. */
 export interface LoadedPipeline {
@@ -49,7 +49,7 @@ export async function loadPipeline(
   observed.file(path.relative(root, path.resolve(root, file)), statStamp(path.resolve(root, file)));
   const loaded = await loadPipelineCached(root, file, resolver, warn);
   if (!loaded.spec) return { ok: false, file, diagnostics: loaded.diagnostics, source: loaded.text };
-  const exists = (rel: string): boolean => existsSync(path.resolve(root, rel));
+  const exists = (rel: string): boolean => existsInProject(root, rel);
   const { params, diagnostics } = resolveParams(loaded.spec, overridesFor(loaded.spec, overrides), {
     exists: (rel) => observed.probe(rel, exists),
   });
