@@ -1,3 +1,4 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseBackendsConfig } from '../../../src/workflows/backends/config-file.ts';
 import { runCli, tempProject, type TempProject } from '../../helpers/project.ts';
@@ -14,6 +15,11 @@ const ALIAS_BOMB = [
   'backends: {}',
   '',
 ].join('\n');
+
+/** What a terminal would act on: C0 controls but newline and tab, DEL, C1. */
+const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+const TITLE_AND_ERASE = '\u001b]0;PWNED\u0007\u001b[2K';
+const SHOWN = '\\u001b]0;PWNED\\u0007\\u001b[2K';
 
 describe('input from outside the project code', () => {
   let project: TempProject | undefined;
@@ -34,5 +40,41 @@ describe('input from outside the project code', () => {
     expect(() => parseBackendsConfig(ALIAS_BOMB, 'refinery.config.yaml')).toThrow(
       /^refinery\.config\.yaml:2:8: alias \*a: YAML aliases here expand/,
     );
+  });
+
+  it('logs list - a log folder named with ESC/OSC bytes is printed escaped, never raw', async () => {
+    project = tempProject();
+    mkdirSync(project.path(`logs/log_${TITLE_AND_ERASE}`), { recursive: true });
+    const result = await runCli(['logs', 'list', '--logs-dir', 'logs'], { cwd: project.root });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`log_${SHOWN}`);
+    expect(result.stdout + result.stderr).not.toMatch(RAW_CONTROL);
+  });
+
+  it('run - an input file name with ESC/OSC bytes reaches the console escaped, in every output mode', async () => {
+    project = tempProject({
+      'pipelines/p.yaml': [
+        'pipeline: p',
+        'stages:',
+        '  list:',
+        '    inputs: ["in/*.txt"]',
+        '    run: "ls in; exit 1"',
+        '    outputs: { o: out.txt }',
+        '  missing:',
+        '    inputs: ["in/b\\e]0;PWNED\\a.md"]',
+        '    run: "true"',
+        '    outputs: { o: out2.txt }',
+        '',
+      ].join('\n'),
+    });
+    mkdirSync(project.path('in'));
+    writeFileSync(project.path(`in/a${TITLE_AND_ERASE}.txt`), 'x');
+    for (const flags of [[], ['-v'], ['--json']]) {
+      const result = await runCli(['run', 'p', ...flags], { cwd: project.root });
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stdout + result.stderr).not.toMatch(RAW_CONTROL);
+      expect(result.stdout).toContain(`a${SHOWN}.txt`);
+      expect(result.stdout).toContain('in/b\\u001b]0;PWNED\\u0007.md does not exist');
+    }
   });
 });
