@@ -77,4 +77,38 @@ describe('input from outside the project code', () => {
       expect(result.stdout).toContain('in/b\\u001b]0;PWNED\\u0007.md does not exist');
     }
   });
+
+  it("run - a built-in pipeline given a missing --param path speaks of the param, not of refinery's file", async () => {
+    project = tempProject();
+    const missing = project.path('nope');
+    const result = await runCli(['run', 'analyze', '--param', `logs=${missing}`], { cwd: project.root });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`error: --param logs=${missing}: no such folder\n`);
+    expect(result.stderr.match(/no such folder/g)).toHaveLength(1);
+    expect(result.stderr).not.toMatch(/node_modules|analyze\.yaml|allow_empty|\d+:\d+/);
+    const byDefault = await runCli(['run', 'analyze'], { cwd: project.root });
+    expect(byDefault.code).toBe(2);
+    expect(byDefault.stderr).toContain(
+      `error: param logs (default '.massgen/massgen_logs'): no such folder (${project.path('.massgen/massgen_logs')}); pass the folder with --param logs=PATH`,
+    );
+  });
+
+  it('logs - every logs command exits 2 naming a missing path', async () => {
+    project = tempProject();
+    const missing = project.path('nope');
+    const cases: [string[], string][] = [
+      [['logs', 'list', '--logs-dir', missing], `MassGen logs folder ${missing} does not exist`],
+      [['logs', 'list'], `MassGen logs folder .massgen/massgen_logs (${project.path('.massgen/massgen_logs')}) does not exist`],
+      [['logs', 'summary', '--logs-dir', missing], `MassGen logs folder ${missing} does not exist`],
+      [['logs', 'analyze', 'log_nope'], "no run 'log_nope': MassGen logs folder .massgen/massgen_logs"],
+      [['logs', 'analyze', missing], `${missing}: no such folder`],
+      [['logs', 'analyze', '--log-dir', missing], `${missing}: no such folder`],
+      [['logs', 'bundle', missing], `${missing}: no such folder`],
+      [['logs', 'bundle', 'log_nope', '--logs-dir', missing], `no run 'log_nope': MassGen logs folder nope (${missing}) does not exist`],
+    ];
+    for (const [args, message] of cases) {
+      const result = await runCli(args, { cwd: project.root });
+      expect({ args, code: result.code, named: result.stderr.includes(message) }, result.stderr).toEqual({ args, code: 2, named: true });
+    }
+  });
 });
