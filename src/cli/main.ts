@@ -5,6 +5,7 @@ import { directoryProblem, findProjectRoot } from './project-root.ts';
 import type { CommandIo } from './command.ts';
 import { PrecheckPipe } from './precheck-pipe.ts';
 import { restoreDeferredCa } from './deferred-ca.ts';
+import { terminalStream } from './terminal-text.ts';
 import { describeFsError, isFsError } from '../engine/state/write-problem.ts';
 
 const ENVIRONMENT_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'EACCES', 'EPERM', 'EMFILE', 'ENFILE']);
@@ -119,31 +120,35 @@ export async function main(rawArgv: string[]): Promise<number> {
   // A reader that went away (`refinery run -v | head -1`) ends the output, not the run.
   process.stdout.on('error', quietOnClosedPipe);
   process.stderr.on('error', quietOnClosedPipe);
+  // Everything a command prints goes through here; a watch daemon's client prints what the daemon
+  // already passed through it (see daemon/serve.ts).
+  const stdout = terminalStream(process.stdout);
+  const stderr = terminalStream(process.stderr);
   try {
     let parsed: { argv: string[]; cwd: string };
     try {
       parsed = takeDirectory(rawArgv, process.cwd());
     } catch (error) {
-      process.stderr.write(`refinery: ${(error as Error).message}\n`);
+      stderr.write(`refinery: ${(error as Error).message}\n`);
       return 2;
     }
     const [name, ...rest] = parsed.argv;
     if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
-      process.stdout.write(helpText());
+      stdout.write(helpText());
       return name === undefined ? 2 : 0;
     }
     if (name === '-V' || name === '--version') {
-      process.stdout.write(`${VERSION}\n`);
+      stdout.write(`${VERSION}\n`);
       return 0;
     }
     const entry = COMMANDS[name];
     if (!entry) {
-      process.stderr.write(`refinery: ${await unknownCommand(name)}\n`);
+      stderr.write(`refinery: ${await unknownCommand(name)}\n`);
       return 2;
     }
     const misplaced = misplacedGlobal(rest);
     if (misplaced) {
-      process.stderr.write(`refinery ${name}: ${misplaced}\n`);
+      stderr.write(`refinery ${name}: ${misplaced}\n`);
       return 2;
     }
     const help = rest.includes('-h') || rest.includes('--help');
@@ -155,12 +160,12 @@ export async function main(rawArgv: string[]): Promise<number> {
     }
     const command = await entry.load();
     if (help) {
-      process.stdout.write(`${command.usage}\n`);
+      stdout.write(`${command.usage}\n`);
       return 0;
     }
     const io: CommandIo = {
-      stdout: process.stdout,
-      stderr: process.stderr,
+      stdout,
+      stderr,
       cwd: parsed.cwd,
       env: process.env,
       signal: controller.signal,
@@ -173,7 +178,7 @@ export async function main(rawArgv: string[]): Promise<number> {
     } catch (error) {
       // The machine's trouble (a full disk, a read-only folder), not a bug: one line, no stack.
       if (!isFsError(error) || !ENVIRONMENT_ERRORS.has(error.code as string)) throw error;
-      process.stderr.write(`refinery: error: ${describeFsError(error, parsed.cwd)}\n`);
+      io.stderr.write(`refinery: error: ${describeFsError(error, parsed.cwd)}\n`);
       return 1;
     }
   } finally {

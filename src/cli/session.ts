@@ -9,6 +9,7 @@ import { expandPipeline, type Expansion } from '../engine/pipeline/expand.ts';
 import { lazyRecord } from '../engine/expr/evaluate.ts';
 import type { Observations } from '../engine/state/observations.ts';
 import { stateWarn } from './state-report.ts';
+import { isBuiltinPipeline, speakOfParams } from './builtin-pipeline.ts';
 import { findPipelineFile, parseParamFlags } from './pipeline-file.ts';
 import { existsInProject } from '../engine/paths/inside-project.ts';
 
@@ -69,7 +70,8 @@ export async function openPipeline(
     ...(observations ? { observations } : {}),
   });
   if (expansion.diagnostics.length) {
-    printDiagnostics(io, expansion.diagnostics, sources);
+    const builtin = isBuiltinPipeline(found.file, io.cwd);
+    printDiagnostics(io, builtin ? speakOfParams(expansion.diagnostics, flags.params, io.cwd) : expansion.diagnostics, sources);
     return undefined;
   }
   return { spec: loaded.spec, resolver, expansion, params };

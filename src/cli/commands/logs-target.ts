@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { listSessions, resolveTurnUnit, turnUnitsOfSession } from '../../workflows/massgen/discover.ts';
 import { lstatSafe } from '../../workflows/massgen/fs-safe.ts';
+import { logsFolderMissing } from '../../workflows/massgen/logs-folder.ts';
 import type { TurnUnit } from '../../workflows/massgen/model.ts';
 
 /**
@@ -17,12 +18,26 @@ export async function runFolder(cwd: string, logsDir: string, run: string): Prom
   // `refinery logs list` numbers its rows: newest first, as the sessions' names sort.
   if (!isPath && /^[1-9]\d*$/.test(run) && (await lstatSafe(folder))?.kind !== 'dir')
     folder = (await listSessions(logsDir)).reverse()[Number(run) - 1] ?? folder;
-  if ((await lstatSafe(folder))?.kind === 'dir') return { folder };
+  const info = await lstatSafe(folder);
+  if (info?.kind === 'dir') return { folder };
+  if (isPath) return { error: info ? `${folder} is not a folder` : `${folder}: no such folder` };
+  const missing = await logsFolderMissing(logsDir, shownLogsDir(cwd, logsDir));
+  if (missing) return { error: `no run '${run}': ${missing.replace('--param logs=PATH', '--logs-dir PATH')}` };
   return {
-    error: isPath
-      ? `${folder} is not a folder`
-      : `no run '${run}' in ${logsDir}; pass a log_* name or a # from \`refinery logs list\`, a path, or --logs-dir D`,
+    error: `no run '${run}' in ${logsDir} (no folder ${folder}); pass a log_* name or a # from \`refinery logs list\`, a path, or --logs-dir D`,
   };
+}
+
+/** A logs folder inside the project by its relative path, one outside by its absolute path. */
+function shownLogsDir(cwd: string, logsDir: string): string {
+  const rel = path.relative(cwd, logsDir);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : logsDir;
+}
+
+/** The logs folder of a command that was given no RUN: it must exist (exit 2 naming it, as for every path). */
+export async function logsDirProblem(cwd: string, logsDir: string, given: string | undefined): Promise<string | null> {
+  const missing = await logsFolderMissing(logsDir, given ?? shownLogsDir(cwd, logsDir));
+  return missing?.replace('--param logs=PATH', '--logs-dir PATH') ?? null;
 }
 
 /** Turn `turn` (else the last) of a log_* folder, or the turn a turn_N or attempt_M folder is. */

@@ -63,6 +63,9 @@ async function list(argv: string[], io: CommandIo): Promise<number> {
   if (!Number.isInteger(limit) || limit < 1) return fail(io, `--limit must be a positive integer, got '${values.limit}'`);
   const location = reportLocation(io.cwd, values['logs-dir'] ?? '.massgen/massgen_logs', values.reports);
   const logsDir = location.logsDir;
+  const { logsDirProblem } = await import('./logs-target.ts');
+  const missing = await logsDirProblem(io.cwd, logsDir, values['logs-dir']);
+  if (missing) return fail(io, missing);
   const filter = values.analyzed ? 'analyzed' : values.unanalyzed ? 'unanalyzed' : undefined;
   const [{ DigestCache }, { listLogRows }] = await Promise.all([
     import('../../workflows/massgen/digest-cache.ts'),
@@ -97,17 +100,22 @@ async function pickUnit(
   run: string | undefined,
   logDir: string | undefined,
   turn: number | undefined,
+  logsDirArg: string | undefined,
 ): Promise<TurnUnit | string> {
   if (run !== undefined && logDir !== undefined) return `give RUN or --log-dir, not both`;
-  const [{ listSessions }, { runFolder, turnOf }] = await Promise.all([
+  const [{ listSessions }, { runFolder, turnOf, logsDirProblem }] = await Promise.all([
     import('../../workflows/massgen/discover.ts'),
     import('./logs-target.ts'),
   ]);
   let folder = logDir ? path.resolve(io.cwd, logDir) : undefined;
-  if (run !== undefined) {
-    const found = await runFolder(io.cwd, logsDir, run);
+  if (run !== undefined || logDir !== undefined) {
+    const found = await runFolder(io.cwd, logsDir, run ?? path.resolve(io.cwd, logDir as string));
     if ('error' in found) return found.error;
     folder = found.folder;
+  }
+  if (folder === undefined) {
+    const missing = await logsDirProblem(io.cwd, logsDir, logsDirArg);
+    if (missing) return missing;
   }
   folder ??= (await listSessions(logsDir)).at(-1);
   if (!folder) return `no log_* session in ${logsDir}; pass RUN, --log-dir PATH or --logs-dir D`;
@@ -132,8 +140,9 @@ async function analyze(argv: string[], io: CommandIo): Promise<number> {
   if (!Number.isFinite(stale) || stale < 0) return fail(io, `--stale-after must be a number of seconds, got '${values['stale-after']}'`);
   const logsDir = path.resolve(io.cwd, values['logs-dir'] ?? '.massgen/massgen_logs');
   if (positionals.length > 1) return fail(io, `analyze takes one RUN, got ${positionals.length}: ${positionals.join(' ')}`);
-  const unit = await pickUnit(io, logsDir, positionals[0], values['log-dir'], turn);
-  if (typeof unit === 'string') return fail(io, unit, 1);
+  const unit = await pickUnit(io, logsDir, positionals[0], values['log-dir'], turn, values['logs-dir']);
+  // What the user named is not there or holds no run: their input, like every other missing path.
+  if (typeof unit === 'string') return fail(io, unit);
   const [{ analyzeTurnUnit }, { SchemaRegistry }] = await Promise.all([
     import('../../workflows/massgen/analyze.ts'),
     import('../../engine/artifacts/schema-registry.ts'),

@@ -3,6 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { CommandIo, DaemonServices } from '../command.ts';
+import { terminalText } from '../terminal-text.ts';
 import { COMMANDS } from '../commands.ts';
 import { describeFsError, isFsError } from '../../engine/state/write-problem.ts';
 import type { WatchDaemon } from '../../engine/watch/watch-daemon.ts';
@@ -78,7 +79,7 @@ function isInterrupt(line: string): boolean {
 function forwarder(socket: net.Socket, type: 'out' | 'err', tty: boolean, columns?: number): CommandIo['stdout'] {
   const stream = new Writable({
     write(chunk: Buffer | string, _encoding, callback) {
-      send(socket, { type, data: String(chunk) });
+      send(socket, { type, data: terminalText(String(chunk)) });
       callback();
     },
   }) as Writable & { isTTY?: boolean; columns?: number };

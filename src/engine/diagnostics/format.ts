@@ -1,4 +1,5 @@
 import type { Diagnostic } from '../types/source.ts';
+import { styled } from './terminal-style.ts';
 
 export interface FormatOptions {
   /** File contents by path, for showing the source line. */
@@ -15,8 +16,8 @@ function relative(file: string, cwd: string | undefined): string {
 
 /** `file:line:col message`, the source line, an underline, then the notes. */
 export function formatDiagnostic(d: Diagnostic, options: FormatOptions): string {
-  const red = (s: string): string => (options.color ? `\u001b[31m${s}\u001b[39m` : s);
-  const bold = (s: string): string => (options.color ? `\u001b[1m${s}\u001b[22m` : s);
+  const red = (s: string): string => (options.color ? styled(31, 39, s) : s);
+  const bold = (s: string): string => (options.color ? styled(1, 22, s) : s);
   const label = d.severity === 'error' ? red('error') : 'warning';
   if (!d.span) return [`${label}: ${d.message}`, ...(d.notes ?? []).map((n) => `  ${n}`)].join('\n');
   const { file, line, column, length } = d.span;

@@ -1,5 +1,6 @@
 import type { RemoteCacheSummary, RunEvent, StageEndEvent, StageStatus } from '../types/events.ts';
 import type { EventSink } from './bus.ts';
+import { eraseLinesAbove, styled } from '../diagnostics/terminal-style.ts';
 
 export interface ConsoleOptions {
   out: NodeJS.WritableStream;
@@ -18,7 +19,7 @@ function seconds(ms: number): string {
 }
 
 function paint(color: boolean, code: number, text: string): string {
-  return color ? `\u001b[${code}m${text}\u001b[39m` : text;
+  return color ? styled(code, 39, text) : text;
 }
 
 const STATUS_COLOR: Record<StageStatus, number> = { succeeded: 32, failed: 31, fresh: 90, skipped: 90, blocked: 33, aborted: 33 };
@@ -90,7 +91,7 @@ export function consoleSink(options: ConsoleOptions): EventSink {
     }
   };
   const clear = (): void => {
-    if (drawn > 0) write(`\u001b[${drawn}A\u001b[0J`);
+    if (drawn > 0) write(eraseLinesAbove(drawn));
     drawn = 0;
   };
   const draw = (): void => {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Template } from '../types/expr.ts';
 import type { LoopInstance, Plan, ResolvedOutput, StageInstance } from '../types/plan.ts';
 import type { LoopSpec, PipelineSpec, StageSpec } from '../types/pipeline.ts';
-import type { Diagnostic } from '../types/source.ts';
+import type { Diagnostic, ParamPathCause } from '../types/source.ts';
 import { collectRefs } from '../expr/template.ts';
 import { evaluateCondition, ExprEvalError, renderTemplate, toText, type LazyRecord } from '../expr/evaluate.ts';
 import { expandGlob } from '../paths/walk.ts';
@@ -120,11 +120,13 @@ class Expander {
     if (root === '') return true;
     const abs = path.resolve(this.ctx.root, root);
     let problem: string | undefined;
+    let kind: ParamPathCause['problem'] = 'cannot be read';
     try {
-      if (isGlob(pattern) && !statSync(abs).isDirectory()) problem = 'is not a folder';
+      if (isGlob(pattern) && !statSync(abs).isDirectory()) [problem, kind] = ['is not a folder', 'is not a folder'];
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      problem = code === 'ENOENT' || code === 'ENOTDIR' ? 'does not exist' : `cannot be read (${code ?? (error as Error).message})`;
+      if (code === 'ENOENT' || code === 'ENOTDIR') [problem, kind] = ['does not exist', 'does not exist'];
+      else problem = `cannot be read (${code ?? (error as Error).message})`;
     }
     if (problem === undefined) return true;
     const rendered = template.source === pattern ? `'${pattern}'` : `'${template.source}' (= '${pattern}')`;
@@ -137,6 +139,9 @@ class Expander {
       code: 'foreach-root-missing',
       message: `stage '${stage.id}': foreach glob ${rendered}: ${where} ${problem}; ${fix}, or, if the set may be empty, add allow_empty: true to the foreach`,
       ...(stage.span ? { span: stage.span } : {}),
+      ...(params.length
+        ? { paramPath: { params: Object.fromEntries(params.map((p) => [p, this.ctx.params[p as string]])), path: root, problem: kind } }
+        : {}),
     });
     return false;
   }

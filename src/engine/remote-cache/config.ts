@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { rememberSecret } from '../../security/known-secrets.ts';
 import { REMOTE_CACHE_CONFIG_FILE } from './configured.ts';
 import { didYouMean } from '../diagnostics/format.ts';
+import { parseConfigYaml } from '../config/config-yaml.ts';
 
 export interface RemoteCacheSettings {
   /** Without credentials and without a trailing slash: safe to print. */
@@ -92,9 +93,9 @@ function readFileConfig(root: string, file: string): { config?: FileConfig; erro
   const absolute = path.resolve(root, file);
   if (!existsSync(absolute)) return {};
   const text = readFileSync(absolute, 'utf8');
-  const doc = parseDocument(text);
-  if (doc.errors.length > 0) return { error: `${file}: invalid YAML: ${doc.errors[0]?.message ?? 'parse error'}` };
-  const data = doc.toJS() as Record<string, unknown> | null;
+  const read = parseConfigYaml(text, file);
+  if (!read.ok) return { error: read.error };
+  const data = read.data as Record<string, unknown> | null;
   if (!data || typeof data !== 'object' || data.remote_cache === undefined || data.remote_cache === null) return {};
   const parsed = remoteCacheSchema.safeParse(data.remote_cache);
   if (!parsed.success) {

@@ -55,4 +55,17 @@ export interface Diagnostic {
   span?: SourceSpan;
   /** Lines shown after the underline, e.g. a did-you-mean or a cycle path. */
   notes?: string[];
+  /**
+   * Set when the cause is a path made from params (given on the command line or by their defaults),
+   * so that an error about a pipeline the user does not own can speak of the param instead of the file.
+   */
+  paramPath?: ParamPathCause;
+}
+
+export interface ParamPathCause {
+  /** The params the path is made from, with their values. */
+  params: Record<string, unknown>;
+  /** The path as made (relative to the project root or absolute). */
+  path: string;
+  problem: 'does not exist' | 'is not a folder' | 'cannot be read';
 }

@@ -3,6 +3,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { LineCounter, parseDocument, isNode } from 'yaml';
 import type { z } from 'zod';
+import { parseConfigYaml } from '../../engine/config/config-yaml.ts';
 import { BackendConfigError } from './errors.ts';
 import { SECRET_KEY_NAMES, configFileSchema, type BackendsConfig } from './config-schema.ts';
 
@@ -39,9 +40,9 @@ function describeIssues(file: string, text: string, issues: z.core.$ZodIssue[]):
 
 /** Parses and validates backends config text; throws BackendConfigError naming file:line:col and the fix. */
 export function parseBackendsConfig(text: string, file = '<inline>'): BackendsConfig {
-  const doc = parseDocument(text);
-  if (doc.errors.length > 0) throw new BackendConfigError(`${file}: invalid YAML: ${doc.errors[0]?.message ?? 'parse error'}`);
-  const data: unknown = doc.toJS();
+  const read = parseConfigYaml(text, file);
+  if (!read.ok) throw new BackendConfigError(read.error);
+  const data = read.data;
   const secret = secretHint(data, file);
   if (secret) throw new BackendConfigError(secret);
   const parsed = configFileSchema.safeParse(data ?? {});

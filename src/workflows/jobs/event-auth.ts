@@ -2,6 +2,7 @@
 // readable by its owner only) without the secret ever going on the wire: an HMAC over the event.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { BrokerConfig } from '../mqtt/broker-config.ts';
+import { canonicalize } from './jcs.ts';
 import type { JobExtras, JobRecord } from './types.ts';
 
 /** `data.hmac_sig`: the name the seed's spec reserves for a production signature. */
@@ -19,9 +20,9 @@ export interface SignedFields {
 }
 
 /**
- * hex HMAC-SHA256, keyed by the UTF-8 secret, of the canonical JSON (keys sorted at every level, no
- * whitespace) of {schema_version: 1, job_id, seq, event, timestamp, detail, data}. In Python:
- * hmac.new(secret.encode(), json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(), "sha256").hexdigest()
+ * hex HMAC-SHA256, keyed by the UTF-8 secret, of the RFC 8785 canonical JSON (jcs.ts) of
+ * {schema_version: 1, job_id, seq, event, timestamp, detail, data}. docs/jobs-signing.md gives the
+ * same in Python (the suite runs that very snippet against this function).
  */
 export function signEvent(fields: SignedFields, secret: string): string {
   const body = {
@@ -33,7 +34,7 @@ export function signEvent(fields: SignedFields, secret: string): string {
     detail: fields.detail,
     data: fields.data,
   };
-  return createHmac('sha256', secret).update(canonicalJson(body), 'utf8').digest('hex');
+  return createHmac('sha256', secret).update(canonicalize(body), 'utf8').digest('hex');
 }
 
 export function signatureMatches(fields: SignedFields, given: unknown, secret: string): boolean {
@@ -46,18 +47,6 @@ export function unsignedData(data: Record<string, unknown> | undefined): Record<
   if (!data) return {};
   const { [SIGNATURE_FIELD]: _signature, ...rest } = data;
   return rest;
-}
-
-/** JSON with object keys sorted at every level and no whitespace, so both ends hash the same bytes. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 /**

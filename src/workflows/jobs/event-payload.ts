@@ -1,11 +1,12 @@
 import { SIGNATURE_FIELD, signatureMatches, signEvent, unsignedData } from './event-auth.ts';
+import { canonicalProblem } from './jcs.ts';
 import { JOB_EVENTS, type JobEventName, type JobEventPayload } from './types.ts';
 
 export type DecodeResult =
   | { ok: true; payload: JobEventPayload }
   | {
       ok: false;
-      reason: 'oversize' | 'undecodable' | 'schema_version' | 'malformed' | 'foreign_job' | 'bad_token';
+      reason: 'oversize' | 'undecodable' | 'schema_version' | 'malformed' | 'foreign_job' | 'unverifiable' | 'bad_token';
       message: string;
       seq?: number;
       event?: string;
@@ -112,6 +113,10 @@ export function decodePayload(raw: Buffer | string, jobId: string, expectedToken
       detail,
       data: unsignedData(dataObject),
     };
+    // Checked before the signature: a mismatch would say "not signed with this job's token" when
+    // the publisher signed in good faith a value JSON cannot carry exactly.
+    const problem = canonicalProblem(fields, '');
+    if (problem) return { ok: false, reason: 'unverifiable', message: problem, ...where };
     if (!signatureMatches(fields, dataObject?.[SIGNATURE_FIELD], expectedToken)) {
       return {
         ok: false,

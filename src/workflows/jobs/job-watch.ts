@@ -58,6 +58,8 @@ export class JobWatch {
   private totalTimer: NodeJS.Timeout | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private writes: Promise<void> = Promise.resolve();
+  /** Events dropped so far and why the last one was: a timeout names them, so a rejection never passes for silence. */
+  private dropped = { count: 0, last: '' };
   private connection: MqttConnection | undefined;
   private record!: JobRecord;
   private tornDown: Promise<void> = Promise.resolve();
@@ -186,6 +188,10 @@ export class JobWatch {
         : 'message' in diagnostic
           ? `${diagnostic.reason}: ${diagnostic.message}`
           : diagnostic.kind;
+    this.dropped = {
+      count: this.dropped.count + 1,
+      last: 'seq' in diagnostic && diagnostic.seq !== undefined ? `seq ${diagnostic.seq} ${detail}` : detail,
+    };
     this.audit({
       job_id: this.options.jobId,
       event: 'dropped',
@@ -209,7 +215,9 @@ export class JobWatch {
   }
 
   private timeout(reason: string): void {
-    this.finish({ kind: 'timeout', via: 'timer', reason, events: this.events });
+    const { count, last } = this.dropped;
+    const drops = count === 0 ? '' : `; ${count === 1 ? '1 event was' : `${count} events were`} dropped, the last: ${last}`;
+    this.finish({ kind: 'timeout', via: 'timer', reason: `${reason}${drops}`, events: this.events });
   }
 
   private finish(outcome: WatchOutcome): void {

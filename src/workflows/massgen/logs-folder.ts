@@ -4,13 +4,26 @@ import path from 'node:path';
 import { listSessions, turnUnitsOfSession } from './discover.ts';
 import { lstatSafe } from './fs-safe.ts';
 
+const LOGS_FIX = 'pass the folder that holds the log_* folders (MassGen writes .massgen/massgen_logs), e.g. --param logs=PATH';
+
+/**
+ * Why the logs folder `dir` (as the user wrote it: `given`) is not there at all, or null: the one
+ * rule every `refinery logs` command and the analyze pipeline apply to a missing path.
+ */
+export async function logsFolderMissing(dir: string, given: string): Promise<string | null> {
+  const shown = given === dir ? dir : `${given} (${dir})`;
+  const info = await lstatSafe(dir);
+  if (!info) return `MassGen logs folder ${shown} does not exist; ${LOGS_FIX}`;
+  if (info.kind !== 'dir') return `MassGen logs folder ${shown} is not a folder; ${LOGS_FIX}`;
+  return null;
+}
+
 /** Why `dir` (as the user wrote it: `given`) is not a logs folder holding a MassGen run, or null when it is. */
 export async function logsProblem(dir: string, given: string): Promise<string | null> {
   const shown = given === dir ? dir : `${given} (${dir})`;
-  const info = await lstatSafe(dir);
-  const fix = 'pass the folder that holds the log_* folders (MassGen writes .massgen/massgen_logs), e.g. --param logs=PATH';
-  if (!info) return `MassGen logs folder ${shown} does not exist; ${fix}`;
-  if (info.kind !== 'dir') return `MassGen logs folder ${shown} is not a folder; ${fix}`;
+  const fix = LOGS_FIX;
+  const missing = await logsFolderMissing(dir, given);
+  if (missing) return missing;
   const sessions = await listSessions(dir);
   for (const session of sessions) if ((await turnUnitsOfSession(session)).length > 0) return null;
   const base = path.basename(dir);

@@ -183,6 +183,26 @@ function brokerSuite(name: string, start: () => Promise<{ url: string; close: ()
       }
     });
 
+    it('JobWatch - a timeout names the events it dropped (a number beyond 2^53 cannot be verified), never bare silence', async () => {
+      const f = await fixture(broker.url);
+      try {
+        const diagnostics: WatchDiagnostic[] = [];
+        const w = await watch(f, broker.url, { idleTimeoutMs: 1500, timeoutMs: 10_000, diagnostics });
+        const signed = payload(f, 1, 'completed', 'done');
+        await send(f, signed.replace('"data":{', '"data":{"rows":12345678901234567890,'));
+        const outcome = await w.result;
+        await w.close();
+        expect(diagnostics[0]).toMatchObject({ kind: 'dropped', reason: 'unverifiable', seq: 1 });
+        expect(outcome.kind).toBe('timeout');
+        expect(outcome.reason).toContain(
+          '; 1 event was dropped, the last: seq 1 unverifiable: data.rows: the number 12345678901234567000 is beyond ±2^53',
+        );
+        expect(outcome.reason).toContain('send it as a string');
+      } finally {
+        await f.cleanup();
+      }
+    });
+
     it('JobWatch - the total timeout fires even while progress keeps the job from going idle', async () => {
       const f = await fixture(broker.url);
       try {

@@ -83,11 +83,11 @@ describe('refinery logs', () => {
     expect(byName.code, byName.err).toBe(0);
     expect(readdirSync(path.join(root, '.massgen/massgen_logs/log_20251025_225510'))).toContain('ANALYSIS_REPORT.md');
     expect(await run(root, ['analyze', String(listed.length + 1)])).toMatchObject({
-      code: 1,
+      code: 2,
       err: expect.stringContaining('pass a log_* name or a # from `refinery logs list`'),
     });
     expect(await run(root, ['analyze', '1', '--log-dir', '.massgen/massgen_logs/log_20251025_225510'])).toMatchObject({
-      code: 1,
+      code: 2,
       err: expect.stringContaining('give RUN or --log-dir, not both'),
     });
   });
@@ -101,7 +101,7 @@ describe('refinery logs', () => {
     expect(await run(root, ['list', '--analyzed', '--unanalyzed'])).toMatchObject({ code: 2 });
     expect(await run(root, ['frobnicate'])).toMatchObject({ code: 2, err: expect.stringContaining("unknown subcommand 'frobnicate'") });
     expect(await run(root, ['analyze', '--log-dir', '.massgen/massgen_logs/log_20261130_064801_485886', '--turn', '7'])).toMatchObject({
-      code: 1,
+      code: 2,
       err: expect.stringContaining('has no turn 7; turns: 1'),
     });
     expect(await run(root, ['list', '--bogus'])).toMatchObject({ code: 2 });
