@@ -45,6 +45,21 @@ interface Vote {
   round: number;
 }
 
+interface Consensus {
+  mode: string;
+  winner: { judge: string } | null;
+  forced: boolean;
+  forced_reason?: string;
+  decided_by?: string;
+  source?: { judge: string; round: number; step: number } | null;
+  decision?: string;
+  votes: Vote[];
+  stale_votes: Vote[];
+  tally?: Record<string, number>;
+  rounds: Array<{ round: number }>;
+  answers?: Array<{ judge: string; round: number; step: number; verdict: string; status: string; scores: Record<string, number> }>;
+}
+
 interface SessionData {
   session: string;
   summary: Summary | null;
@@ -52,13 +67,7 @@ interface SessionData {
   regression: { status: string; result?: string } | null;
   rounds: Array<{
     round: number;
-    consensus: {
-      mode: string;
-      winner: { judge: string } | null;
-      votes: Vote[];
-      stale_votes: Vote[];
-      tally?: Record<string, number>;
-    } | null;
+    consensus: Consensus | null;
     critique: string | null;
     judges: Array<{
       name: string;
@@ -224,6 +233,66 @@ function judgesChart(data: SessionData, criteria: Array<{ id: string }>): HTMLEl
   });
 }
 
+/** Without a decision sentence (a consensus.json written before it had one): what its fields say. */
+function fallbackDecision(c: Consensus): string {
+  if (c.mode !== 'vote') return `No vote (${c.mode} mode).`;
+  const rounds = c.rounds.length;
+  return `${c.forced ? `Forced (${c.forced_reason ?? '?'})` : 'Decided'} after ${rounds} consensus round${rounds === 1 ? '' : 's'}; winner ${c.winner?.judge ?? 'none'}.`;
+}
+
+/** One round's consensus: what decided it (the sentence consensus.json and SUMMARY.md carry), its votes, and the answers judges gave instead of voting. */
+function consensusBlock(round: number, c: Consensus, criteria: Array<{ id: string }>): HTMLElement {
+  const later = (c.answers ?? []).filter((a) => a.round > 1);
+  const used = (a: { judge: string; step: number }): boolean => c.source?.judge === a.judge && c.source.step === a.step;
+  return h(
+    'div',
+    { class: 'consensus', dataset: { round: String(round) } },
+    h(
+      'h3',
+      null,
+      `Round ${round} · ${c.mode}`,
+      c.forced ? ' · ' : null,
+      c.forced ? chip('stale', `forced: ${c.forced_reason ?? '?'}`) : null,
+      c.winner ? ` · winner ${c.winner.judge}` : '',
+    ),
+    h('p', { class: 'decision' }, c.decision ?? fallbackDecision(c)),
+    c.votes.length || c.stale_votes.length
+      ? table(
+          ['voter', '→ voted for', 'reason', ''],
+          [
+            ...c.votes.map((v) => [v.voter, v.target, v.reason, '']),
+            ...c.stale_votes.map((v) => [v.voter, v.target, v.reason, chip('stale', 'stale')]),
+          ],
+          { class: 'grid vote-table', rowClass: (i) => (i >= c.votes.length ? 'stale-vote' : '') },
+        )
+      : c.mode === 'vote'
+        ? empty(`No votes in ${c.rounds.length} consensus round${c.rounds.length === 1 ? '' : 's'}.`)
+        : null,
+    later.length
+      ? h(
+          'div',
+          null,
+          h(
+            'p',
+            { class: 'muted small' },
+            'Answers given anew instead of a vote (consensus round 1 is the evaluations in the matrix above):',
+          ),
+          table(
+            ['judge', 'consensus round', 'verdict', ...criteria.map((x) => x.id), ''],
+            later.map((a) => [
+              a.judge,
+              String(a.round),
+              a.verdict,
+              ...criteria.map((x) => String(a.scores[x.id] ?? '–')),
+              used(a) ? chip('up-to-date', 'verdict and scores used') : '',
+            ]),
+            { class: 'grid consensus-answers', rowClass: (i) => (later[i] && used(later[i]) ? 'used-answer' : '') },
+          ),
+        )
+      : null,
+  );
+}
+
 export function refineView(app: App, name: string): View {
   const body = h('div', null, empty('Loading…'));
   const el = h('div', { class: 'page' }, h('p', { class: 'crumbs' }, link('#/refine', 'refine')), h('h1', null, name), body);
@@ -296,26 +365,8 @@ export function refineView(app: App, name: string): View {
           )
         : null,
       section(
-        'Consensus votes',
-        data.rounds.map((r) =>
-          r.consensus
-            ? h(
-                'div',
-                null,
-                h('h3', null, `Round ${r.round} · ${r.consensus.mode}${r.consensus.winner ? ` · winner ${r.consensus.winner.judge}` : ''}`),
-                r.consensus.votes.length || r.consensus.stale_votes.length
-                  ? table(
-                      ['voter', '→ voted for', 'reason', ''],
-                      [
-                        ...r.consensus.votes.map((v) => [v.voter, v.target, v.reason, '']),
-                        ...r.consensus.stale_votes.map((v) => [v.voter, v.target, v.reason, chip('stale', 'stale')]),
-                      ],
-                      { class: 'grid vote-table', rowClass: (i) => (i >= (r.consensus?.votes.length ?? 0) ? 'stale-vote' : '') },
-                    )
-                  : empty('no votes (harshest/mean mode, or one judge)'),
-              )
-            : null,
-        ),
+        'Consensus',
+        data.rounds.map((r) => (r.consensus ? consensusBlock(r.round, r.consensus, criteria) : null)),
       ),
       section('Verdicts and critiques', critiques),
       s?.next_tasks.length
