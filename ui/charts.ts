@@ -1,6 +1,6 @@
 /// <reference lib="dom" />
 // Charts: uPlot (small, fast on thousands of points, canvas) for lines over runs and rounds; plain
-// DOM bars for counts.
+// DOM bars for counts and for scores over categories (criteria), where a line would join what is unrelated.
 import { h } from './dom.ts';
 
 const PALETTE = ['#2563eb', '#dc2626', '#16a34a', '#d97706', '#7c3aed', '#0891b2', '#db2777', '#4b5563', '#65a30d', '#b45309'];
@@ -102,3 +102,59 @@ export function barList(title: string, entries: Array<[string, number]>): HTMLEl
   );
 }
 
+export interface BarGroup {
+  label: string;
+  /** Shown on hover (the criterion's text). */
+  title?: string;
+}
+
+/**
+ * Vertical bars grouped by category: one group per category (a criterion), one bar per series (a judge)
+ * in series order and colour, height value/max. Scores over criteria are categorical: bars, never lines.
+ */
+export function groupedBars(options: {
+  title: string;
+  groups: BarGroup[];
+  series: LineSeries[];
+  max: number;
+  yLabel?: string;
+}): HTMLElement {
+  const legend = h(
+    'div',
+    { class: 'legend small' },
+    options.series.map((s, i) =>
+      h('span', { class: 'legend-item' }, h('span', { class: 'swatch', attrs: { style: `background:${color(i)}` } }), s.label),
+    ),
+  );
+  const stacks = options.groups.map((g, gi) =>
+    h(
+      'div',
+      { class: 'bar-stack', attrs: { title: g.title ?? g.label } },
+      options.series.map((s, si) => {
+        const v = s.values[gi] ?? null;
+        return h(
+          'span',
+          {
+            class: `vbar${v === null ? ' vbar-none' : ''}`,
+            dataset: { series: s.label, group: g.label, value: v === null ? '' : String(v) },
+            attrs: {
+              title: `${s.label} · ${g.label}: ${v ?? 'no score'}`,
+              style: `height:${v === null ? 0 : Math.max(1, (v / options.max) * 100)}%;background:${color(si)}`,
+            },
+          },
+          h('span', { class: 'vbar-value' }, v === null ? '–' : String(v)),
+        );
+      }),
+    ),
+  );
+  const labels = options.groups.map((g) => h('span', { class: 'bar-group-label', attrs: { title: g.title ?? g.label } }, g.label));
+  return h(
+    'div',
+    { class: 'chart grouped-bars', attrs: { 'data-chart': options.title } },
+    h('h3', null, options.title),
+    legend,
+    options.yLabel ? h('p', { class: 'muted small bar-note' }, `bar height: ${options.yLabel}`) : null,
+    h('div', { class: 'bar-plot', attrs: { 'aria-label': options.yLabel ?? '' } }, stacks),
+    h('div', { class: 'bar-labels' }, labels),
+  );
+}

@@ -5,7 +5,7 @@
 import { getJson } from '../api.ts';
 import type { App, View } from '../app.ts';
 import { throttle } from '../app.ts';
-import { lineChart } from '../charts.ts';
+import { groupedBars, lineChart } from '../charts.ts';
 import { chip, empty, errorBox, h, link, replace, route, section, table, usd } from '../dom.ts';
 import { renderMarkdown } from '../markdown.ts';
 
@@ -60,8 +60,17 @@ interface Consensus {
   answers?: Array<{ judge: string; round: number; step: number; verdict: string; status: string; scores: Record<string, number> }>;
 }
 
+interface ShownFile {
+  path: string;
+  bytes: number;
+  text: string | null;
+  truncated: boolean;
+  state: 'as-scored' | 'changed' | 'missing' | 'binary' | 'unknown';
+}
+
 interface SessionData {
   session: string;
+  deliverable: { round: number; files: ShownFile[] } | null;
   summary: Summary | null;
   criteria: { criteria: Array<{ id: string; text: string; category: string }> } | null;
   regression: { status: string; result?: string } | null;
@@ -216,21 +225,75 @@ function matrix(app: App, data: SessionData, criteria: Array<{ id: string; text:
   return box;
 }
 
-/** The newest round: each judge's score per criterion (where judges disagree shows at a glance). */
-function judgesChart(data: SessionData, criteria: Array<{ id: string }>): HTMLElement | null {
+/** The newest round: each judge's score per criterion, as grouped bars (criteria are categories, not a scale). */
+function judgesChart(data: SessionData, criteria: Array<{ id: string; text: string }>): HTMLElement | null {
   const last = data.rounds.at(-1);
   const judges = last?.judges.filter((j) => j.verdict) ?? [];
   if (!last || judges.length === 0 || criteria.length === 0) return null;
-  return lineChart({
+  return groupedBars({
     title: `Round ${last.round}: each judge's score per criterion`,
-    x: criteria.map((_, i) => i + 1),
-    xName: 'criterion',
-    xLabel: (x) => criteria[x - 1]?.id ?? '',
+    groups: criteria.map((c) => ({ label: c.id, title: c.text })),
     series: judges.map((j) => ({ label: j.name, values: criteria.map((c) => j.verdict?.scores[c.id] ?? null) })),
+    max: 10,
     yLabel: 'score (1-10)',
-    points: true,
-    width: 520,
   });
+}
+
+const FILE_STATE: Record<ShownFile['state'], string> = {
+  'as-scored': 'as scored',
+  changed: 'changed since it was scored',
+  missing: 'not found in the project',
+  binary: 'binary: not shown',
+  unknown: 'too large to show',
+};
+
+/** One deliverable file: Markdown rendered through marked and DOMPurify, anything else as text in a <pre>. */
+async function deliverableFile(file: ShownFile): Promise<HTMLElement> {
+  const body = h('div', { class: 'deliverable-body' });
+  if (file.text === null) body.appendChild(empty(FILE_STATE[file.state]));
+  else if (/\.(md|markdown)$/i.test(file.path)) await renderMarkdown(file.text, body);
+  else body.appendChild(h('pre', { class: 'code' }, file.text));
+  return h(
+    'div',
+    { class: 'deliverable-file', dataset: { path: file.path } },
+    h(
+      'h3',
+      null,
+      file.path,
+      ' ',
+      chip(file.state === 'as-scored' ? 'up-to-date' : 'stale', FILE_STATE[file.state]),
+      file.truncated && file.text !== null ? h('span', { class: 'muted small' }, ` (first part of ${file.bytes} bytes)`) : null,
+    ),
+    body,
+  );
+}
+
+/** The scored round's per-criterion scores (consensus and each judge) beside the deliverable it scored. */
+async function deliverableSection(data: SessionData, criteria: Array<{ id: string; text: string }>): Promise<HTMLElement | null> {
+  const shown = data.deliverable;
+  if (!shown) return null;
+  const round = data.rounds.find((r) => r.round === shown.round);
+  const consensusScores = data.summary?.rounds.find((r) => r.round === shown.round)?.scores ?? {};
+  const judges = round?.judges.filter((j) => j.verdict) ?? [];
+  const scores = table(
+    ['criterion', 'consensus', ...judges.map((j) => j.name)],
+    criteria.map((c) => [
+      h('span', { attrs: { title: c.text } }, h('strong', null, c.id), ` ${c.text.split(':')[0] ?? ''}`),
+      h('strong', null, String(consensusScores[c.id] ?? '–')),
+      ...judges.map((j) => String(j.verdict?.scores[c.id] ?? '–')),
+    ]),
+    { class: 'grid deliverable-scores' },
+  );
+  const files = await Promise.all(shown.files.map(deliverableFile));
+  return section(
+    `Deliverable and its scores (round ${shown.round})`,
+    h(
+      'div',
+      { class: 'deliverable-grid' },
+      h('div', { class: 'deliverable-left' }, scores),
+      h('div', { class: 'deliverable' }, files.length ? files : empty('No files were given.')),
+    ),
+  );
 }
 
 /** Without a decision sentence (a consensus.json written before it had one): what its fields say. */
@@ -314,6 +377,7 @@ export function refineView(app: App, name: string): View {
         })
       : empty('No scores yet: summary.json is written after the loop.');
     const critiques = h('div');
+    const deliverable = await deliverableSection(data, criteria);
     replace(
       body,
       s
@@ -335,6 +399,7 @@ export function refineView(app: App, name: string): View {
               : null,
           )
         : null,
+      deliverable,
       section(
         'Scores',
         h('div', { class: 'chart-grid' }, scoreChart, judgesChart(data, criteria)),

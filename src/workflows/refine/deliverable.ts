@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { resolveInside } from './safe-path.ts';
@@ -46,6 +47,21 @@ function deliverableFiles(root: string, paths: readonly string[]): Array<{ file:
     }
   }
   return out;
+}
+
+export interface DeliverableDigest {
+  /** Path relative to the project root, with forward slashes. */
+  path: string;
+  bytes: number;
+  sha256: string;
+}
+
+/** Which files, at which content, a round scored: a reader can tell whether a file changed since. */
+export function deliverableDigests(root: string, paths: readonly string[]): DeliverableDigest[] {
+  return deliverableFiles(root, paths).map(({ file, relative }) => {
+    const buffer = readFileSync(file);
+    return { path: relative, bytes: buffer.length, sha256: createHash('sha256').update(buffer).digest('hex') };
+  });
 }
 
 /** Reads the deliverable's files (directories expanded, sorted), contents capped per file and in total. */

@@ -1,3 +1,4 @@
+import type { DeliverableDigest } from '../deliverable.ts';
 import type { EvaluationFiles } from '../evaluation-files.ts';
 import type { JudgeInput } from './judge-inputs.ts';
 import { decisionText, type DecidedBy } from './decision.ts';
@@ -34,6 +35,8 @@ export interface ConsensusReport {
   votes: Array<{ voter: string; target: string; reason: string; round: number; seen: Record<string, number> }>;
   stale_votes: ConsensusReport['votes'];
   rounds: ConsensusOutcome<unknown>['rounds'];
+  /** The files this round scored, with their content hash (the worker may change them later). */
+  deliverable?: DeliverableDigest[];
   /** Vote mode: every answer given, with its verdict and scores. */
   answers?: AnswerLine[];
   scores?: Record<string, { result: number; by_judge: Record<string, number> }>;
