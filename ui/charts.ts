@@ -56,7 +56,8 @@ export function lineChart(options: {
         font: AXIS_FONT,
         space: Math.max(40, Math.ceil(widest(options.x.map(xFormat))) + LABEL_GAP),
         incrs: WHOLE_STEPS,
-        values: (_u: unknown, ticks: number[]) => ticks.map((t) => (Number.isInteger(t) ? xFormat(t) : '')),
+        // Only positions that hold a point get a label (uPlot widens a one-point range past the data).
+        values: (_u: unknown, ticks: number[]) => ticks.map((t) => (options.x.includes(t) ? xFormat(t) : '')),
       }
     : { font: AXIS_FONT };
   new uPlot(

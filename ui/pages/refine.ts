@@ -26,6 +26,8 @@ interface Summary {
     verdict: string;
     status: string;
     winner: string | null;
+    forced?: boolean;
+    forced_reason?: string;
     scores: Record<string, number>;
     judges: Array<{ name: string; verdict: string | null; status: string; scores: Record<string, number>; reason?: string }>;
     next_tasks: Array<{ id: string; description: string; priority?: string | number }>;
@@ -284,13 +286,24 @@ async function deliverableSection(data: SessionData, criteria: Array<{ id: strin
     ]),
     { class: 'grid deliverable-scores' },
   );
+  const c = round?.consensus;
+  const from = c?.source
+    ? `${c.source.judge}'s ${c.source.round === 1 ? 'evaluation' : `answer from consensus round ${c.source.round}, given instead of a vote`}${c.forced ? ` (consensus forced: ${c.forced_reason ?? '?'})` : ''}`
+    : c?.decided_by === 'harshest' || c?.decided_by === 'mean'
+      ? `the ${c.decided_by === 'harshest' ? 'lowest' : 'rounded mean'} of the judges' scores`
+      : null;
   const files = await Promise.all(shown.files.map(deliverableFile));
   return section(
     `Deliverable and its scores (round ${shown.round})`,
     h(
       'div',
       { class: 'deliverable-grid' },
-      h('div', { class: 'deliverable-left' }, scores),
+      h(
+        'div',
+        { class: 'deliverable-left' },
+        scores,
+        from ? h('p', { class: 'muted small consensus-from' }, `consensus column: ${from}`) : null,
+      ),
       h('div', { class: 'deliverable' }, files.length ? files : empty('No files were given.')),
     ),
   );
@@ -388,7 +401,10 @@ export function refineView(app: App, name: string): View {
               'p',
               null,
               s.final_verdict ? chip(s.final_verdict === 'converged' ? 'up-to-date' : 'stale', s.final_verdict) : null,
-              ` stopped: ${s.stopped.reason} after round ${s.stopped.round} · this run ${usd(s.usage.this_run.cost_usd)} · whole session ${usd(s.usage.total.original_cost_usd)} (cache saved ${usd(Math.max(0, s.usage.total.original_cost_usd - s.usage.this_run.cost_usd))})`,
+              ` stopped: ${s.stopped.reason} after round ${s.stopped.round}`,
+              s.rounds.at(-1)?.forced ? ' · ' : null,
+              s.rounds.at(-1)?.forced ? chip('stale', `verdict from a forced consensus (${s.rounds.at(-1)?.forced_reason ?? '?'})`) : null,
+              ` · this run ${usd(s.usage.this_run.cost_usd)} · whole session ${usd(s.usage.total.original_cost_usd)} (cache saved ${usd(Math.max(0, s.usage.total.original_cost_usd - s.usage.this_run.cost_usd))})`,
             ),
             s.warnings.length
               ? h(

@@ -7,12 +7,17 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAiServer, type FakeOpenAiServer, type RecordedRequest } from '../../helpers/fake-openai-server.ts';
 import { REPO_ROOT, runCli, tempProject, type TempProject } from '../../helpers/project.ts';
+import { skipWithout } from '../../helpers/system-tools.ts';
+import { CHROMIUM, launchBrowser, openDashboard, route } from '../ui/browser.ts';
 import { UiProcess } from '../ui/ui-process.ts';
 import { criteriaAnswer, evaluationObject } from './helpers/answers.ts';
 import { criteriaIdsIn, requestKind } from './helpers/judge-responder.ts';
 import { invalidArtifacts, readJson } from './helpers/session-files.ts';
 
 const JUDGES = ['judge-a', 'judge-b', 'judge-c'];
+/** Raw HTML in the deliverable: shown on the refine page, it must run nothing. */
+const HOSTILE =
+  '<img src=x onerror="window.__pwned = 1"><script>window.__pwned = 2</script><a href="javascript:window.__pwned = 3">docs</a>';
 /** Round-1 scores per judge: E1 within 7-9 and E4 within 1-6 across the three. */
 const FIRST: Record<string, Record<string, number>> = {
   'judge-a': { E1: 7, E2: 5, E3: 5, E4: 1 },
@@ -47,7 +52,7 @@ describe('refine - consensus forced because the judges never vote', () => {
     const entries = JUDGES.map((j, i) => `  ${j}: { kind: openai, base_url: "${servers[i]?.url}", model: model-${j.slice(-1)} }`);
     project = tempProject({
       'refinery.config.yaml': `backends:\n${entries.join('\n')}\n`,
-      'deliverable/README.md': '# Tool\n\nRun `tool --help` to see <b>every</b> option.\n',
+      'deliverable/README.md': `# Tool\n\nRun \`tool --help\` to see every option.\n\n${HOSTILE}\n`,
     });
     cpSync(path.join(REPO_ROOT, 'pipelines/refine.yaml'), project.path('pipelines/refine.yaml'));
     const params = {
@@ -126,4 +131,43 @@ describe('refine - consensus forced because the judges never vote', () => {
     expect(data.summary.rounds[0]).toMatchObject({ decided_by: 'first_answer', source: { judge: 'judge-a', round: 3 } });
     expect(consensus.decision).toBe(data.summary.rounds[0].decision);
   });
+
+  it.skipIf(skipWithout(CHROMIUM))(
+    'refine page - a forced consensus: the page shows the decision sentence and the answer the scores came from, and the deliverable beside them runs none of its HTML',
+    async () => {
+      ui ??= new UiProcess(['ui'], project.root);
+      const [browser] = await Promise.all([launchBrowser(), ui.ready]);
+      try {
+        const { go, page, problems, shot } = await openDashboard(browser, ui as UiProcess);
+        await go(route('refine', 'forced'));
+        await page.waitForSelector('#view .consensus .decision');
+        const decision = readJson(path.join(dir, 'round_001/consensus.json')).decision as string;
+        expect(await page.textContent('#view .consensus .decision')).toBe(decision);
+        expect(await page.textContent('#view')).not.toContain('harshest/mean mode');
+        expect(await page.textContent('#view .page-head')).toContain('verdict from a forced consensus (max_rounds)');
+        expect(await page.textContent('#view .consensus')).toContain('No votes in 3 consensus rounds');
+        // The answer used: judge-a's in consensus round 3, with the scores the round reports.
+        const used = await page.$$eval('#view .consensus-answers tr.used-answer td', (tds) => tds.map((td) => td.textContent));
+        expect(used.slice(0, 7)).toEqual(['judge-a', '3', 'converged', '2', '5', '5', '10']);
+        await page.waitForSelector('#view .deliverable-file h1');
+        expect(await page.textContent('#view .deliverable-file h1')).toBe('Tool');
+        expect(await page.textContent('#view .consensus-from')).toBe(
+          "consensus column: judge-a's answer from consensus round 3, given instead of a vote (consensus forced: max_rounds)",
+        );
+        expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+        expect(
+          await page.$$eval(
+            '#view .deliverable img[onerror], #view .deliverable script, #view .deliverable a[href^="javascript"]',
+            (e) => e.length,
+          ),
+        ).toBe(0);
+        await shot('refine-forced-consensus');
+        // DOMPurify parses the hostile HTML before dropping it; the page's CSP reports the handler it refused to run.
+        expect(problems.filter((p) => !p.includes('Content Security Policy') && !p.includes('/x'))).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    },
+    60_000,
+  );
 });
