@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTask } from '../src/task/define-task.ts';
 import { readCriteriaParam } from '../src/workflows/refine/criteria-input.ts';
-import { readDeliverable, renderDeliverable } from '../src/workflows/refine/deliverable.ts';
+import { deliverableDigests, readDeliverable, renderDeliverable } from '../src/workflows/refine/deliverable.ts';
 import { degradedFiles, type EvaluationFiles } from '../src/workflows/refine/evaluation-files.ts';
 import { aggregate } from '../src/workflows/refine/consensus/aggregate.ts';
 import { readJudgeInputs, type JudgeInput } from '../src/workflows/refine/consensus/judge-inputs.ts';
@@ -123,6 +123,7 @@ export default defineTask({
         : degradedFiles('no judge produced a usable evaluation', undefined, { backend: `consensus:${p.mode}` }, p.round);
       report = aggregateReport(p.mode, judges, result, ids);
     }
+    report.deliverable = deliverableDigests(ctx.root, p.deliverable);
     const problems = validate('consensus', report) ?? validate('verdict', result.verdict) ?? validate('next-tasks', result.nextTasks);
     if (problems) throw new Error(`consensus produced an invalid artifact (${problems}); this is a bug`);
     writeJson(outputPath(ctx, 'consensus'), report);

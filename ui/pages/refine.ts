@@ -5,7 +5,7 @@
 import { getJson } from '../api.ts';
 import type { App, View } from '../app.ts';
 import { throttle } from '../app.ts';
-import { lineChart } from '../charts.ts';
+import { groupedBars, lineChart } from '../charts.ts';
 import { chip, empty, errorBox, h, link, replace, route, section, table, usd } from '../dom.ts';
 import { renderMarkdown } from '../markdown.ts';
 
@@ -26,6 +26,8 @@ interface Summary {
     verdict: string;
     status: string;
     winner: string | null;
+    forced?: boolean;
+    forced_reason?: string;
     scores: Record<string, number>;
     judges: Array<{ name: string; verdict: string | null; status: string; scores: Record<string, number>; reason?: string }>;
     next_tasks: Array<{ id: string; description: string; priority?: string | number }>;
@@ -45,20 +47,38 @@ interface Vote {
   round: number;
 }
 
+interface Consensus {
+  mode: string;
+  winner: { judge: string } | null;
+  forced: boolean;
+  forced_reason?: string;
+  decided_by?: string;
+  source?: { judge: string; round: number; step: number } | null;
+  decision?: string;
+  votes: Vote[];
+  stale_votes: Vote[];
+  tally?: Record<string, number>;
+  rounds: Array<{ round: number }>;
+  answers?: Array<{ judge: string; round: number; step: number; verdict: string; status: string; scores: Record<string, number> }>;
+}
+
+interface ShownFile {
+  path: string;
+  bytes: number;
+  text: string | null;
+  truncated: boolean;
+  state: 'as-scored' | 'changed' | 'missing' | 'binary' | 'unknown';
+}
+
 interface SessionData {
   session: string;
+  deliverable: { round: number; files: ShownFile[] } | null;
   summary: Summary | null;
   criteria: { criteria: Array<{ id: string; text: string; category: string }> } | null;
   regression: { status: string; result?: string } | null;
   rounds: Array<{
     round: number;
-    consensus: {
-      mode: string;
-      winner: { judge: string } | null;
-      votes: Vote[];
-      stale_votes: Vote[];
-      tally?: Record<string, number>;
-    } | null;
+    consensus: Consensus | null;
     critique: string | null;
     judges: Array<{
       name: string;
@@ -207,21 +227,146 @@ function matrix(app: App, data: SessionData, criteria: Array<{ id: string; text:
   return box;
 }
 
-/** The newest round: each judge's score per criterion (where judges disagree shows at a glance). */
-function judgesChart(data: SessionData, criteria: Array<{ id: string }>): HTMLElement | null {
+/** The newest round: each judge's score per criterion, as grouped bars (criteria are categories, not a scale). */
+function judgesChart(data: SessionData, criteria: Array<{ id: string; text: string }>): HTMLElement | null {
   const last = data.rounds.at(-1);
   const judges = last?.judges.filter((j) => j.verdict) ?? [];
   if (!last || judges.length === 0 || criteria.length === 0) return null;
-  return lineChart({
+  return groupedBars({
     title: `Round ${last.round}: each judge's score per criterion`,
-    x: criteria.map((_, i) => i + 1),
-    xName: 'criterion',
-    xLabel: (x) => criteria[x - 1]?.id ?? '',
+    groups: criteria.map((c) => ({ label: c.id, title: c.text })),
     series: judges.map((j) => ({ label: j.name, values: criteria.map((c) => j.verdict?.scores[c.id] ?? null) })),
+    max: 10,
     yLabel: 'score (1-10)',
-    points: true,
-    width: 520,
   });
+}
+
+const FILE_STATE: Record<ShownFile['state'], string> = {
+  'as-scored': 'as scored',
+  changed: 'changed since it was scored',
+  missing: 'not found in the project',
+  binary: 'binary: not shown',
+  unknown: 'too large to show',
+};
+
+/** One deliverable file: Markdown rendered through marked and DOMPurify, anything else as text in a <pre>. */
+async function deliverableFile(file: ShownFile): Promise<HTMLElement> {
+  const body = h('div', { class: 'deliverable-body' });
+  if (file.text === null) body.appendChild(empty(FILE_STATE[file.state]));
+  else if (/\.(md|markdown)$/i.test(file.path)) await renderMarkdown(file.text, body);
+  else body.appendChild(h('pre', { class: 'code' }, file.text));
+  return h(
+    'div',
+    { class: 'deliverable-file', dataset: { path: file.path } },
+    h(
+      'h3',
+      null,
+      file.path,
+      ' ',
+      chip(file.state === 'as-scored' ? 'up-to-date' : 'stale', FILE_STATE[file.state]),
+      file.truncated && file.text !== null ? h('span', { class: 'muted small' }, ` (first part of ${file.bytes} bytes)`) : null,
+    ),
+    body,
+  );
+}
+
+/** The scored round's per-criterion scores (consensus and each judge) beside the deliverable it scored. */
+async function deliverableSection(data: SessionData, criteria: Array<{ id: string; text: string }>): Promise<HTMLElement | null> {
+  const shown = data.deliverable;
+  if (!shown) return null;
+  const round = data.rounds.find((r) => r.round === shown.round);
+  const consensusScores = data.summary?.rounds.find((r) => r.round === shown.round)?.scores ?? {};
+  const judges = round?.judges.filter((j) => j.verdict) ?? [];
+  const scores = table(
+    ['criterion', 'consensus', ...judges.map((j) => j.name)],
+    criteria.map((c) => [
+      h('span', { attrs: { title: c.text } }, h('strong', null, c.id), ` ${c.text.split(':')[0] ?? ''}`),
+      h('strong', null, String(consensusScores[c.id] ?? '–')),
+      ...judges.map((j) => String(j.verdict?.scores[c.id] ?? '–')),
+    ]),
+    { class: 'grid deliverable-scores' },
+  );
+  const c = round?.consensus;
+  const from = c?.source
+    ? `${c.source.judge}'s ${c.source.round === 1 ? 'evaluation' : `answer from consensus round ${c.source.round}, given instead of a vote`}${c.forced ? ` (consensus forced: ${c.forced_reason ?? '?'})` : ''}`
+    : c?.decided_by === 'harshest' || c?.decided_by === 'mean'
+      ? `the ${c.decided_by === 'harshest' ? 'lowest' : 'rounded mean'} of the judges' scores`
+      : null;
+  const files = await Promise.all(shown.files.map(deliverableFile));
+  return section(
+    `Deliverable and its scores (round ${shown.round})`,
+    h(
+      'div',
+      { class: 'deliverable-grid' },
+      h(
+        'div',
+        { class: 'deliverable-left' },
+        scores,
+        from ? h('p', { class: 'muted small consensus-from' }, `consensus column: ${from}`) : null,
+      ),
+      h('div', { class: 'deliverable' }, files.length ? files : empty('No files were given.')),
+    ),
+  );
+}
+
+/** Without a decision sentence (a consensus.json written before it had one): what its fields say. */
+function fallbackDecision(c: Consensus): string {
+  if (c.mode !== 'vote') return `No vote (${c.mode} mode).`;
+  const rounds = c.rounds.length;
+  return `${c.forced ? `Forced (${c.forced_reason ?? '?'})` : 'Decided'} after ${rounds} consensus round${rounds === 1 ? '' : 's'}; winner ${c.winner?.judge ?? 'none'}.`;
+}
+
+/** One round's consensus: what decided it (the sentence consensus.json and SUMMARY.md carry), its votes, and the answers judges gave instead of voting. */
+function consensusBlock(round: number, c: Consensus, criteria: Array<{ id: string }>): HTMLElement {
+  const later = (c.answers ?? []).filter((a) => a.round > 1);
+  const used = (a: { judge: string; step: number }): boolean => c.source?.judge === a.judge && c.source.step === a.step;
+  return h(
+    'div',
+    { class: 'consensus', dataset: { round: String(round) } },
+    h(
+      'h3',
+      null,
+      `Round ${round} · ${c.mode}`,
+      c.forced ? ' · ' : null,
+      c.forced ? chip('stale', `forced: ${c.forced_reason ?? '?'}`) : null,
+      c.winner ? ` · winner ${c.winner.judge}` : '',
+    ),
+    h('p', { class: 'decision' }, c.decision ?? fallbackDecision(c)),
+    c.votes.length || c.stale_votes.length
+      ? table(
+          ['voter', '→ voted for', 'reason', ''],
+          [
+            ...c.votes.map((v) => [v.voter, v.target, v.reason, '']),
+            ...c.stale_votes.map((v) => [v.voter, v.target, v.reason, chip('stale', 'stale')]),
+          ],
+          { class: 'grid vote-table', rowClass: (i) => (i >= c.votes.length ? 'stale-vote' : '') },
+        )
+      : c.mode === 'vote'
+        ? empty(`No votes in ${c.rounds.length} consensus round${c.rounds.length === 1 ? '' : 's'}.`)
+        : null,
+    later.length
+      ? h(
+          'div',
+          null,
+          h(
+            'p',
+            { class: 'muted small' },
+            'Answers given anew instead of a vote (consensus round 1 is the evaluations in the matrix above):',
+          ),
+          table(
+            ['judge', 'consensus round', 'verdict', ...criteria.map((x) => x.id), ''],
+            later.map((a) => [
+              a.judge,
+              String(a.round),
+              a.verdict,
+              ...criteria.map((x) => String(a.scores[x.id] ?? '–')),
+              used(a) ? chip('up-to-date', 'verdict and scores used') : '',
+            ]),
+            { class: 'grid consensus-answers', rowClass: (i) => (later[i] && used(later[i]) ? 'used-answer' : '') },
+          ),
+        )
+      : null,
+  );
 }
 
 export function refineView(app: App, name: string): View {
@@ -245,6 +390,7 @@ export function refineView(app: App, name: string): View {
         })
       : empty('No scores yet: summary.json is written after the loop.');
     const critiques = h('div');
+    const deliverable = await deliverableSection(data, criteria);
     replace(
       body,
       s
@@ -255,7 +401,10 @@ export function refineView(app: App, name: string): View {
               'p',
               null,
               s.final_verdict ? chip(s.final_verdict === 'converged' ? 'up-to-date' : 'stale', s.final_verdict) : null,
-              ` stopped: ${s.stopped.reason} after round ${s.stopped.round} · this run ${usd(s.usage.this_run.cost_usd)} · whole session ${usd(s.usage.total.original_cost_usd)} (cache saved ${usd(Math.max(0, s.usage.total.original_cost_usd - s.usage.this_run.cost_usd))})`,
+              ` stopped: ${s.stopped.reason} after round ${s.stopped.round}`,
+              s.rounds.at(-1)?.forced ? ' · ' : null,
+              s.rounds.at(-1)?.forced ? chip('stale', `verdict from a forced consensus (${s.rounds.at(-1)?.forced_reason ?? '?'})`) : null,
+              ` · this run ${usd(s.usage.this_run.cost_usd)} · whole session ${usd(s.usage.total.original_cost_usd)} (cache saved ${usd(Math.max(0, s.usage.total.original_cost_usd - s.usage.this_run.cost_usd))})`,
             ),
             s.warnings.length
               ? h(
@@ -266,6 +415,7 @@ export function refineView(app: App, name: string): View {
               : null,
           )
         : null,
+      deliverable,
       section(
         'Scores',
         h('div', { class: 'chart-grid' }, scoreChart, judgesChart(data, criteria)),
@@ -296,26 +446,8 @@ export function refineView(app: App, name: string): View {
           )
         : null,
       section(
-        'Consensus votes',
-        data.rounds.map((r) =>
-          r.consensus
-            ? h(
-                'div',
-                null,
-                h('h3', null, `Round ${r.round} · ${r.consensus.mode}${r.consensus.winner ? ` · winner ${r.consensus.winner.judge}` : ''}`),
-                r.consensus.votes.length || r.consensus.stale_votes.length
-                  ? table(
-                      ['voter', '→ voted for', 'reason', ''],
-                      [
-                        ...r.consensus.votes.map((v) => [v.voter, v.target, v.reason, '']),
-                        ...r.consensus.stale_votes.map((v) => [v.voter, v.target, v.reason, chip('stale', 'stale')]),
-                      ],
-                      { class: 'grid vote-table', rowClass: (i) => (i >= (r.consensus?.votes.length ?? 0) ? 'stale-vote' : '') },
-                    )
-                  : empty('no votes (harshest/mean mode, or one judge)'),
-              )
-            : null,
-        ),
+        'Consensus',
+        data.rounds.map((r) => (r.consensus ? consensusBlock(r.round, r.consensus, criteria) : null)),
       ),
       section('Verdicts and critiques', critiques),
       s?.next_tasks.length

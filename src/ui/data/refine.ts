@@ -4,6 +4,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { readCapped } from '../../workflows/massgen/fs-safe.ts';
 import { SESSION_NAME, DEFAULT_SESSIONS_DIR } from '../../workflows/refine/session-layout.ts';
+import { scoredDeliverable } from './deliverable.ts';
 import { isObject } from './jsonl.ts';
 
 const JSON_CAP = 8 * 1024 * 1024;
@@ -40,7 +41,7 @@ const JUDGE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 export class RefineStore {
   private readonly dir: string;
 
-  constructor(root: string) {
+  constructor(private readonly root: string) {
     this.dir = path.join(root, DEFAULT_SESSIONS_DIR);
   }
 
@@ -104,6 +105,7 @@ export class RefineStore {
       criteria,
       regression: await readJson(path.join(dir, 'regression.json')),
       summaryMarkdown: await readText(path.join(dir, 'SUMMARY.md')),
+      deliverable: await scoredDeliverable(this.root, rounds),
       rounds,
     };
   }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { resolveInside } from './safe-path.ts';
@@ -26,10 +27,9 @@ function listFiles(absolute: string): string[] {
     .flatMap((entry) => listFiles(path.join(absolute, entry.name)));
 }
 
-/** Reads the deliverable's files (directories expanded, sorted), contents capped per file and in total. */
-export function readDeliverable(root: string, paths: readonly string[], limits: DeliverableLimits): DeliverableFile[] {
-  const files: DeliverableFile[] = [];
-  let budget = limits.maxTotalBytes;
+/** The deliverable's files, directories expanded and sorted, each once: absolute and project-relative paths. */
+function deliverableFiles(root: string, paths: readonly string[]): Array<{ file: string; relative: string }> {
+  const out: Array<{ file: string; relative: string }> = [];
   const seen = new Set<string>();
   for (const given of paths) {
     const absolute = resolveInside(root, given, 'deliverable path');
@@ -43,17 +43,42 @@ export function readDeliverable(root: string, paths: readonly string[], limits: 
       const relative = path.relative(root, file).split(path.sep).join('/');
       if (seen.has(relative)) continue;
       seen.add(relative);
-      const buffer = readFileSync(file);
-      const binary = buffer.subarray(0, 8192).includes(0);
-      const entry: DeliverableFile = { path: relative, bytes: buffer.length, binary, truncated: false };
-      if (!binary && budget > 0) {
-        const take = Math.min(buffer.length, limits.maxFileBytes, budget);
-        entry.content = buffer.subarray(0, take).toString('utf8');
-        entry.truncated = take < buffer.length;
-        budget -= take;
-      } else if (!binary) entry.truncated = true;
-      files.push(entry);
+      out.push({ file, relative });
     }
+  }
+  return out;
+}
+
+export interface DeliverableDigest {
+  /** Path relative to the project root, with forward slashes. */
+  path: string;
+  bytes: number;
+  sha256: string;
+}
+
+/** Which files, at which content, a round scored: a reader can tell whether a file changed since. */
+export function deliverableDigests(root: string, paths: readonly string[]): DeliverableDigest[] {
+  return deliverableFiles(root, paths).map(({ file, relative }) => {
+    const buffer = readFileSync(file);
+    return { path: relative, bytes: buffer.length, sha256: createHash('sha256').update(buffer).digest('hex') };
+  });
+}
+
+/** Reads the deliverable's files (directories expanded, sorted), contents capped per file and in total. */
+export function readDeliverable(root: string, paths: readonly string[], limits: DeliverableLimits): DeliverableFile[] {
+  const files: DeliverableFile[] = [];
+  let budget = limits.maxTotalBytes;
+  for (const { file, relative } of deliverableFiles(root, paths)) {
+    const buffer = readFileSync(file);
+    const binary = buffer.subarray(0, 8192).includes(0);
+    const entry: DeliverableFile = { path: relative, bytes: buffer.length, binary, truncated: false };
+    if (!binary && budget > 0) {
+      const take = Math.min(buffer.length, limits.maxFileBytes, budget);
+      entry.content = buffer.subarray(0, take).toString('utf8');
+      entry.truncated = take < buffer.length;
+      budget -= take;
+    } else if (!binary) entry.truncated = true;
+    files.push(entry);
   }
   return files;
 }

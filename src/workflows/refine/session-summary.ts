@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CriteriaDocument, Criterion } from './criteria.ts';
-import type { ConsensusReport } from './consensus/report.ts';
+import type { AnswerLine, ConsensusReport } from './consensus/report.ts';
 import type { NextTasksArtifact } from './next-tasks.ts';
 import type { RegressionArtifact } from './regression.ts';
 import { answerStats, type AnswerStats } from './answer-stats.ts';
@@ -30,6 +30,14 @@ export interface RoundSummary {
   winner: string | null;
   forced: boolean;
   forced_reason?: string;
+  /** How the consensus decided (consensus.json's decided_by, source, votes_cast, decision); absent without one. */
+  decided_by?: ConsensusReport['decided_by'];
+  source?: ConsensusReport['source'];
+  consensus_rounds?: number;
+  votes_cast?: number;
+  decision?: string;
+  /** Answers the judges gave in consensus rounds after the first, instead of voting (their evaluations are `judges`). */
+  new_answers?: Array<Omit<AnswerLine, 'label'>>;
   scores: Record<string, number>;
   judges: JudgeLine[];
   next_tasks_status: 'ok' | 'none' | 'degraded' | 'missing';
@@ -164,6 +172,20 @@ function agreementOf(judges: readonly JudgeLine[], verdict: VerdictArtifact, ids
   return roundAgreement(usable, verdict, known) ?? null;
 }
 
+/** consensus.json's account of the decision (files written before it had one give nothing). */
+function consensusFacts(c: ConsensusReport): Partial<RoundSummary> {
+  if (c.decided_by === undefined) return {};
+  const later = (c.answers ?? []).filter((a) => a.round > 1).map(({ label: _label, ...a }) => a);
+  return {
+    decided_by: c.decided_by,
+    source: c.source,
+    consensus_rounds: c.rounds.length,
+    votes_cast: c.votes_cast,
+    decision: c.decision,
+    ...(later.length ? { new_answers: later } : {}),
+  };
+}
+
 function readRound(reader: SessionReader, input: SummaryInput, round: number, ids: readonly string[]): RoundSummary | undefined {
   const verdict = reader.json<VerdictArtifact>(sessionFiles.roundFile(round, 'verdict.json'), 'verdict');
   if (!verdict) return undefined;
@@ -189,6 +211,7 @@ function readRound(reader: SessionReader, input: SummaryInput, round: number, id
     winner: consensus?.winner?.judge ?? null,
     forced: consensus?.forced ?? false,
     ...(consensus?.forced_reason ? { forced_reason: consensus.forced_reason } : {}),
+    ...(consensus ? consensusFacts(consensus) : {}),
     scores: verdict.scores,
     judges,
     next_tasks_status: next ? next.status : 'missing',

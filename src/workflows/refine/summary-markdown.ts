@@ -67,6 +67,38 @@ function charts(summary: SessionSummary, ids: readonly string[]): string[] {
   return out;
 }
 
+/** Why the loop stopped; a converged verdict from a forced consensus is not "the judges converged". */
+function stoppedText(summary: SessionSummary): string {
+  const last = summary.rounds.at(-1);
+  if (summary.stopped.reason === 'converged' && last?.forced)
+    return `the verdict of round ${last.round} is converged, from a forced consensus (not an agreement of the judges)`;
+  return STOPPED[summary.stopped.reason];
+}
+
+/** Each round's consensus in words, and the answers judges gave in later consensus rounds (where the scores may come from). */
+function consensusSection(summary: SessionSummary, ids: readonly string[]): string[] {
+  const rounds = summary.rounds.filter((r) => r.decision);
+  if (rounds.length === 0) return [];
+  const out = ['## Consensus', ''];
+  for (const r of rounds) {
+    out.push(`- **Round ${r.round}**: ${mdText(r.decision ?? '')}`);
+    if (!r.new_answers?.length) continue;
+    out.push(
+      '',
+      `  Answers the judges gave anew instead of voting, in the consensus of round ${r.round} (consensus round 1 is their evaluations, in the scores above):`,
+      '',
+      `  | judge | consensus round | verdict | ${ids.map(mdText).join(' | ')} | used |`,
+      `  | --- | ---: | --- | ${ids.map(() => '---:').join(' | ')} | --- |`,
+      ...r.new_answers.map((a) => {
+        const used = r.source?.judge === a.judge && r.source.step === a.step ? 'verdict and scores' : '';
+        return `  | ${mdCell(a.judge)} | ${a.round} | ${a.verdict}${a.status === 'degraded' ? ' (degraded)' : ''} | ${ids.map((id) => a.scores[id] ?? '–').join(' | ')} | ${used} |`;
+      }),
+      '',
+    );
+  }
+  return [...out, ''];
+}
+
 function judgesCell(r: RoundSummary): string {
   return r.judges.map((j) => `${j.name}: ${j.status === 'ok' ? j.verdict : j.status}`).join(', ') || '–';
 }
@@ -74,7 +106,11 @@ function judgesCell(r: RoundSummary): string {
 function roundsTable(summary: SessionSummary): string[] {
   const rows = summary.rounds.map((r) => {
     const verdict = r.status === 'degraded' ? `${r.verdict} (degraded)` : r.verdict;
-    const how = r.mode === 'vote' ? `vote${r.forced ? ` (forced: ${r.forced_reason ?? '?'})` : ''}` : (r.mode ?? '–');
+    const rule = r.decided_by && r.decided_by !== r.mode ? `, ${r.decided_by.replace('_', ' ')}` : '';
+    const how =
+      r.mode === 'vote'
+        ? `vote${r.forced ? ` (forced: ${r.forced_reason ?? '?'}${rule})` : rule ? ` (${rule.slice(2)})` : ''}`
+        : (r.mode ?? '–');
     const worker = r.worker ? `${r.worker.agent}: ${r.worker.status} (job ${r.worker.job_id})` : '–';
     const tasks = r.next_tasks.map((t) => t.id).join(', ') || '–';
     return `| ${r.round} | ${mdCell(verdict)} | ${mdCell(how)} | ${mdCell(r.winner ?? '–')} | ${mdCell(judgesCell(r))} | ${mdCell(tasks)} | ${mdCell(worker)} | ${usd(r.usage.cost_usd)} |`;
@@ -119,8 +155,10 @@ export function renderSummaryMarkdown(summary: SessionSummary): string {
   const lines = [
     `# Refine session \`${summary.session}\``,
     '',
-    `${verdict} after ${n} round${n === 1 ? '' : 's'}: stopped because ${STOPPED[summary.stopped.reason]}.`,
+    `${verdict} after ${n} round${n === 1 ? '' : 's'}: stopped because ${stoppedText(summary)}.`,
   ];
+  const last = summary.rounds.at(-1);
+  if (last?.decision) lines.push(`**Round ${last.round}'s consensus**: ${mdText(last.decision)}`);
   if (summary.regression)
     lines.push(`Regression guard: ${summary.regression.status === 'ok' ? summary.regression.result : summary.regression.status}.`);
   lines.push('', '## Scores per criterion', '');
@@ -132,8 +170,8 @@ export function renderSummaryMarkdown(summary: SessionSummary): string {
       `Round ${n} is the final evaluation: it scored the worker's changes after round ${n - 1}, the last round handed to the worker (max_rounds ${n - 1}).`,
       '',
     );
+  lines.push(...consensusSection(summary, ids));
   lines.push(...qualitySection(summary, ids));
-  const last = summary.rounds.at(-1);
   lines.push(`## Next tasks${last ? ` (round ${last.round})` : ''}`, '');
   if (summary.next_tasks.length > 0) lines.push(...taskList(summary.next_tasks));
   else

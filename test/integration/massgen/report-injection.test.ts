@@ -107,7 +107,7 @@ function mermaidBlocks(report: string): string[][] {
 }
 
 const GANTT_LINE =
-  /^(gantt| {4}title [^"`#;<>]*| {4}dateFormat HH:mm:ss| {4}axisFormat %H:%M:%S| {4}section [^:;#"`<>|[\]]+| {4}[^:;#"`<>|[\]]+ :milestone, m\d+, \d\d:\d\d:\d\d, 1s)$/;
+  /^(gantt| {4}title [^"`#;<>]*| {4}dateFormat HH:mm:ss| {4}axisFormat %(H:%)?M:%S| {4}tickInterval \d+(second|minute|hour)| {4}section [^:;#"`<>|[\]]+| {4}[^:;#"`<>|[\]]+ :milestone, m\d+, \d\d:\d\d:\d\d, 1s)$/;
 const FLOW_LINE = /^(flowchart LR| {4}n\d+\["[^"`#;<>|[\]]+"\]| {4}n\d+ (-->|-\.->)\|"[^"`#;<>|[\]]+"\| n\d+)$/;
 
 describe('ANALYSIS_REPORT.md from a hostile log', () => {

@@ -28,8 +28,15 @@ export interface OpenPage {
   shot(name: string): Promise<void>;
 }
 
-export async function openDashboard(browser: Browser, ui: UiProcess, viewport = { width: 1280, height: 900 }): Promise<OpenPage> {
+export async function openDashboard(
+  browser: Browser,
+  ui: UiProcess,
+  viewport = { width: 1280, height: 900 },
+  initScript?: string,
+): Promise<OpenPage> {
   const context = await browser.newContext({ viewport });
+  // Runs in every page before its own scripts (e.g. to keep hold of the uPlot charts the page makes).
+  if (initScript) await context.addInitScript(initScript);
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (m) => {

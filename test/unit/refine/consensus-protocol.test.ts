@@ -35,6 +35,21 @@ function options(
 }
 
 describe('runConsensus', () => {
+  it('runConsensus - judges that answer anew every round: forced, decided by the first answer, whose latest answer is used and every answer is kept', async () => {
+    const { ask } = scripted({ a: [answer('A2'), answer('A3')], b: [answer('B2'), answer('B3')] });
+    const out = await runConsensus(options(seats('a', 'b'), { a: 'A1', b: 'B1' }, ask));
+    expect(out).toMatchObject({ winner: 'a', forced: true, forcedReason: 'max_rounds', decidedBy: 'first_answer', tally: {}, votes: [] });
+    expect(out.winnerAnswer).toMatchObject({ judge: 'a', round: 3, step: 3, answer: 'A3' });
+    expect(out.answers.map((a) => `${a.judge}@${a.round}:${a.answer}`)).toEqual([
+      'a@1:A1',
+      'b@1:B1',
+      'a@2:A2',
+      'b@2:B2',
+      'a@3:A3',
+      'b@3:B3',
+    ]);
+  });
+
   it('runConsensus - unanimous fresh votes in round 2 win without forcing', async () => {
     const { ask, seen } = scripted({ a: [vote('b')], b: [vote('b')], c: [vote('b')] });
     const out = await runConsensus(options(seats('a', 'b', 'c'), { a: 'A1', b: 'B1', c: 'C1' }, ask));
@@ -52,6 +67,7 @@ describe('runConsensus', () => {
     expect(out.winner).toBe('a');
     expect(out.tally).toEqual({ a: 2, c: 1 });
     expect(out.forced).toBe(false);
+    expect(out.decidedBy).toBe('majority');
   });
 
   it('runConsensus - a new answer makes the votes cast beside it stale, and stale voters are relaunched', async () => {
@@ -114,6 +130,7 @@ describe('runConsensus', () => {
     // final tally: c=2 (a, d), b=1, a=1
     expect(out.tally).toEqual({ c: 2, b: 1, a: 1 });
     expect(out.winner).toBe('c');
+    expect(out.decidedBy).toBe('plurality');
   });
 
   it('runConsensus - a forced tie is broken by registration order, not by name', async () => {
@@ -142,6 +159,7 @@ describe('runConsensus', () => {
     const out = await runConsensus(options(seats('a', 'b'), { b: 'B1' }, ask));
     expect(out.winner).toBe('b');
     expect(out.forced).toBe(true);
+    expect(out.decidedBy).toBe('first_answer');
     expect(out.votes).toEqual([]);
     expect(out.rounds[1]?.idle.map((i) => i.judge)).toEqual(['a', 'b']);
   });

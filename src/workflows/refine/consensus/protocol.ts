@@ -1,5 +1,15 @@
 import { firstAnswer, isVoteStale, latestAnswerSteps, majority, plurality, tallyVotes } from './votes.ts';
-import type { AnswerRecord, ConsensusOutcome, ForcedReason, JudgeAction, JudgeSeat, RoundLog, RoundView, VoteRecord } from './types.ts';
+import type {
+  AnswerRecord,
+  ConsensusOutcome,
+  ForcedReason,
+  JudgeAction,
+  JudgeSeat,
+  RoundLog,
+  RoundView,
+  VoteRecord,
+  VoteRule,
+} from './types.ts';
 import { AbortFanOut, type ChildSignal } from '../../../engine/executor/abort-fan-out.ts';
 
 export interface ProtocolOptions<A> {
@@ -24,6 +34,8 @@ class Session<A> {
   readonly answers = new Map<string, Array<AnswerRecord<A>>>();
   readonly votes = new Map<string, VoteRecord>();
   readonly rounds: RoundLog[] = [];
+  /** Every answer, in the order given. */
+  readonly given: Array<AnswerRecord<A>> = [];
 
   constructor(readonly options: ProtocolOptions<A>) {}
 
@@ -33,7 +45,9 @@ class Session<A> {
 
   addAnswer(judge: string, round: number, answer: A): void {
     const list = this.answers.get(judge) ?? [];
-    list.push({ judge, step: list.length + 1, round, answer });
+    const record = { judge, step: list.length + 1, round, answer };
+    list.push(record);
+    this.given.push(record);
     this.answers.set(judge, list);
     this.votes.delete(judge);
   }
@@ -49,14 +63,17 @@ class Session<A> {
     return { round, answers };
   }
 
-  outcome(winner: string | undefined, forcedReason: ForcedReason | undefined): ConsensusOutcome<A> {
+  /** The winner's answer is its latest: in MassGen an agent's answer is the last one it gave. */
+  outcome(winner: string | undefined, forcedReason: ForcedReason | undefined, decidedBy: VoteRule): ConsensusOutcome<A> {
     const { fresh, stale } = this.split();
     return {
       winner,
       winnerAnswer: winner ? this.answers.get(winner)?.at(-1) : undefined,
       forced: forcedReason !== undefined,
       forcedReason,
+      decidedBy: winner ? decidedBy : 'none',
       rounds: this.rounds,
+      answers: this.given,
       votes: fresh,
       staleVotes: stale,
       tally: tallyVotes(fresh, this.latest()),
@@ -65,8 +82,9 @@ class Session<A> {
 
   force(reason: ForcedReason): ConsensusOutcome<A> {
     const { fresh } = this.split();
-    const winner = plurality(tallyVotes(fresh, this.latest()), this.options.judges) ?? firstAnswer(this.answers, this.options.judges);
-    return this.outcome(winner, winner ? reason : 'no_answers');
+    const byVotes = plurality(tallyVotes(fresh, this.latest()), this.options.judges);
+    const winner = byVotes ?? firstAnswer(this.answers, this.options.judges);
+    return this.outcome(winner, winner ? reason : 'no_answers', byVotes ? 'plurality' : 'first_answer');
   }
 }
 
@@ -142,15 +160,15 @@ export async function runConsensus<A>(options: ProtocolOptions<A>): Promise<Cons
     if (answer !== undefined) session.addAnswer(judge.name, 1, answer);
   }
   session.rounds.push({ round: 1, launched: options.judges.map((j) => j.name), answers: [...session.answers.keys()], votes: [], idle: [] });
-  if (session.answers.size === 0) return session.outcome(undefined, 'no_answers');
-  if (options.judges.length === 1) return session.outcome(options.judges[0]?.name, undefined);
+  if (session.answers.size === 0) return session.outcome(undefined, 'no_answers', 'none');
+  if (options.judges.length === 1) return session.outcome(options.judges[0]?.name, undefined, 'single_judge');
   for (let round = 2; round <= options.maxRounds; round++) {
     if (options.deadline !== undefined && Date.now() >= options.deadline) return session.force('timeout');
     if (options.budgetExhausted?.()) return session.force('budget');
     await playRound(session, round);
     const { fresh } = session.split();
     const winner = majority(tallyVotes(fresh, session.latest()), options.judges.length);
-    if (winner) return session.outcome(winner, undefined);
+    if (winner) return session.outcome(winner, undefined, 'majority');
     const lastRound = session.rounds.at(-1);
     if (lastRound?.idle.some((i) => i.why === 'budget')) return session.force('budget');
     if (options.deadline !== undefined && Date.now() >= options.deadline) return session.force('timeout');

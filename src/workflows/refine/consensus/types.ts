@@ -45,13 +45,24 @@ export interface RoundLog {
 
 export type ForcedReason = 'max_rounds' | 'timeout' | 'budget' | 'no_answers';
 
+/**
+ * The rule that picked the winner: more than half the fresh votes (`majority`); when consensus is forced,
+ * the most fresh votes, ties by registration order (`plurality`), or without any fresh vote the judge whose
+ * first answer came earliest, ties by registration order (`first_answer`); `single_judge` when only one judge
+ * sits; `none` when no judge has an answer.
+ */
+export type VoteRule = 'majority' | 'plurality' | 'first_answer' | 'single_judge' | 'none';
+
 export interface ConsensusOutcome<A> {
   /** Winner judge name, or undefined when nobody produced an answer. */
   winner: string | undefined;
   winnerAnswer: AnswerRecord<A> | undefined;
   forced: boolean;
   forcedReason: ForcedReason | undefined;
+  decidedBy: VoteRule;
   rounds: RoundLog[];
+  /** Every answer given (round-1 evaluations and new answers in later rounds), in the order given. */
+  answers: Array<AnswerRecord<A>>;
   /** Fresh votes at the end. */
   votes: VoteRecord[];
   staleVotes: VoteRecord[];
