@@ -56,7 +56,8 @@ function parseArgs() {
     const a = args[i];
     if (a === '--config') config = args[++i];
     else if (a === '--stream-events') streamEvents = true;
-    else if (a.startsWith('--')) continue; // --automation, --logfire, ...: accepted, no effect here
+    else if (a.startsWith('--'))
+      continue; // --automation, --logfire, ...: accepted, no effect here
     else positional.push(a);
   }
   return { config, streamEvents, question: positional.join(' ') };
@@ -132,9 +133,34 @@ async function main() {
     finish_reason_details: `Phase: ${pct >= 50 ? 'enforcement' : 'initial_answer'}`,
     is_complete: false,
     review_pending: false,
-    meta: { last_updated: Date.now() / 1000, session_id: 'attempt_1', log_dir: attempt, question, start_time: started, elapsed_seconds: Date.now() / 1000 - started },
-    coordination: { phase: pct >= 50 ? 'enforcement' : 'initial_answer', active_agent: null, completion_percentage: pct, is_final_presentation: false },
-    agents: Object.fromEntries(agents.map((a) => [a, { status: agentStatus(a), answer_count: 0, latest_answer_label: null, vote_cast: null, times_restarted: 0, last_activity: Date.now() / 1000, error: null }])),
+    meta: {
+      last_updated: Date.now() / 1000,
+      session_id: 'attempt_1',
+      log_dir: attempt,
+      question,
+      start_time: started,
+      elapsed_seconds: Date.now() / 1000 - started,
+    },
+    coordination: {
+      phase: pct >= 50 ? 'enforcement' : 'initial_answer',
+      active_agent: null,
+      completion_percentage: pct,
+      is_final_presentation: false,
+    },
+    agents: Object.fromEntries(
+      agents.map((a) => [
+        a,
+        {
+          status: agentStatus(a),
+          answer_count: 0,
+          latest_answer_label: null,
+          vote_cast: null,
+          times_restarted: 0,
+          last_activity: Date.now() / 1000,
+          error: null,
+        },
+      ]),
+    ),
     results: { votes: {}, winner: null, final_answer_preview: null },
     ...extra,
   });
@@ -170,8 +196,15 @@ async function main() {
       event('text', a, { content: `step ${i + 1}` });
     }
     if (opt.mode === 'fail' && i >= steps / 2) {
-      const failed = status(pct, (a) => (a === agents[0] ? 'error' : 'streaming'), { finish_reason: 'error', finish_reason_details: `Agent(s) encountered errors: ${agents[0]}` });
-      failed.agents[agents[0]].error = { type: 'error', message: 'Error code: 500 - upstream model server failed', timestamp: Date.now() / 1000 };
+      const failed = status(pct, (a) => (a === agents[0] ? 'error' : 'streaming'), {
+        finish_reason: 'error',
+        finish_reason_details: `Agent(s) encountered errors: ${agents[0]}`,
+      });
+      failed.agents[agents[0]].error = {
+        type: 'error',
+        message: 'Error code: 500 - upstream model server failed',
+        timestamp: Date.now() / 1000,
+      };
       await writeStatus(failed, false);
       process.stderr.write('Traceback (most recent call last):\n  File "massgen/orchestrator.py", line 1, in chat\n');
       process.stderr.write(`RuntimeError: agent ${agents[0]} failed: Error code: 500\n`);
