@@ -17,6 +17,7 @@
 //   fixture=NAME             FAKE_MASSGEN_FIXTURE    consensus-3 (default), enforcement, api-error
 //   half_written=1           FAKE_MASSGEN_HALF_WRITTEN  status.json left half-written for a tick, in place
 //   version=TEXT             FAKE_MASSGEN_VERSION    what --version prints (default 0.1.91)
+// FAKE_MASSGEN_OVERRIDE='key=value ...' wins over the config's lines (a rerun of the same config that behaves).
 // FAKE_MASSGEN_CALLS=FILE appends one line per start ("version" or "run CONFIG"); FAKE_MASSGEN_PIDS=FILE
 // appends the pid of each hanging grandchild.
 import { spawn } from 'node:child_process';
@@ -39,8 +40,9 @@ function options(configText) {
     fixture: process.env.FAKE_MASSGEN_FIXTURE ?? 'consensus-3',
     half_written: process.env.FAKE_MASSGEN_HALF_WRITTEN ?? '0',
   };
-  for (const m of configText.matchAll(/^#\s*fake-massgen:(.*)$/gm))
-    for (const pair of m[1].trim().split(/\s+/)) {
+  const lines = [...configText.matchAll(/^#\s*fake-massgen:(.*)$/gm)].map((m) => m[1]);
+  for (const line of [...lines, process.env.FAKE_MASSGEN_OVERRIDE ?? ''])
+    for (const pair of line.trim().split(/\s+/)) {
       const [k, v] = pair.split('=');
       if (k && v !== undefined) out[k] = v;
     }
