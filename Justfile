@@ -108,3 +108,17 @@ bench-massgen runs="1000" reps="5":
 # Regenerate the bundled MassGen example logs.
 gen-example:
     npx tsx scripts/gen-massgen-logs.ts --out examples/massgen_logs --seed 1
+
+# just experiment configs='configs/*.yaml' questions=questions.txt [massgen="uv run massgen"] [repeat=3] [timeout=900]
+# Run MassGen on a grid of configs × questions × repeats, analyze each run, sum the grid up (-k: one failed run does not stop the others).
+[positional-arguments]
+experiment *args:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    argv=(-k)
+    for a in "$@"; do case "$a" in *=*) argv+=(--param "$a") ;; *) argv+=("$a") ;; esac; done
+    exec node bin/refinery.js run experiments "${argv[@]}"
+
+# A 4 × 3 grid of a fake MassGen taking 2 s per run, at -j 4: wall time, progress events, an unchanged rerun.
+bench-experiments:
+    npx tsx bench/experiments/run.ts

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Expr, Template } from '../types/expr.ts';
 import { OutsideProjectError } from '../paths/inside-project.ts';
@@ -44,7 +45,13 @@ export interface Scope {
    * root, answered by existsInProject (paths/inside-project.ts), which refuses any path out of
    * the project (absolute, `..`, or through a symlink) with an error rather than an answer.
    */
-  effects?: { exists?: (p: string) => boolean };
+  effects?: {
+    exists?: (p: string) => boolean;
+    /** `lines(path)`: a text file's non-empty lines, trimmed (a foreach's list only). */
+    lines?: (p: string) => string[];
+    /** `glob(patterns)`: the files a glob or a list of globs and paths names, sorted (a foreach's list only). */
+    glob?: (patterns: string[]) => string[];
+  };
 }
 
 function isLazy(value: unknown): value is LazyRecord {
@@ -124,6 +131,35 @@ function contains(hay: unknown, needle: unknown): boolean {
   return Array.isArray(hay) ? hay.some((h) => equal(h, needle)) : toText(hay).includes(toText(needle));
 }
 
+/** `range(n)`: 0..n-1; `range(a, b)`: a..b-1. */
+function range(a: unknown, b: unknown): number[] {
+  const [from, to] = b === undefined ? [0, Math.trunc(Number(a))] : [Math.trunc(Number(a)), Math.trunc(Number(b))];
+  if (!Number.isFinite(from) || !Number.isFinite(to)) throw new ExprEvalError('range() needs whole numbers');
+  const n = Math.max(0, to - from);
+  if (n > MAX_RESULT_ITEMS) throw new ExprEvalError(`range() would make ${n} items; the limit is ${MAX_RESULT_ITEMS}`);
+  spend(n);
+  return Array.from({ length: n }, (_, i) => from + i);
+}
+
+/** `product(a, b, ...)`: every combination, one list per combination, the first list varying slowest. */
+function product(...lists: unknown[]): unknown[][] {
+  let out: unknown[][] = [[]];
+  for (const list of lists) {
+    const items = Array.isArray(list) ? list : [list];
+    if (out.length * items.length > MAX_RESULT_ITEMS)
+      throw new ExprEvalError(`product() would make ${out.length * items.length} items; the limit is ${MAX_RESULT_ITEMS}`);
+    out = out.flatMap((prefix) => items.map((x) => [...prefix, x]));
+  }
+  spend(out.length);
+  return out;
+}
+
+/** `hash(x, n)`: the first n (default 8) hex digits of the SHA-256 of x's text, for short stable names. */
+function shortHash(x: unknown, n: unknown): string {
+  const width = Math.min(64, Math.max(1, Math.trunc(Number(n ?? 8))));
+  return createHash('sha256').update(toText(x)).digest('hex').slice(0, width);
+}
+
 const PURE_FUNCTIONS = new Map<string, PureFunction>(
   Object.entries<PureFunction>({
     len: (x) => (Array.isArray(x) || typeof x === 'string' ? x.length : x && typeof x === 'object' ? Object.keys(x).length : 0),
@@ -143,13 +179,36 @@ const PURE_FUNCTIONS = new Map<string, PureFunction>(
     endsWith: (x, suffix) => toText(x).endsWith(toText(suffix)),
     min: (...xs) => extreme(Math.min, Infinity, xs),
     max: (...xs) => extreme(Math.max, -Infinity, xs),
+    range,
+    product,
+    hash: shortHash,
   }),
 );
 
-export const FUNCTION_NAMES = [...PURE_FUNCTIONS.keys(), 'exists'].sort();
+const EFFECT_FUNCTIONS = ['exists', 'lines', 'glob'];
+
+export const FUNCTION_NAMES = [...PURE_FUNCTIONS.keys(), ...EFFECT_FUNCTIONS].sort();
 
 export function isFunctionName(name: string): boolean {
-  return name === 'exists' || PURE_FUNCTIONS.has(name);
+  return EFFECT_FUNCTIONS.includes(name) || PURE_FUNCTIONS.has(name);
+}
+
+/** lines() and glob(): answered only where a foreach's list is made (the files it names are the stage's to read). */
+function fileEffect(fn: 'lines' | 'glob', arg: unknown, scope: Scope): string[] {
+  const effect = scope.effects?.[fn];
+  if (!effect) throw new ExprEvalError(`${fn}() is available only in a foreach list`);
+  try {
+    const out =
+      fn === 'lines'
+        ? (effect as (p: string) => string[])(toText(arg))
+        : (effect as (p: string[]) => string[])(Array.isArray(arg) ? arg.map(toText) : [toText(arg)]);
+    if (out.length > MAX_RESULT_ITEMS) throw new ExprEvalError(`${fn}() would make ${out.length} items; the limit is ${MAX_RESULT_ITEMS}`);
+    spend(out.length);
+    return out;
+  } catch (error) {
+    if (error instanceof OutsideProjectError) throw new ExprEvalError(error.message);
+    throw error;
+  }
 }
 
 function arithmetic(op: string, a: unknown, b: unknown): unknown {
@@ -208,6 +267,7 @@ function call(expr: Extract<Expr, { t: 'call' }>, scope: Scope): unknown {
       throw error;
     }
   }
+  if (expr.fn === 'lines' || expr.fn === 'glob') return fileEffect(expr.fn, args[0], scope);
   const fn = PURE_FUNCTIONS.get(expr.fn);
   if (!fn) throw new ExprEvalError(`unknown function '${expr.fn}'`);
   return fn(...args);

@@ -11,6 +11,8 @@ import { isGlob, staticPrefix } from '../paths/glob.ts';
 import type { Observations } from '../state/observations.ts';
 import { isReservedPath } from '../paths/reserved.ts';
 import { existsInProject, paramFolders } from '../paths/inside-project.ts';
+import { foreachEffects } from './foreach-files.ts';
+import { sha256Hex } from '../state/sha256-text.ts';
 
 export interface GlobItem {
   path: string;
@@ -45,8 +47,16 @@ function globItem(p: string): GlobItem {
   return { path: p, name, stem: ext ? name.slice(0, -ext.length) : name, dir: path.posix.dirname(p) };
 }
 
+/** A long text part of a combination's key, shortened and made unique by a hash of the whole. */
+function keyPart(item: unknown, index: number): string {
+  const key = itemKey(item, index);
+  return key.length <= 48 ? key : `${key.slice(0, 40)}…${sha256Hex(key).slice(0, 6)}`;
+}
+
 function itemKey(item: unknown, index: number): string {
   if (typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean') return String(item);
+  // One combination of product(): its parts' keys, so `run[a.yaml, What is…, 1]`, not a position that shifts.
+  if (Array.isArray(item) && item.length > 0) return item.map((x) => keyPart(x, index)).join(', ');
   if (item && typeof item === 'object') {
     const o = item as Record<string, unknown>;
     for (const k of ['path', 'name', 'id']) if (typeof o[k] === 'string' || typeof o[k] === 'number') return String(o[k]);
@@ -74,9 +84,14 @@ class Expander {
     };
   }
 
-  private render(t: Template, vars: Record<string, unknown>, where: StageSpec | LoopSpec): unknown {
+  private render(
+    t: Template,
+    vars: Record<string, unknown>,
+    where: StageSpec | LoopSpec,
+    files?: ReturnType<typeof foreachEffects>,
+  ): unknown {
     try {
-      return renderTemplate(t, { vars, effects: { exists: () => false } });
+      return renderTemplate(t, { vars, effects: { exists: () => false, ...files } });
     } catch (error) {
       if (!(error instanceof ExprEvalError)) throw error;
       this.diagnostics.push({
@@ -105,7 +120,8 @@ class Expander {
       const common = prefixes.every((p) => p === prefixes[0]) && prefixes[0] ? `${prefixes[0]}/` : '';
       return [...found].sort().map((p) => ({ key: common && p.startsWith(common) ? p.slice(common.length) : p, value: globItem(p) }));
     }
-    const raw = Array.isArray(f.items) ? f.items : this.render(f.items, vars, stage);
+    const files = foreachEffects(this.ctx.root, this.ctx.params, this.ctx.observations);
+    const raw = Array.isArray(f.items) ? f.items : this.render(f.items, vars, stage, files);
     const list = Array.isArray(raw) ? raw : raw === '' || raw === undefined || raw === null ? [] : [raw];
     return list.map((value, i) => ({ key: itemKey(value, i), value }));
   }

@@ -1,0 +1,73 @@
+import { readFile } from 'node:fs/promises';
+
+/** What of a MassGen status.json a running cell shows (the file is rewritten every 2 s while the run goes on). */
+export interface LiveStatus {
+  fraction: number;
+  phase: string;
+  agents: Record<string, { status: string; error: string | null }>;
+  winner: string | null;
+  finishReason: string | null;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The status of a parsed status.json; undefined when it is not one (another JSON value). */
+export function liveStatusOf(json: unknown): LiveStatus | undefined {
+  if (!isObject(json)) return undefined;
+  const coordination = isObject(json.coordination) ? json.coordination : {};
+  const results = isObject(json.results) ? json.results : {};
+  const pct = Number(coordination.completion_percentage);
+  const agents: LiveStatus['agents'] = {};
+  // Keyed by agent id as MassGen writes it; the log-analyzer skill's agents[] list is read too.
+  const raw = Array.isArray(json.agents)
+    ? Object.fromEntries(json.agents.filter(isObject).map((a, i) => [String(a.id ?? a.agent_id ?? i), a]))
+    : isObject(json.agents)
+      ? json.agents
+      : {};
+  for (const [id, a] of Object.entries(raw)) {
+    if (!isObject(a)) continue;
+    const error = isObject(a.error) ? String(a.error.message ?? a.error.type ?? 'error') : a.error ? String(a.error) : null;
+    agents[id] = { status: typeof a.status === 'string' ? a.status : 'unknown', error };
+  }
+  return {
+    fraction: Number.isFinite(pct) ? Math.min(1, Math.max(0, pct / 100)) : 0,
+    phase: typeof coordination.phase === 'string' ? coordination.phase : 'starting',
+    agents,
+    winner: typeof results.winner === 'string' ? results.winner : null,
+    finishReason: typeof json.finish_reason === 'string' ? json.finish_reason : null,
+  };
+}
+
+/**
+ * status.json as it is now, or undefined while it is missing or half-written: MassGen replaces it
+ * every 2 s and a reader may meet it mid-write (or before the first write), which is no error.
+ */
+export async function readLiveStatus(file: string): Promise<LiveStatus | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  try {
+    return liveStatusOf(JSON.parse(text));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The progress line of a running cell: `enforcement · agent_a voted, agent_b streaming`. */
+export function progressMessage(status: LiveStatus): string {
+  const agents = Object.entries(status.agents)
+    .map(([id, a]) => `${id} ${a.status}`)
+    .join(', ');
+  return agents ? `${status.phase} · ${agents}` : status.phase;
+}
+
+/** The agents' errors, one line each: `agent_a: Error code: 500 ...`. */
+export function agentErrors(status: LiveStatus | undefined): string[] {
+  if (!status) return [];
+  return Object.entries(status.agents)
+    .filter(([, a]) => a.error !== null)
+    .map(([id, a]) => `${id}: ${a.error}`);
+}
