@@ -146,7 +146,7 @@ export async function collectBundle(unit: TurnUnit, options: BundleOptions): Pro
   const config = await configOf(runs);
   const r = options.redactor({ secrets: configSecrets(config.tree), runFolders: config.workingDirs });
   const masked = r ? maskConfigSecrets(config.tree) : { value: config.tree, masked: 0 };
-  if (r) r.count('secret_value', masked.masked);
+  // The masked values are counted when the config's text is cleaned (by their markers).
   const clean = <T>(v: T): T => (r ? r.deep(v) : v);
   const safeAnalysis = clean(analysis);
   const data: BundleData = {
