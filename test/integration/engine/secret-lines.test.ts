@@ -71,7 +71,10 @@ stages:
   for (const secret of [...body, privateValue, password]) {
     for (const out of [json, plain]) expect(out.stdout + out.stderr, secret).not.toContain(secret);
     const files = listFiles(project.root).filter((f) => readFileSync(f).includes(secret));
-    expect(files.map((f) => path.relative(project!.root, f)), secret).toEqual([]);
+    expect(
+      files.map((f) => path.relative(project!.root, f)),
+      secret,
+    ).toEqual([]);
   }
   expect(listFiles(project.root).some((f) => f.endsWith('events.jsonl'))).toBe(true);
 }, 60_000);
