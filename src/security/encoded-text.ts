@@ -29,7 +29,7 @@ export interface View {
   origin(start: number, end: number): { start: number; end: number };
 }
 
-function decodedView(text: string, escapes: RegExp, decode: (found: string) => string): View {
+function decodedView(text: string, escapes: RegExp, decode: (found: string, at: number) => string): View {
   let out = '';
   const starts: number[] = [];
   const ends: number[] = [];
@@ -44,7 +44,7 @@ function decodedView(text: string, escapes: RegExp, decode: (found: string) => s
   escapes.lastIndex = 0;
   for (let m = escapes.exec(text); m !== null; m = escapes.exec(text)) {
     raw(at, m.index);
-    const decoded = decode(m[0]);
+    const decoded = decode(m[0], m.index);
     for (let i = 0; i < decoded.length; i++) {
       starts.push(m.index);
       ends.push(m.index + m[0].length);
@@ -105,11 +105,25 @@ export function base64Spans(text: string): Span[] {
 
 /** Characters a token is made of; a line break between two of them may cut a token in two. */
 const WRAP = /(?<=[A-Za-z0-9_+/=.-])\r?\n[ \t]*(?=[A-Za-z0-9_+/=.-])/g;
+const TOKEN_RUN = /^[A-Za-z0-9_+/=.-]+/;
 
-/** The text with every break inside a run of token characters removed; undefined when there is none. */
+/** A run that goes on a token: two of lower case, upper case and digits (`deploy` or `-----BEGIN` do not). */
+function looksLikeTokenTail(run: string): boolean {
+  return Number(/[a-z]/.test(run)) + Number(/[A-Z]/.test(run)) + Number(/[0-9]/.test(run)) >= 2;
+}
+
+/**
+ * The text with every line break that cuts a token removed: a break between token characters
+ * whose next line goes on with a random-looking run. Undefined when there is none.
+ */
 export function unwrappedView(text: string): View | undefined {
   if (!text.includes('\n')) return undefined;
-  WRAP.lastIndex = 0;
-  if (!WRAP.test(text)) return undefined;
-  return decodedView(text, WRAP, () => '');
+  let joined = false;
+  const view = decodedView(text, WRAP, (found, at) => {
+    const next = TOKEN_RUN.exec(text.slice(at + found.length, at + found.length + 200))?.[0] ?? '';
+    if (!looksLikeTokenTail(next)) return found;
+    joined = true;
+    return '';
+  });
+  return joined ? view : undefined;
 }

@@ -2,7 +2,14 @@
 // looks like. Callers choose the kinds; the result says how many of each were replaced, so an
 // exporter can report what it removed without ever holding the removed text. The shapes are a
 // table (secret-shapes.ts); the encodings they hide in are found by encoded-text.ts.
-import { base64Spans, jsonUnescapedView, mayBeEncoded, percentDecodedView, unwrappedView, type View } from './encoded-text.ts';
+import {
+  base64Spans,
+  jsonUnescapedView,
+  mayBeEncoded,
+  percentDecodedView,
+  unwrappedView,
+  type View,
+} from './encoded-text.ts';
 import { ASSIGNMENT_HINT, isSecretFieldValue, SHAPE_HINT, SHAPE_RULES, type ShapeKind, type ShapeRule } from './secret-shapes.ts';
 
 export type RedactionKind =
@@ -174,6 +181,8 @@ function viewEdits(text: string, view: View, pass: Pass, wrapped: boolean): Edit
   const edits: Edit[] = [];
   const add = (kind: RedactionKind, start: number, end: number, replacement: string): void => {
     const range = view.origin(start, end);
+    // In a joined view, only what a line break cut in two: a whole token is the raw pass's.
+    if (wrapped && range.end - range.start === end - start) return;
     if (edits.some((x) => x.start < range.end && range.start < x.end)) return;
     pass.counts[kind] += 1;
     const original = text.slice(range.start, range.end);
@@ -221,9 +230,11 @@ function redactPass(text: string, pass: Pass): { text: string; counts: Record<Re
       pass.counts.secret_value += step.count;
     }
   }
-  // Wrapped and escaped forms first: a rule on the raw text would take a piece and leave the rest.
+  // Tokens cut across lines (a piece too short to match alone, joined with the next line's) first:
+  // the raw pass would take the first line's piece of a long one and leave the rest.
   const wrapped = unwrappedView(out);
   if (wrapped) out = applyEdits(out, viewEdits(out, wrapped, pass, true));
+  // Escaped forms before the raw pass too: it would take a piece (`AKIA…` before `%20`) and leave the rest.
   for (const build of [jsonUnescapedView, percentDecodedView]) {
     const view = build(out);
     if (view) out = applyEdits(out, viewEdits(out, view, pass, false));
