@@ -66,7 +66,7 @@ format:
     npm run format
 
 # All benchmarks.
-bench: bench-graph bench-analyze bench-analyze-run bench-refine bench-jobs bench-ui bench-cache bench-massgen
+bench: bench-graph bench-analyze bench-analyze-run bench-refine bench-jobs bench-ui bench-cache bench-massgen bench-redact
 
 # Three judges at 300 ms against one judge alone; a cached rerun costs nothing.
 bench-refine:
@@ -108,3 +108,7 @@ bench-massgen runs="1000" reps="5":
 # Regenerate the bundled MassGen example logs.
 gen-example:
     npx tsx scripts/gen-massgen-logs.ts --out examples/massgen_logs --seed 1
+
+# The redactor over a 200k-line run journal: per event (every run pays it), per line, per 1 MB piece.
+bench-redact lines="200000" reps="3":
+    npx tsx bench/security/run.ts --lines {{lines}} --reps {{reps}}

@@ -10,13 +10,67 @@ export interface Span {
 }
 
 const PERCENT = /%[0-9A-Fa-f]{2}/;
-/** A run long enough to carry a key once base64-encoded (15 bytes and up). */
-export const BASE64_RUN = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{20,}={0,2}/g;
-const BASE64_HINT = /[A-Za-z0-9+/_-]{20,}/;
 
 /** Whether `text` may hold an encoded form at all: the cheap test before any decoding. */
 export function mayBeEncoded(text: string): boolean {
-  return text.includes('\\u') || PERCENT.test(text) || BASE64_HINT.test(text);
+  return text.includes('\\u') || PERCENT.test(text) || hasBase64Run(text);
+}
+
+/** A base64 character (A-Z a-z 0-9 + / - _): 1 small letter, 2 capital, 3 other, 0 none. */
+function base64Class(c: number): number {
+  if (c >= 97 && c <= 122) return 1;
+  if (c >= 65 && c <= 90) return 2;
+  return (c >= 48 && c <= 57) || c === 43 || c === 47 || c === 45 || c === 95 ? 3 : 0;
+}
+
+/**
+ * Whether a run of 20+ base64 characters holds four capitals and four small letters: base64 of
+ * text mixes cases throughout (`ZXhwb3J0IE9Q…`); a run id, a path, a word or a hex hash does not.
+ * One pass over the characters (a regular expression for it re-scans every run at every start).
+ */
+function hasBase64Run(text: string): boolean {
+  let length = 0;
+  let upper = 0;
+  let lower = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const kind = i < text.length ? base64Class(text.charCodeAt(i)) : 0;
+    if (kind === 0) {
+      if (length >= 20 && upper >= 4 && lower >= 4) return true;
+      length = upper = lower = 0;
+      continue;
+    }
+    length++;
+    if (kind === 1) lower++;
+    else if (kind === 2) upper++;
+  }
+  return false;
+}
+
+function mixedCase(run: string): boolean {
+  let upper = 0;
+  let lower = 0;
+  for (let i = 0; i < run.length; i++) {
+    const kind = base64Class(run.charCodeAt(i));
+    if (kind === 1) lower++;
+    else if (kind === 2) upper++;
+  }
+  return upper >= 4 && lower >= 4;
+}
+
+/** The base64 runs of `text` worth decoding (see hasBase64Run), found in one pass. */
+function base64Candidates(text: string): { index: number; run: string }[] {
+  const out: { index: number; run: string }[] = [];
+  let start = 0;
+  for (let i = 0; i <= text.length; i++) {
+    if (i < text.length && base64Class(text.charCodeAt(i)) !== 0) continue;
+    let end = i;
+    // Padding belongs to the run it ends.
+    while (end < text.length && end - i < 2 && text.charCodeAt(end) === 61) end++;
+    const run = text.slice(start, end);
+    if (i - start >= 20 && (i - start) % 4 !== 1 && mixedCase(run)) out.push({ index: start, run });
+    start = i + 1;
+  }
+  return out;
 }
 
 /**
@@ -83,24 +137,15 @@ function printable(decoded: string): boolean {
   return bad <= decoded.length / 20;
 }
 
-function spansOf(text: string, run: RegExp, decode: (segment: string) => string | undefined): Span[] {
+/** Runs that are base64 (or base64url) of text, decoded. */
+export function base64Spans(text: string): Span[] {
+  if (!hasBase64Run(text)) return [];
   const spans: Span[] = [];
-  run.lastIndex = 0;
-  for (let m = run.exec(text); m !== null; m = run.exec(text)) {
-    const decoded = decode(m[0]);
-    if (decoded !== undefined) spans.push({ start: m.index, end: m.index + m[0].length, decoded });
+  for (const { index, run } of base64Candidates(text)) {
+    const decoded = Buffer.from(run, 'base64').toString('utf8');
+    if (decoded.length >= 8 && printable(decoded)) spans.push({ start: index, end: index + run.length, decoded });
   }
   return spans;
-}
-
-/** Runs that are base64 (or base64url) of text, decoded. Runs of one letter case are words, paths or hex. */
-export function base64Spans(text: string): Span[] {
-  if (!BASE64_HINT.test(text)) return [];
-  return spansOf(text, BASE64_RUN, (segment) => {
-    if (!/[a-z]/.test(segment) || !/[A-Z]/.test(segment) || segment.length % 4 === 1) return undefined;
-    const decoded = Buffer.from(segment, 'base64').toString('utf8');
-    return decoded.length >= 8 && printable(decoded) ? decoded : undefined;
-  });
 }
 
 /** Characters a token is made of; a line break between two of them may cut a token in two. */
@@ -118,12 +163,12 @@ function looksLikeTokenTail(run: string): boolean {
  */
 export function unwrappedView(text: string): View | undefined {
   if (!text.includes('\n')) return undefined;
-  let joined = false;
-  const view = decodedView(text, WRAP, (found, at) => {
-    const next = TOKEN_RUN.exec(text.slice(at + found.length, at + found.length + 200))?.[0] ?? '';
-    if (!looksLikeTokenTail(next)) return found;
-    joined = true;
-    return '';
-  });
-  return joined ? view : undefined;
+  const cuts = new Set<number>();
+  WRAP.lastIndex = 0;
+  for (let m = WRAP.exec(text); m !== null; m = WRAP.exec(text)) {
+    const after = m.index + m[0].length;
+    if (looksLikeTokenTail(TOKEN_RUN.exec(text.slice(after, after + 200))?.[0] ?? '')) cuts.add(m.index);
+  }
+  // The view (two numbers a character) is built only for a text that has a cut token.
+  return cuts.size === 0 ? undefined : decodedView(text, WRAP, (found, at) => (cuts.has(at) ? '' : found));
 }

@@ -47,7 +47,8 @@ export function knownSecrets(): readonly string[] {
     rememberSecretsOf(process.env);
   }
   if (sorted === undefined || sortedVersion !== shared.version) {
-    sorted = [...values].sort((a, b) => b.length - a.length);
+    // Frozen: redact() works out a list's pieces once and keeps them while the list is the same.
+    sorted = Object.freeze([...values].sort((a, b) => b.length - a.length)) as string[];
     sortedVersion = shared.version;
   }
   return sorted;

@@ -2,14 +2,7 @@
 // looks like. Callers choose the kinds; the result says how many of each were replaced, so an
 // exporter can report what it removed without ever holding the removed text. The shapes are a
 // table (secret-shapes.ts); the encodings they hide in are found by encoded-text.ts.
-import {
-  base64Spans,
-  jsonUnescapedView,
-  mayBeEncoded,
-  percentDecodedView,
-  unwrappedView,
-  type View,
-} from './encoded-text.ts';
+import { base64Spans, jsonUnescapedView, mayBeEncoded, percentDecodedView, unwrappedView, type View } from './encoded-text.ts';
 import { ASSIGNMENT_HINT, isSecretFieldValue, SHAPE_HINT, SHAPE_RULES, type ShapeKind, type ShapeRule } from './secret-shapes.ts';
 
 export type RedactionKind =
@@ -73,11 +66,14 @@ const PERSONAL_RULES: readonly (Omit<ShapeRule, 'kind'> & { kind: 'email' | 'hom
 /** Prefixed shapes a line break may cut in two; assignments and PEM blocks span lines on their own. */
 const WRAPPABLE = new Set<RedactionKind>(['sk_key', 'jwt', 'aws_access_key', 'github_token', 'google_api_key', 'slack_token']);
 
+const ZERO_COUNTS = Object.freeze(Object.fromEntries(ALL_KINDS.map((k) => [k, 0])) as Record<RedactionKind, number>);
+
 export function emptyCounts(): Record<RedactionKind, number> {
-  return Object.fromEntries(ALL_KINDS.map((k) => [k, 0])) as Record<RedactionKind, number>;
+  return { ...ZERO_COUNTS };
 }
 
 function replaceAll(text: string, needle: string, by: string): { text: string; count: number } {
+  if (!text.includes(needle)) return { text, count: 0 };
   const parts = text.split(needle);
   return { text: parts.length === 1 ? text : parts.join(by), count: parts.length - 1 };
 }
@@ -98,11 +94,19 @@ export function secretPieces(value: string): string[] {
   return pieces;
 }
 
+// The same list is passed for every event of a run (known-secrets.ts): its pieces are worked out once.
+const piecesOf = new WeakMap<object, string[]>();
+
 /** Longest first, so a secret that contains another is replaced whole. */
 function usableSecrets(secrets: Iterable<string> | undefined): string[] {
+  if (secrets === undefined) return [];
+  const cached = piecesOf.get(secrets);
+  if (cached) return cached;
   const list = new Set<string>();
-  for (const s of secrets ?? []) for (const piece of secretPieces(s)) list.add(piece);
-  return [...list].sort((a, b) => b.length - a.length);
+  for (const s of secrets) for (const piece of secretPieces(s)) list.add(piece);
+  const sorted = [...list].sort((a, b) => b.length - a.length);
+  if (Array.isArray(secrets) && Object.isFrozen(secrets)) piecesOf.set(secrets, sorted);
+  return sorted;
 }
 
 const SHORTEST_MATCH = 8;

@@ -80,11 +80,10 @@ export const SHAPE_RULES: readonly ShapeRule[] = [
   },
   {
     kind: 'secret_assignment',
-    pattern: new RegExp(
-      // A quote may be escaped (\"): the assignment is inside a JSON string.
-      `(?<![A-Za-z0-9_])((?:\\\\?["'])?[A-Za-z0-9_.-]{0,40}?${SECRET_NAME}(?:\\\\?["'])?\\s*(?::=|=>|:|=)\\s*(?:\\\\?["'])?)([^\\s"'\`,;&<>(){}[\\]\\\\]{8,})`,
-      'gi',
-    ),
+    // The match starts at the name's last word (`PASSWORD` of `DB_PASSWORD`): a pattern that began
+    // with the whole name would be tried at every character of every line. A quote may be escaped
+    // (\"): the assignment is inside a JSON string.
+    pattern: new RegExp(`(${SECRET_NAME}(?:\\\\?["'])?\\s*(?::=|=>|:|=)\\s*(?:\\\\?["'])?)([^\\s"'\`,;&<>(){}[\\]\\\\]{8,})`, 'gi'),
     replace: (marker, match, [name, value]) => (looksSecret(name ?? '', value ?? '') ? `${name}${marker}` : match),
   },
 ];
@@ -93,7 +92,20 @@ const SECRET_FIELD = new RegExp(`^[A-Za-z0-9_.-]{0,40}?${SECRET_NAME}$`, 'i');
 
 /** A JSON field (or YAML key) whose name says secret and whose value looks like one. */
 export function isSecretFieldValue(key: string, value: string): boolean {
-  return value.length >= 8 && !/\s/.test(value) && SECRET_FIELD.test(key) && looksSecret(`${key}=`, value);
+  if (value.length < 8 || !secretFieldName(key) || /\s/.test(value)) return false;
+  return looksSecret(`${key}=`, value);
+}
+
+// A run's events have a few dozen field names: each is tested once.
+const fieldNames = new Map<string, boolean>();
+
+function secretFieldName(key: string): boolean {
+  let verdict = fieldNames.get(key);
+  if (verdict === undefined) {
+    verdict = key.length <= 80 && SECRET_FIELD.test(key);
+    if (fieldNames.size < 10_000) fieldNames.set(key, verdict);
+  }
+  return verdict;
 }
 
 const PLACEHOLDER = /^(?:\$|%|<|\*+$|x+$|\.\.\.|true$|false$|null$|none$|undefined$|required$|optional$|redacted)/i;

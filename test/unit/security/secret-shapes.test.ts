@@ -2,7 +2,7 @@
 // `\u`-escaped, URL-encoded, base64 of the line, cut across two lines), is gone after `redact`;
 // and settings, hashes, paths and prose that only look similar stay as they are.
 import { describe, expect, it } from 'vitest';
-import { KEY_KINDS, redact } from '../../../src/security/redact.ts';
+import { KEY_KINDS, mayHoldCredential, redact } from '../../../src/security/redact.ts';
 
 const PEM_BODY = 'MC4CAQAwBQYDK2VwBCIEIGd1Vv0c0tQ7cR2kX9yq3Lw8sXbQ1Xn0Zz5m0Jd2QF6H';
 const PRIVATE_VALUE = 'qP4v-Uq9z-Lm2x-Wc7n';
@@ -69,6 +69,8 @@ describe('redact - shapes and encodings', () => {
         const out = redact(`before ${text} after`, { kinds: KEY_KINDS });
         expect(reveals(out.text, core), out.text).toBe(false);
         expect(out.total).toBeGreaterThan(0);
+        // The cheap test that lets clean events skip the redactor must not skip this one.
+        expect(mayHoldCredential(`before ${text} after`, [])).toBe(true);
         expect(out.text).toMatch(/^before .*after$/s);
       });
     }
