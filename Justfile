@@ -66,7 +66,7 @@ format:
     npm run format
 
 # All benchmarks.
-bench: bench-graph bench-analyze bench-analyze-run bench-refine bench-jobs bench-ui bench-cache bench-massgen
+bench: bench-graph bench-analyze bench-analyze-run bench-refine bench-jobs bench-ui bench-cache bench-massgen bench-redact
 
 # Three judges at 300 ms against one judge alone; a cached rerun costs nothing.
 bench-refine:
@@ -122,3 +122,7 @@ experiment *args:
 # A 4 × 3 grid of a fake MassGen taking 2 s per run, at -j 4: wall time, progress events, an unchanged rerun.
 bench-experiments:
     npx tsx bench/experiments/run.ts
+
+# The redactor over a 200k-line run journal: per event (every run pays it), per line, per 1 MB piece.
+bench-redact lines="200000" reps="3":
+    npx tsx bench/security/run.ts --lines {{lines}} --reps {{reps}}

@@ -17,6 +17,8 @@ import {
   tokenMatches,
 } from './http-security.ts';
 import { resolveInProject } from './safe-path.ts';
+import { servedToPages } from './file-policy.ts';
+import { redactSecrets } from '../security/known-secrets.ts';
 import { resumePoint, serveEventStream } from './sse.ts';
 
 export interface ServerSecurity {
@@ -48,22 +50,68 @@ function sendAsset(res: ServerResponse, asset: Asset, cache: string): void {
   res.end(asset.body);
 }
 
-/** A project file as plain text in a sandbox, a range at a time (`?offset=&length=`), never as HTML. */
+/** How far a piece may run past its length to end at a line break (or a PEM key's end). */
+const LINE_SLACK = 64 * 1024;
+const PEM_BEGIN = /-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY/g;
+const PEM_END = /-----END [A-Z0-9 ]{0,40}PRIVATE KEY/;
+
+function readAt(fd: number, start: number, end: number): Buffer {
+  const buffer = Buffer.alloc(Math.max(0, end - start));
+  const n = buffer.length > 0 ? readSync(fd, buffer, 0, buffer.length, start) : 0;
+  return buffer.subarray(0, n);
+}
+
+/** Where in `text` a PEM private key begins that does not end in it; -1 when none. */
+function openPem(text: string): number {
+  let open = -1;
+  PEM_BEGIN.lastIndex = 0;
+  for (let m = PEM_BEGIN.exec(text); m !== null; m = PEM_BEGIN.exec(text)) open = PEM_END.test(text.slice(m.index)) ? -1 : m.index;
+  return open;
+}
+
+/**
+ * `[offset, offset + length)` of a file, widened so the redactor sees every secret whole: on to
+ * the next line break, past the end of a PEM key begun in it, and back to the start of a PEM key
+ * the offset falls inside.
+ */
+function readPiece(file: string, offset: number, length: number, size: number): { start: number; bytes: Buffer } {
+  const fd = openSync(file, 'r');
+  try {
+    let start = offset;
+    const before = readAt(fd, Math.max(0, offset - LINE_SLACK), offset).toString('latin1');
+    const begun = openPem(before);
+    if (begun !== -1) start = offset - before.length + begun;
+    const bytes = readAt(fd, start, Math.min(size, offset + length + LINE_SLACK));
+    const wanted = offset + length - start;
+    if (start + bytes.length >= size && bytes.length <= wanted) return { start, bytes };
+    let newline = bytes.indexOf(10, Math.max(0, wanted - 1));
+    const pem = newline === -1 ? -1 : openPem(bytes.subarray(0, newline + 1).toString('latin1'));
+    const endAt = pem === -1 ? -1 : bytes.indexOf('-----END', pem);
+    if (endAt !== -1) newline = bytes.indexOf(10, endAt);
+    if (newline !== -1) return { start, bytes: bytes.subarray(0, newline + 1) };
+    if (start + bytes.length >= size) return { start, bytes };
+    // No line break near: cut at `length`, backed off to a UTF-8 character boundary.
+    let cut = Math.min(wanted, bytes.length);
+    while (cut > 0 && ((bytes[cut] as number) & 0xc0) === 0x80) cut -= 1;
+    return { start, bytes: bytes.subarray(0, cut) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A project file as plain text in a sandbox, a range at a time (`?offset=&length=`), never as HTML,
+ * cleaned of secrets like every API answer. A range ends at a line break (X-Range says where), so a
+ * key is redacted whole; refinery's own state files are not served at all (file-policy.ts).
+ */
 function sendProjectFile(res: ServerResponse, root: string, rawPath: string, url: URL): void {
   const found = resolveInProject(root, rawPath, { decode: true, kind: 'file' });
-  if (!found) return sendText(res, 404, '404 Not Found');
+  if (!found || !servedToPages(found.rel.split('/'))) return sendText(res, 404, '404 Not Found');
   const offset = intParam(url, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
   const length = intParam(url, 'length', FILE_CHUNK, 1, FILE_CHUNK);
-  const end = Math.min(found.size, offset + length);
-  const buffer = Buffer.alloc(Math.max(0, end - offset));
-  if (buffer.length > 0) {
-    const fd = openSync(found.abs, 'r');
-    try {
-      readSync(fd, buffer, 0, buffer.length, offset);
-    } finally {
-      closeSync(fd);
-    }
-  }
+  const piece = offset >= found.size ? { start: found.size, bytes: Buffer.alloc(0) } : readPiece(found.abs, offset, length, found.size);
+  const end = piece.start + piece.bytes.length;
+  const body = Buffer.from(redactSecrets(piece.bytes.toString('utf8')));
   res.writeHead(200, {
     ...SECURITY_HEADERS,
     'Content-Security-Policy': RAW_FILE_CSP,
@@ -71,11 +119,11 @@ function sendProjectFile(res: ServerResponse, root: string, rawPath: string, url
     'Content-Type': 'text/plain; charset=utf-8',
     'Cache-Control': 'no-store',
     'X-Total-Bytes': String(found.size),
-    'X-Range': `${offset}-${end}`,
+    'X-Range': `${piece.start}-${end}`,
     // Past the range the page says so and offers the next one: a 100 MB log never loads whole.
     ...(end < found.size ? { 'X-Truncated': 'true' } : {}),
   });
-  res.end(buffer);
+  res.end(body);
 }
 
 async function route(options: UiServerOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {

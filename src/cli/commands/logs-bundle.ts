@@ -121,7 +121,9 @@ export async function bundleCommand(argv: string[], io: CommandIo, fail: Fail): 
     `wrote ${shown} (${Math.round(Buffer.byteLength(html) / 1024)} KiB): ${data.session} turn ${data.turn}, ${data.answers.length} answer text(s), ${data.votes.length} vote(s), ${data.timeline.length} timeline event(s)\n`,
   );
   if (!data.redaction.enabled)
-    io.stdout.write('NOT redacted (--no-redact): the file may hold keys, tokens, e-mail addresses and local paths\n');
+    io.stdout.write(
+      'NOT redacted (--no-redact): the file may hold e-mail addresses, local paths and secrets of the MassGen config; keys and tokens were redacted as the logs were read\n',
+    );
   else {
     const counts = Object.entries(data.redaction.counts).map(([kind, n]) => `${kind} ${n}`);
     io.stdout.write(`redacted ${data.redaction.total}: ${counts.length ? counts.join(', ') : 'nothing found'}\n`);

@@ -19,6 +19,7 @@ import type { ArtifactIssue } from '../types/events.ts';
 import type { SchemaRegistry } from './schema-registry.ts';
 import { digest, hashOpenFile } from '../state/hash-file.ts';
 import { makeOutputFolder } from '../paths/inside-project.ts';
+import { redactSecretsDeep } from '../../security/known-secrets.ts';
 
 export interface StagedOutput {
   name: string;
@@ -115,7 +116,8 @@ export function rejectOutputs(outputs: readonly StagedOutput[], rejectedDir: str
       cpSync(o.staging, dest);
     }
   }
-  writeFileSync(path.join(rejectedDir, 'errors.json'), `${JSON.stringify(issues, null, 2)}\n`);
+  // The issues quote the artifact's values: cleaned of secrets like every event that carries them.
+  writeFileSync(path.join(rejectedDir, 'errors.json'), `${JSON.stringify(redactSecretsDeep(issues), null, 2)}\n`);
   return rejectedDir;
 }
 

@@ -12,6 +12,7 @@ import { listDir, readCapped } from './fs-safe.ts';
 import type { RunData, TurnUnit } from './model.ts';
 import { renderReport } from './render-report.ts';
 import { parseYamlText } from './yaml-file.ts';
+import { readLogText } from './log-text.ts';
 
 const ANSWER_CAP = 512 * 1024;
 const ANSWERS_TOTAL_CAP = 16 * 1024 * 1024;
@@ -71,7 +72,7 @@ async function answersOf(runs: RunData[], unit: TurnUnit, analysis: TurnAnalysis
   let budget = ANSWERS_TOTAL_CAP;
   const read = async (file: string): Promise<{ text: string; chars: number; truncated: boolean } | null> => {
     const cap = Math.max(0, Math.min(ANSWER_CAP, budget));
-    const r = await readCapped(file, cap);
+    const r = await readLogText(file, cap);
     if (!r.ok) return null;
     budget -= r.text.length;
     return { text: r.text, chars: r.bytes, truncated: r.truncated };
@@ -108,7 +109,11 @@ async function answersOf(runs: RunData[], unit: TurnUnit, analysis: TurnAnalysis
   return out;
 }
 
-/** The `config:` of the first attempt's execution_metadata.yaml that has one, and every attempt's working_directory. */
+/**
+ * The `config:` of the first attempt's execution_metadata.yaml that has one, and every attempt's
+ * working_directory. The tree is read uncleaned: its secret-looking values are what the bundle
+ * learns to redact everywhere; it is masked (maskConfigSecrets) and cleaned before it is shown.
+ */
 async function configOf(runs: RunData[]): Promise<{ tree: unknown; path: string | null; version: string | null; workingDirs: string[] }> {
   const workingDirs: string[] = [];
   let found: { tree: unknown; path: string | null; version: string | null } | null = null;
@@ -117,7 +122,7 @@ async function configOf(runs: RunData[]): Promise<{ tree: unknown; path: string 
     if (!file) continue;
     const text = await readCapped(file.path, 2 * 1024 * 1024);
     if (!text.ok || text.truncated) continue;
-    const parsed = parseYamlText(text.text);
+    const parsed = parseYamlText(text.text, { uncleaned: true });
     const root = parsed.ok ? obj(parsed.value) : null;
     const wd = str(root?.working_directory);
     if (wd) workingDirs.push(wd);
@@ -146,7 +151,7 @@ export async function collectBundle(unit: TurnUnit, options: BundleOptions): Pro
   const config = await configOf(runs);
   const r = options.redactor({ secrets: configSecrets(config.tree), runFolders: config.workingDirs });
   const masked = r ? maskConfigSecrets(config.tree) : { value: config.tree, masked: 0 };
-  if (r) r.count('secret_value', masked.masked);
+  // The masked values are counted when the config's text is cleaned (by their markers).
   const clean = <T>(v: T): T => (r ? r.deep(v) : v);
   const safeAnalysis = clean(analysis);
   const data: BundleData = {

@@ -3,7 +3,7 @@
 // keys of the MassGen config), the user's own patterns (--redact), absolute paths of the run
 // (made relative to it), then credential shapes, e-mail addresses and home folders
 // (src/security/redact.ts).
-import { ALL_KINDS, marker, redact, redactDeep, type RedactionKind } from '../../security/redact.ts';
+import { ALL_KINDS, emptyCounts, MARKER, marker, redact, redactDeep, redactField, type RedactionKind } from '../../security/redact.ts';
 
 export type BundleRedactionKind = RedactionKind | 'run_path' | 'pattern';
 
@@ -29,18 +29,7 @@ export class BundleRedactor {
   private readonly folders: RegExp[];
 
   constructor(private readonly options: BundleRedactorOptions) {
-    this.counts = {
-      secret_value: 0,
-      sk_key: 0,
-      bearer_token: 0,
-      google_api_key: 0,
-      github_token: 0,
-      slack_token: 0,
-      email: 0,
-      home_path: 0,
-      run_path: 0,
-      pattern: 0,
-    };
+    this.counts = { ...emptyCounts(), run_path: 0, pattern: 0 };
     // /any/absolute/path/.../log_X[/...] -> log_X[/...]
     this.throughSession = new RegExp(
       `(?<![\\w.~\\\\/-])(?:[A-Za-z]:)?(?:[\\\\/][^\\\\/\\s"'\`<>|]+)*?[\\\\/](?=${escapeRegExp(options.session)}${PATH_END})`,
@@ -62,6 +51,9 @@ export class BundleRedactor {
   }
 
   text(input: string): string {
+    // Credentials were redacted when the logs were read (ingestion); they count as removed here.
+    if (input.includes('[redacted:'))
+      for (const m of input.matchAll(MARKER)) if (m[1] && m[1] in this.counts) this.count(m[1] as BundleRedactionKind, 1);
     let out = input;
     const secrets = redact(out, { secrets: this.options.secrets, kinds: ['secret_value'] });
     out = secrets.text;
@@ -88,7 +80,16 @@ export class BundleRedactor {
   }
 
   deep<T>(value: T): T {
-    return redactDeep(value, (s) => this.text(s));
+    return redactDeep(
+      value,
+      (s) => this.text(s),
+      (key, s) => {
+        const field = redactField(key, s, { kinds: ['secret_assignment'] });
+        if (field.total === 0) return this.text(s);
+        this.count('secret_assignment', 1);
+        return field.text;
+      },
+    );
   }
 }
 
@@ -108,7 +109,7 @@ export function parseRedactPattern(source: string): RegExp | string {
 const SECRET_KEY = /key|token|secret|password|passwd|authorization|credential/i;
 
 function isSecretEntry(key: string, value: unknown): value is string {
-  return typeof value === 'string' && value !== '' && SECRET_KEY.test(key) && !/_env$/i.test(key);
+  return typeof value === 'string' && value !== '' && !value.startsWith('[redacted:') && SECRET_KEY.test(key) && !/_env$/i.test(key);
 }
 
 /** Values of secret-looking keys anywhere in a config tree (a MassGen config dump may hold an api_key). */

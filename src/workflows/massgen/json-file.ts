@@ -1,6 +1,7 @@
 // Whole-file JSON reading for the small end-of-run files, with a size cap and located warnings.
 import { lstatSafe, readCapped } from './fs-safe.ts';
 import type { WarningSink } from './model.ts';
+import { cleanLogValue } from './log-text.ts';
 
 /**
  * Largest end-of-run JSON file read whole. JSON.parse needs several times the file's size
@@ -37,7 +38,7 @@ export function parseJsonText(text: string, rel: string, warn: WarningSink): unk
     return undefined;
   }
   try {
-    return JSON.parse(text) as unknown;
+    return cleanLogValue(JSON.parse(text) as unknown);
   } catch (error) {
     const message = (error as Error).message;
     const hint = /end of|Unterminated|Unexpected end/i.test(message) ? ' (the file looks cut off mid-write)' : '';

@@ -4,6 +4,7 @@ import { int, num, obj, str } from './coerce.ts';
 import type { EventsSummary, WarningSink } from './model.ts';
 import { stableStringify } from './parse-trace.ts';
 import { forEachLine, type LineOptions } from './read-lines.ts';
+import { cleanLogValue } from './log-text.ts';
 
 const TYPE_KEY = Buffer.from('"event_type"');
 const TS_KEY = Buffer.from('"timestamp"');
@@ -115,7 +116,7 @@ export async function parseEventsFile(
   if (result.stats.oversizedLines > 0)
     warn(rel, 'oversized-lines', `${result.stats.oversizedLines} line(s) over the line cap were read from their head and tail only`);
   if (s.droppedRecords > 0) warn(rel, 'capped', `${s.droppedRecords} record(s) beyond ${MAX_RECORDS} per kind were counted but not kept`);
-  return s;
+  return cleanLogValue(s);
 }
 
 /** Feeds lines into an EventsSummary; exported for tests. */

@@ -3,6 +3,7 @@
 import type { CommandRecord, TextLogSummary, WarningSink } from './model.ts';
 import { forEachLine, type LineOptions } from './read-lines.ts';
 import { LOG_MARKER_HINT, markerOfLogLine } from './session-marker.ts';
+import { cleanLogValue } from './log-text.ts';
 
 const LEVEL = /^(\d{2}:\d{2}:\d{2})(?:\.\d+)?\s*\|\s*([A-Z]+)\s*\|/;
 const COMMAND_KEY = Buffer.from('"command"');
@@ -32,7 +33,7 @@ export async function parseTextLog(
   if (kind === 'massgen' && acc.summary.lines === 0) warn(rel, 'empty', 'file is empty');
   else if (kind === 'massgen' && levels === 0)
     warn(rel, 'unrecognized', 'no line has the `HH:MM:SS | LEVEL | message` form; the file is not a MassGen log or is corrupted');
-  return acc.summary;
+  return cleanLogValue(acc.summary);
 }
 
 /** Feeds lines into a TextLogSummary; exported for tests. */

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { num, obj, str } from './coerce.ts';
 import { markerOfLogLine, markerOfMetadata, strongestMarker, type SessionMarker } from './session-marker.ts';
 import { parseYamlText } from './yaml-file.ts';
+import { cleanLogValue } from './log-text.ts';
 
 const JSON_CAP = 16 * 1024 * 1024;
 const YAML_CAP = 2 * 1024 * 1024;
@@ -33,7 +34,7 @@ function readJson(file: string): Record<string, unknown> | null {
   const head = readHead(file, JSON_CAP);
   if (!head?.whole) return null;
   try {
-    return obj(JSON.parse(head.text));
+    return obj(cleanLogValue(JSON.parse(head.text)));
   } catch {
     return null;
   }

@@ -8,6 +8,7 @@ import { parseTrace } from './parse-trace.ts';
 import { parseVote } from './parse-vote.ts';
 import { preview } from './coerce.ts';
 import { checkShape } from './shape-check.ts';
+import { readLogText } from './log-text.ts';
 
 const NOT_AGENT_DIRS = new Set([
   'final',
@@ -56,7 +57,7 @@ async function readSnapshot(agentId: string, dir: Entry, rel: (p: string) => str
   };
   const answerFile = path.join(dir.path, 'answer.txt');
   if (files.get('answer.txt')?.kind === 'file') {
-    const read = await readCapped(answerFile, ANSWER_CAP);
+    const read = await readLogText(answerFile, ANSWER_CAP);
     if (read.ok) {
       snapshot.kind = 'answer';
       snapshot.answer = { chars: read.text.length, preview: preview(read.text), hash: answerIdentity(read.text) };
@@ -81,7 +82,7 @@ async function readSnapshot(agentId: string, dir: Entry, rel: (p: string) => str
 }
 
 export async function readTrace(file: string, rel: (p: string) => string, warn: WarningSink): Promise<ExecutionTrace | null> {
-  const read = await readCapped(file, TRACE_CAP);
+  const read = await readLogText(file, TRACE_CAP);
   if (!read.ok) {
     warn(rel(file), 'unreadable', `cannot read: ${read.reason}`);
     return null;
