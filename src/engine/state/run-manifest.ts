@@ -2,9 +2,9 @@ import { existsSync, readFileSync, rmSync, type Stats, statSync } from 'node:fs'
 import path from 'node:path';
 import type { Observations } from './observations.ts';
 import { writeFileAtomicSync } from './atomic-file.ts';
+import { sha256Hex } from './hash-file.ts';
 import { decodeNoopRecord, encodeNoopRecord, MISSING, type NoopRecord, UNSETTLED } from './noop-record.ts';
 import { workingFolder } from '../paths/working-folder.ts';
-import { sha256Hex } from './sha256-text.ts';
 import { ensureStateDir, setAsideAndWarn, type StateWarn } from './set-aside.ts';
 import { settledStat } from './settled-stat.ts';
 import { writeProblem, type WriteProblem } from './write-problem.ts';
