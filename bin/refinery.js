@@ -1,20 +1,9 @@
-#!/bin/sh
-":" //; { [ -S .refinery/watch/sock ] && [ -z "${REFINERY_NO_DAEMON+set}" ] || { [ "$1" = run ] && { [ -f .refinery/state/precheck ] || { [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f .refinery/state/lean-start ]; }; } && [ -z "${REFINERY_NO_PRECHECK+set}" ]; }; } && command -v perl >/dev/null 2>&1 && exec perl -e 'my $f = $ARGV[0]; while (-l $f) { my $l = readlink($f); last unless defined $l; (my $d = $f) =~ s{[^/]*$}{}; $f = $l =~ m{^/} ? $l : $d . $l } $f =~ s{[^/]*$}{quick-client.pl}; do($f =~ m{^/} ? $f : "./$f"); exec "node", @ARGV' -- "$0" "$@"; exec node "$0" "$@"
-// The line above is for /bin/sh, and a string and a comment to Node. With a `refinery watch`
-// serving in the working folder, or for a `refinery run` where the last run left a large no-op
-// record (.refinery/state/precheck; see src/engine/state/noop-precheck.ts) or, where
-// NODE_EXTRA_CA_CERTS is set, a run that opened no TLS connection of its own
-// (.refinery/state/lean-start; see src/cli/deferred-ca.ts), the shell starts
-// bin/quick-client.pl (perl: 2 ms, where Node takes 50), which asks the watch, or starts the
-// no-op pre-check (bin/noop-precheck.pl), and hands anything else back to Node; otherwise it
-// starts Node on this very file at once. biome.json keeps the formatter off this file: it would
-// turn line 2 into JavaScript that the shell cannot read.
-// Runs the compiled engine from dist/ when it is up to date with src/ (fast start-up);
-// otherwise runs the TypeScript sources through tsx's loader, so a clone works right after
-// `npm ci` and while developing.
+#!/usr/bin/env node
+// Runs the compiled engine from dist/ when it is up to date with src/; otherwise the TypeScript
+// sources through tsx's loader, so a clone works right after `npm ci` and while developing.
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import path from 'node:path';
 import module from 'node:module';
+import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -31,18 +20,15 @@ function newestMtime(dir) {
 }
 
 function distIsFresh() {
-  if (process.env.REFINERY_FROM_SOURCE) return false;
+  if (process.env.REFINERY_FROM_SOURCE || !existsSync(stamp)) return false;
   // For benchmarks while sources are being edited: use the last build as it is.
-  if (process.env.REFINERY_FROM_DIST && existsSync(stamp)) return true;
-  if (!existsSync(stamp)) return false;
-  // An installed package (no .git) is not edited in place: the walk over src/ (~7 ms of every
-  // start) is only for a clone being developed.
+  if (process.env.REFINERY_FROM_DIST) return true;
+  // An installed package (no .git) is not edited in place: the walk over src/ is for a clone being developed.
   if (!existsSync(path.join(root, '.git'))) return true;
   return statSync(stamp).mtimeMs >= newestMtime(path.join(root, 'src'));
 }
 
-// V8's code cache for the modules below, where Node offers one (22.1 and later; Node 20 has no
-// such switch, and a cachedData loader of our own is not worth what it would add).
+// V8's code cache for the modules below, where Node offers one (22.1 and later).
 module.enableCompileCache?.();
 
 let main;

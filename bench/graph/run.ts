@@ -42,8 +42,8 @@ const SHAPES: Record<Shape, { make: (n: number) => Dag; about: string }> = {
 function command(tool: Tool): [string, string[]] {
   if (tool === 'make') return ['make', ['-j2', '-s']];
   if (tool === 'ninja') return ['ninja', ['-j2', '--quiet']];
-  // As a user's `refinery run` starts it (node_modules/.bin/refinery links to it): /bin/sh reads
-  // its first line, then starts Node, or the quick client when a watch serves the project.
+  // As a user's `refinery run` starts it (node_modules/.bin/refinery links to it): its
+  // `#!/usr/bin/env node` line starts Node.
   return [CLI, ['run', 'graph', '-j2']];
 }
 
@@ -231,8 +231,6 @@ interface Figures {
   floors?: Floors;
   /** refinery only, where NODE_EXTRA_CA_CERTS is set: the cold figures without it (see EXTRA_CA). */
   withoutExtraCa?: { noop: number; touch: number };
-  /** refinery only: the cold figures with the no-op pre-check turned off (Node stats every file itself). */
-  withoutPrecheck?: { noop: number; touch: number };
   /** A digest of out/ after the full build, to check every tool built the same files. */
   outputs: string;
   dir: string;
@@ -267,13 +265,10 @@ function measure(n: number, dag: Dag, tool: Tool, reps: number, fullReps: number
   const floors = tool === 'make' ? measureFloors(dir, dag, reps, fullReps) : undefined;
   const withoutExtraCa =
     tool === 'refinery' && EXTRA_CA ? measureCold(dir, dag, reps, envWithoutExtraCa(), 'without extra CAs') : undefined;
-  const withoutPrecheck =
-    tool === 'refinery' ? measureCold(dir, dag, reps, { ...process.env, REFINERY_NO_PRECHECK: '1' }, 'without the pre-check') : undefined;
   leftovers.push(dir);
   return {
     ...(floors ? { floors } : {}),
     ...(withoutExtraCa ? { withoutExtraCa } : {}),
-    ...(withoutPrecheck ? { withoutPrecheck } : {}),
     full: median(full),
     ...(fullCpu.length > 0 ? { fullCpu: median(fullCpu) } : {}),
     noop: median(noop),
@@ -395,7 +390,7 @@ function digestOutputs(dir: string): string {
   return hash.digest('hex');
 }
 
-/** `noop`/`touch`: `refinery run` as a user starts it (the quick client answers); `nodeNoop`/`nodeTouch`: `node bin/refinery.js run` (as npx starts it). */
+/** `noop`/`touch`: `refinery run` as a user starts it (the program); `nodeNoop`/`nodeTouch`: `node bin/refinery.js run` (as npx starts it). */
 type DaemonFigures = { noop: number; touch: number; nodeNoop: number; nodeTouch: number; readyMs: number } | { unavailable: string };
 
 /** Without the run-through-daemon feature, `refinery run` is refused while the watch holds the project lock. */
@@ -587,11 +582,6 @@ function printTable(shape: Shape, n: number, dag: Dag, results: Record<Tool, Fig
   if (lean)
     console.log(
       `without NODE_EXTRA_CA_CERTS (set here to ${EXTRA_CA}; every Node process parses it at start), as on a machine that does not set it: refinery's cold no-op ${fmt(lean.noop)} (${ratio(lean.noop, results.make.noop)} make), cold touch ${fmt(lean.touch)} (${ratio(lean.touch, results.make.touch)} make)${floors?.noopWithoutExtraCa === undefined ? '' : `; the Node stat floor ${fmt(floors.noopWithoutExtraCa)} (${ratio(floors.noopWithoutExtraCa, results.make.noop)} make), the touch floor ${fmt(floors.noopWithoutExtraCa + floors.chain)} (${ratio(floors.noopWithoutExtraCa + floors.chain, results.make.touch)} make)`}`,
-    );
-  const statting = results.refinery.withoutPrecheck;
-  if (statting)
-    console.log(
-      `without the no-op pre-check (REFINERY_NO_PRECHECK=1: Node stats every file itself, as before it): refinery's cold no-op ${fmt(statting.noop)} (${ratio(statting.noop, results.make.noop)} make), cold touch ${fmt(statting.touch)} (${ratio(statting.touch, results.make.touch)} make)`,
     );
   if (daemon && 'unavailable' in daemon) console.log(`daemon: ${daemon.unavailable}`);
   if (rssUnavailable) console.log(`peak RSS: n/a, ${rssUnavailable}`);

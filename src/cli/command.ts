@@ -4,7 +4,6 @@ import type { RecordVouch } from '../engine/state/run-manifest.ts';
 import type { RunnerPool } from '../engine/shell/runner-pool.ts';
 import type { EventSink } from '../engine/events/bus.ts';
 import type { RecordUpdate } from '../engine/watch/record-trust.ts';
-import type { PrecheckPipe } from './precheck-pipe.ts';
 
 /** Where a command writes; only the CLI layer touches the real console. */
 export interface CommandIo {
@@ -18,10 +17,6 @@ export interface CommandIo {
   readonly signal: AbortSignal;
   /** Aborted on the second SIGINT/SIGTERM (a third exits at once with 130). */
   readonly forceSignal: AbortSignal;
-  /** This process started without the certificates NODE_EXTRA_CA_CERTS names (see deferred-ca.ts); the variable is back in `env`. */
-  readonly startedWithoutExtraCa?: boolean;
-  /** The no-op pre-check's pipe, when the quick client started one for this run (see precheck-pipe.ts). */
-  readonly precheck?: PrecheckPipe;
   /** Set when a running `refinery watch` runs this command for a client (see src/cli/daemon/). */
   readonly daemon?: DaemonServices;
 }

@@ -3,8 +3,6 @@ import path from 'node:path';
 import { COMMANDS } from './commands.ts';
 import { directoryProblem, findProjectRoot } from './project-root.ts';
 import type { CommandIo } from './command.ts';
-import { PrecheckPipe } from './precheck-pipe.ts';
-import { restoreDeferredCa } from './deferred-ca.ts';
 import { terminalStream } from './terminal-text.ts';
 import { describeFsError, isFsError } from '../engine/state/write-problem.ts';
 
@@ -103,8 +101,6 @@ async function viaDaemon(
 }
 
 export async function main(rawArgv: string[]): Promise<number> {
-  // First: whatever this process starts must see the variable as the user set it.
-  const startedWithoutExtraCa = restoreDeferredCa(process.env);
   const controller = new AbortController();
   const force = new AbortController();
   let interrupts = 0;
@@ -116,7 +112,6 @@ export async function main(rawArgv: string[]): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const precheck = PrecheckPipe.take(process.env, process.pid);
   // A reader that went away (`refinery run -v | head -1`) ends the output, not the run.
   process.stdout.on('error', quietOnClosedPipe);
   process.stderr.on('error', quietOnClosedPipe);
@@ -152,8 +147,6 @@ export async function main(rawArgv: string[]): Promise<number> {
       return 2;
     }
     const help = rest.includes('-h') || rest.includes('--help');
-    // Only a run reads the no-op pre-check's answer.
-    if (name !== 'run' || help) precheck?.close();
     if (!help && isDaemonCommand(name) && process.env.REFINERY_NO_DAEMON === undefined) {
       const answer = await viaDaemon(name, rest, parsed.cwd, controller.signal, force.signal);
       if (answer !== undefined) return answer;
@@ -170,8 +163,6 @@ export async function main(rawArgv: string[]): Promise<number> {
       env: process.env,
       signal: controller.signal,
       forceSignal: force.signal,
-      ...(precheck ? { precheck } : {}),
-      ...(startedWithoutExtraCa ? { startedWithoutExtraCa } : {}),
     };
     try {
       return await command.run(rest, io);
@@ -182,7 +173,6 @@ export async function main(rawArgv: string[]): Promise<number> {
       return 1;
     }
   } finally {
-    precheck?.close();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }

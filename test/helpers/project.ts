@@ -79,11 +79,7 @@ function collect(child: ChildProcess): Promise<CliResult> {
   });
 }
 
-/**
- * Runs bin/refinery.js as a program, as a user's shell does (node_modules/.bin/refinery links to
- * it): /bin/sh reads its first line, and for a `refinery run` in a project with state starts
- * bin/quick-client.pl (perl), which starts the no-op pre-check and then Node.
- */
+/** Runs bin/refinery.js as a program, as a user's shell does (node_modules/.bin/refinery links to it). */
 export function runCliProgram(args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<CliResult> {
   const env = { ...process.env, NO_COLOR: '1', CI: 'true', ...options.env };
   return collect(spawn(CLI, args, { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] }));

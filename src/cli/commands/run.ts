@@ -15,7 +15,6 @@ import {
   writeManifest,
   type ChangedFiles,
   type PreviousRecord,
-  type RecordVouch,
   type LastRunComparison,
 } from '../../engine/state/run-manifest.ts';
 import type { Locator } from '../../engine/pipeline/locate.ts';
@@ -35,10 +34,6 @@ import { remoteCacheMayBeConfigured } from '../../engine/remote-cache/configured
 import type { StageCache } from '../../engine/remote-cache/stage-cache.ts';
 import { redactSecrets } from '../../security/known-secrets.ts';
 import { canSkipByStat, refineryVersion, skippedStages } from '../../engine/state/noop-recording.ts';
-import { precheckVouch } from '../../engine/state/noop-precheck.ts';
-import { workingFolder } from '../../engine/paths/working-folder.ts';
-import { runsInProcess } from '../../engine/pipeline/in-process.ts';
-import { markLeanStart } from '../../engine/state/lean-start.ts';
 
 const USAGE = `Usage: refinery run [PIPELINE] [options]
 
@@ -126,11 +121,11 @@ function stageByStage(flags: RunFlags): boolean {
   return Boolean(flags.json || flags.verbose || flags.junit);
 }
 
-/** For --verbose: what the up-to-date check compared, and who spared which stats. */
-function checkLine(last: LastRunComparison, voucher: string): string {
+/** For --verbose: what the up-to-date check compared, and how many stats the watch spared. */
+function checkLine(last: LastRunComparison): string {
   const { files, vouched } = last.checked;
   const changed = 'changed' in last ? last.changed.files.length : 0;
-  const spared = vouched === 0 ? '' : ` (${voucher} vouched for ${vouched})`;
+  const spared = vouched === 0 ? '' : ` (the watch vouched for ${vouched})`;
   return `up-to-date check: ${files} files the last run read, ${files - vouched} looked at here${spared}: ${changed} changed\n`;
 }
 
@@ -169,8 +164,6 @@ function reportNoop(
 /** What a run executes: the whole expanded pipeline, or the part of the last run's plan that changed files reach. */
 interface RunTarget {
   plan: Plan;
-  /** Whether the whole pipeline (not only the part of it in `plan`) runs anything in this process. */
-  inProcess: boolean;
   spec: PipelineSpec;
   resolver: NameResolver;
   expandIteration(loop: LoopInstance, iteration: number): { instances: StageInstance[]; diagnostics: Diagnostic[] };
@@ -191,10 +184,7 @@ async function recordNoop(
   skipped: ReadonlyMap<string, string>,
   warn: StateWarn,
   previous: PreviousRecord | undefined,
-  /** This run opened no TLS connection of its own, nor will the next of this pipeline: see lean-start.ts. */
-  lean: boolean,
 ): Promise<{ problems: Array<WriteProblem | undefined>; record?: NoopRecord }> {
-  markLeanStart(root, lean);
   // Loops expand while running: their instances are in the state, named by the loop.
   if (target.plan.loops.length > 0) return { problems: [] };
   const { writePlanRecord } = await import('./run-engine.ts');
@@ -230,20 +220,8 @@ async function partialTarget(root: string, pipelineFile: string, key: string, ch
       throw new Error('internal: a plan read back from the no-op record has no loops');
     },
     select: read.select,
-    inProcess: read.inProcess,
     partial: { unlisted: changed.stages.filter((id) => !listed.has(id)), stages: changed.stages },
   };
-}
-
-/** This run again, in a Node that reads the certificates NODE_EXTRA_CA_CERTS names: its exit code. */
-async function rerunWithCa(io: CommandIo, verbose: boolean): Promise<number> {
-  if (verbose)
-    io.stderr.write('starting again with the certificates NODE_EXTRA_CA_CERTS names: this run may open TLS connections of its own\n');
-  const { rerunWithCertificates } = await import('../rerun-with-ca.ts');
-  const outcome = rerunWithCertificates(io.env);
-  if (typeof outcome === 'number') return outcome;
-  io.stderr.write(`refinery run: cannot start Node again with the certificates NODE_EXTRA_CA_CERTS names: ${outcome.message}\n`);
-  return 1;
 }
 
 /** The remote cache from the flags, the environment and refinery.config.yaml; 'error' (reported) when misconfigured. */
@@ -301,7 +279,6 @@ async function openTarget(
   const select = changed ? affectedStages(opened.expansion.plan, changed.files) : undefined;
   return {
     plan: opened.expansion.plan,
-    inProcess: runsInProcess(opened.expansion.plan),
     spec: opened.spec,
     resolver: opened.resolver,
     expandIteration: (loop, i) => opened.expansion.expandIteration(loop, i),
@@ -319,10 +296,6 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     return 2;
   }
   const concurrency = jobs.value;
-  if (io.startedWithoutExtraCa && flags.verbose)
-    io.stderr.write(
-      'started without the certificates NODE_EXTRA_CA_CERTS names: this run opens no TLS connection of its own (its commands have the variable)\n',
-    );
   const params = parseParamFlags(flags.param);
   const found = findPipelineFile(io.cwd, positionals[0]);
   // Made before any stat this run records is taken: see settled-stat.ts.
@@ -335,16 +308,11 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     found.file && !params.error ? manifestKey({ version: refineryVersion(), pipelineFile: found.file, params: params.params }) : undefined;
   const shortcut = found.file && noopKey && !flags.force && flags.only.length === 0 && flags.shard === undefined;
   const warn = stateWarn(io);
-  // Under a watch daemon, what its watcher saw stands in for stat'ing what it vouches for;
-  // otherwise the quick client's pre-check may have compared the record already. Its pipe is
-  // closed here either way, before anything is started that would inherit it.
+  // Under a watch daemon, what its watcher saw stands in for stat'ing what it vouches for.
   const record = found.file ? manifestFile(io.cwd, found.file) : undefined;
-  let vouch: RecordVouch | undefined;
-  if (record && shortcut)
-    vouch = io.daemon ? io.daemon.vouch(record) : precheckVouch(io.precheck?.answer(), io.cwd, record, workingFolder());
-  io.precheck?.close();
+  const vouch = record && shortcut ? io.daemon?.vouch(record) : undefined;
   const last = found.file && noopKey && shortcut ? compareWithLastRun(io.cwd, found.file, noopKey, warn, vouch) : undefined;
-  if (last && flags.verbose) io.stderr.write(checkLine(last, io.daemon ? 'the watch' : 'the pre-check'));
+  if (last && flags.verbose) io.stderr.write(checkLine(last));
   if (last && 'unchanged' in last) {
     if (record) io.daemon?.recordHolds(record, io.daemon.epoch, { kind: 'confirmed' });
     return reportNoop(io, flags, last.unchanged, concurrency);
@@ -378,9 +346,6 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     io.stderr.write(`refinery run: ${onlyError.replaceAll('\n', '\n  ')}\n`);
     return 2;
   }
-  // Started without the certificates (see deferred-ca.ts), this run needs them after all:
-  // started again with them, before anything is locked, written or paid for.
-  if (io.startedWithoutExtraCa && (remoteSetup !== undefined || runsInProcess(target.plan))) return rerunWithCa(io, flags.verbose);
   let select = target.select;
   let only = flags.only;
   if (shard) {
@@ -475,7 +440,6 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
         skipped,
         warn,
         select && changed ? changed.previous : undefined,
-        !target.inProcess && !remoteSetup,
       );
       problems.push(...recorded.problems);
       // With the record and what this run looked at, the daemon sorts again only those paths

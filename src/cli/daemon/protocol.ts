@@ -102,9 +102,8 @@ export function socketAddress(socket: string): SocketAddress | undefined {
 const STAMP_TOKEN = /^[0-9a-f-]{8,64}$/;
 
 /**
- * Which build of refinery this process runs. From dist/: the token in dist/.stamp, which
- * bin/quick-client.pl reads too, so it and Node name one build alike. From the sources: this
- * file and its mtime. A rebuilt or another install differs.
+ * Which build of refinery this process runs. From dist/: the token in dist/.stamp. From the
+ * sources: this file and its mtime. A rebuilt or another install differs.
  */
 export function buildId(): string {
   const self = fileURLToPath(import.meta.url);

@@ -9,21 +9,12 @@ import type { StageState } from '../state/stage-state.ts';
 import type { Observations } from '../state/observations.ts';
 import type { RunBudget } from '../../task/define-task.ts';
 import { RunnerPool, runnerPoolSupported } from '../shell/runner-pool.ts';
-import { MACHINE_RUNNER_PROGRAMS } from '../shell/runner-programs.ts';
 import { ArtifactReader } from './artifact-reader.ts';
 import { stageCodeHash, type AssessContext } from './assess.ts';
 import { createRunBudget } from './budget.ts';
 import { scopeFor } from './render.ts';
 import type { StageRunContext } from './stage-runner.ts';
 import { stagingDir } from './staging.ts';
-
-/**
- * Up to this many `run:` stages, a run's runners are of the program that is ready soonest
- * (perl, ~4 ms, against python's 15 or more); beyond, of the one whose commands start cheapest
- * (python's posix_spawn saves ~0.3 ms a command over perl's fork here, which passes the
- * difference in start-up at about 40 commands).
- */
-const QUICK_START_UP_TO = 40;
 
 /** What of a run's options its stages see. */
 export interface StageContextOptions {
@@ -52,10 +43,10 @@ function countRunStages(plan: Plan): number {
   return plan.instances.reduce((n, i) => (i.spec.kind === 'run' ? n + 1 : n), 0);
 }
 
-function newRunPool(root: string, runId: string, runStages: number, commandsAtOnce: number | undefined): RunnerPool {
+function newRunPool(root: string, runId: string, commandsAtOnce: number | undefined): RunnerPool {
   const scratch = stagingDir(root, runId);
   mkdirSync(scratch, { recursive: true });
-  return new RunnerPool(root, scratch, MACHINE_RUNNER_PROGRAMS, runStages <= QUICK_START_UP_TO, commandsAtOnce);
+  return new RunnerPool(root, scratch, undefined, commandsAtOnce);
 }
 
 /**
@@ -75,13 +66,13 @@ export function waitingJobs(concurrency: number): number {
  * cores sat idle ~20 % of a full build waiting for that round trip. Only where nothing but
  * commands holds the slots: no task stage or loop (they run in this process, limited by the
  * slots alone), no named pool, no stage timeout (a job that waits for a token would spend its
- * time), a build of many commands (python's runners, which speak the jobserver). The caller
- * leaves it off with a remote cache and with a watch's runners (lent warm, one per slot).
+ * time), more than one command (a single one is spawned directly). The caller leaves it off
+ * with a remote cache and with a watch's runners (lent warm, one per slot).
  */
 export function commandLookahead(plan: Plan, concurrency: number): number | undefined {
   if (runsInProcess(plan) || Object.keys(plan.pipeline.pools).length > 0 || !runnerPoolSupported()) return undefined;
   if (plan.instances.some((i) => i.spec.timeoutMs !== undefined)) return undefined;
-  return countRunStages(plan) > QUICK_START_UP_TO ? concurrency : undefined;
+  return countRunStages(plan) > 1 ? concurrency : undefined;
 }
 
 /**
@@ -92,7 +83,7 @@ export function commandLookahead(plan: Plan, concurrency: number): number | unde
 export function startRunnersAhead(plan: Plan, root: string, runId: string, commandsAtOnce?: number): RunnerPool | undefined {
   const runStages = countRunStages(plan);
   if (runStages <= 1 || !runnerPoolSupported()) return undefined;
-  const pool = newRunPool(root, runId, runStages, commandsAtOnce);
+  const pool = newRunPool(root, runId, commandsAtOnce);
   pool.warm(1);
   return pool;
 }
@@ -180,7 +171,7 @@ export class StageContexts {
   }
 
   private startRunners(): RunnerPool {
-    return newRunPool(this.options.root, this.options.runId, this.runStages, this.options.commandLookahead);
+    return newRunPool(this.options.root, this.options.runId, this.options.commandLookahead);
   }
 
   /** Hash of what a stage runs; a task's file is hashed once per run. */

@@ -20,7 +20,7 @@ import type { Observations } from '../state/observations.ts';
 import { fileKey } from '../paths/file-key.ts';
 import { outputFolderProblem } from '../paths/inside-project.ts';
 import { recordPublished } from './published-outputs.ts';
-import { scriptPath, stagingPaths } from './staging.ts';
+import { stagingPaths } from './staging.ts';
 
 export interface StageRunContext {
   root: string;
@@ -35,7 +35,7 @@ export interface StageRunContext {
   budget: RunBudget;
   /** Told the new stat of every output this stage publishes. */
   observations?: Observations;
-  /** Long-lived runners that start `run:` commands; absent where perl is not available. */
+  /** Long-lived runners that start `run:` commands; absent where each is spawned directly (a run of one command, no python here). */
   runners?: RunnerPool;
   /** Makes the expression scope, given the output paths the stage should see. */
   scope(outputs: Record<string, string>): Scope;
@@ -122,8 +122,7 @@ async function runCommandStage(
     signal,
     onLine: (stream: 'stdout' | 'stderr', message: string) => ctx.bus.emit({ type: 'stage-log', stage: inst.id, stream, message }),
   };
-  const scriptFile = scriptPath(ctx.root, ctx.runId, inst);
-  const outcome = ctx.runners ? await ctx.runners.run({ ...spec, scriptFile, onStart }) : (onStart(), await runCommand(spec));
+  const outcome = ctx.runners ? await ctx.runners.run({ ...spec, onStart }) : (onStart(), await runCommand(spec));
   if (outcome.exitCode === 0 && !outcome.aborted) return { ok: true };
   if (outcome.notStarted) return { ok: false, code: 'stopped-after-failure', reason: 'not started', notStarted: true };
   const how = outcome.exitCode !== null ? `exit code ${outcome.exitCode}` : `signal ${outcome.signal}`;

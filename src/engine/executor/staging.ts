@@ -27,11 +27,6 @@ export function stagingPaths(root: string, runId: string, inst: StageInstance): 
   }));
 }
 
-/** Where a `run:` stage's script is written for the runner that starts it. */
-export function scriptPath(root: string, runId: string, inst: StageInstance): string {
-  return path.join(stagingDir(root, runId), `${fileKey(inst.id)}.sh`);
-}
-
 /**
  * Removes the staging folders of runs that are over (a killed run leaves its folder behind).
  * Called while holding the project lock, so no other run or watch is active; a folder whose

@@ -12,7 +12,7 @@ import type { Observations } from '../state/observations.ts';
 import { isReservedPath } from '../paths/reserved.ts';
 import { existsInProject, paramFolders } from '../paths/inside-project.ts';
 import { foreachEffects } from './foreach-files.ts';
-import { sha256Hex } from '../state/sha256-text.ts';
+import { sha256Hex } from '../state/hash-file.ts';
 
 export interface GlobItem {
   path: string;

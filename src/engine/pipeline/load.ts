@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import path from 'node:path';
 import type { z } from 'zod';
 import type { Diagnostic } from '../types/source.ts';
 import type { PipelineSpec } from '../types/pipeline.ts';
@@ -10,7 +9,6 @@ import { parseLocatedYaml } from './yaml-source.ts';
 import { toSpec } from './to-spec.ts';
 import { checkPipeline, type NameResolver } from './check.ts';
 import { salvage } from './salvage.ts';
-import { readPipelineText } from './read-text.ts';
 
 export interface LoadResult {
   spec?: PipelineSpec;
@@ -78,11 +76,4 @@ export function loadPipelineText(file: string, text: string, resolver: NameResol
   checkPipeline(spec, locator, resolver, Object.keys(top.stages));
   const errors = locator.diagnostics.some((d) => d.severity === 'error');
   return { ...(errors ? {} : { spec }), diagnostics: locator.diagnostics, text };
-}
-
-export function loadPipelineFile(file: string, resolver: NameResolver): LoadResult {
-  const absolute = path.resolve(file);
-  const read = readPipelineText(absolute, file);
-  if ('diagnostic' in read) return { diagnostics: [read.diagnostic], text: '' };
-  return loadPipelineText(absolute, read.text, resolver);
 }

@@ -3,7 +3,6 @@ import type { Plan, StageInstance } from '../types/plan.ts';
 import type { PipelineSpec, StageSpec } from '../types/pipeline.ts';
 import type { SourceSpan } from '../types/source.ts';
 import { downstreamOf } from '../graph/graph.ts';
-import { runsInProcess } from './in-process.ts';
 import { planGraph } from '../graph/plan-graph.ts';
 import { isGlob, matchGlob } from '../paths/glob.ts';
 import { writeFileAtomicSync } from '../state/atomic-file.ts';
@@ -47,8 +46,6 @@ interface Header {
   buckets: number;
   entryBytes: number;
   instanceBytes: number;
-  /** Some stage of the whole plan runs in refinery's own process (runsInProcess); a record without it is taken to say so. */
-  inProcess?: boolean;
 }
 
 const FORM = 'plan record 2: hashed index';
@@ -107,7 +104,6 @@ export function writePlanRecord(root: string, key: string, plan: Plan): WritePro
     buckets: index.buckets,
     entryBytes: index.lines.length,
     instanceBytes: offset,
-    inProcess: runsInProcess(plan),
   };
   const text = Buffer.concat([
     Buffer.from(`${JSON.stringify(header)}\n`, 'utf8'),
@@ -128,8 +124,6 @@ export interface PartialPlan {
   /** The stages to check (those the changed files reach) and the ones they depend on. */
   plan: Plan;
   select: Set<string>;
-  /** Whether the whole plan (not only this part of it) runs anything in refinery's own process. */
-  inProcess: boolean;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -263,7 +257,7 @@ export function readPartialPlan(
       instances.push({ ...line, spec });
     }
     const pipeline = { ...header.pipeline, stages: [...specs.values()] } as unknown as PipelineSpec;
-    return { plan: { pipeline, root, params: header.params, instances, loops: [] }, select, inProcess: header.inProcess !== false };
+    return { plan: { pipeline, root, params: header.params, instances, loops: [] }, select };
   } catch {
     // Damaged, cut short, or not JSON where JSON belongs.
     return undefined;

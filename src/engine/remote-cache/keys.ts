@@ -1,7 +1,9 @@
 // Keys and digests in the form the Bazel HTTP cache protocol wants: 64 lowercase hex digits.
 // Action-cache keys are domain-separated, so a refinery key never names a Bazel action's result
 // and a stage key never names an LLM answer, with no path prefix needed on the server.
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../state/hash-file.ts';
+
+export { sha256Hex };
 
 export const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
@@ -9,10 +11,6 @@ const HEX64 = /^[0-9a-f]{64}$/;
 
 export function isSha256Hex(value: string): boolean {
   return HEX64.test(value);
-}
-
-export function sha256Hex(data: Buffer | string): string {
-  return createHash('sha256').update(data).digest('hex');
 }
 
 /**

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { closeSync, fstatSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { buildShellCommand, quotePosix, runCommand, type CommandOutcome, type CommandSpec } from './command.ts';
 import { MACHINE_RUNNER_PROGRAMS, type RunnerProgram, type RunnerPrograms } from './runner-programs.ts';
-import { parseSimpleCommand, type SimpleCommand } from './simple-command.ts';
+import { parseSimpleCommand } from './simple-command.ts';
 
 /**
  * Long-lived small processes that start `run:` commands for the executor. Forking a big
@@ -14,8 +14,9 @@ import { parseSimpleCommand, type SimpleCommand } from './simple-command.ts';
  * from /dev/null and stdout/stderr to files, and is killed by group on abort.
  */
 // Each runner reuses one pair of output files, truncated per command: creating and deleting
-// files per command cost as much as the command itself in the make benchmark. Which program
-// runs the runners (python, perl, or none) is found out by starting them: runner-programs.ts.
+// files per command cost as much as the command itself in the make benchmark. Whether python
+// runs the runners, or Node spawns each command itself, is found out by starting them:
+// runner-programs.ts.
 
 interface Pending {
   onPid(pid: number): void;
@@ -188,22 +189,19 @@ export class RunnerPool {
   private readonly env: NodeJS.ProcessEnv = { ...process.env };
   /** Tokens put in the jobserver FIFO so far (one per runner, up to `commandsAtOnce`). */
   private tokensGiven = 0;
-  /** With a jobserver: the limit for commands that do not take its tokens (perl's runners, a direct spawn). */
+  /** With a jobserver: the limit for commands that do not take its tokens (spawned directly). */
   private readonly untokened: Slots | undefined;
 
   /**
-   * `scratchDir` holds each runner's output files; it must exist. `quickStart`: prefer the
-   * program that is ready soonest (a run with few commands) to the one whose commands start
-   * cheapest (a build of many). `commandsAtOnce`: the runners share a jobserver that lets that
-   * many commands run at once, and the pool may be given more jobs than that (the executor
-   * gives it waitingJobs more): those wait in their runners and start the moment a command
-   * ends (see runner.py); commands that do not go through the jobserver keep the limit here.
+   * `scratchDir` holds each runner's output files; it must exist. `commandsAtOnce`: the runners
+   * share a jobserver that lets that many commands run at once, and the pool may be given more
+   * jobs than that (the executor gives it waitingJobs more): those wait in their runners and
+   * start the moment a command ends (see runner.py); commands spawned directly keep the limit here.
    */
   constructor(
     private readonly cwd: string,
     private readonly scratchDir: string,
     private readonly programs: RunnerPrograms = MACHINE_RUNNER_PROGRAMS,
-    private readonly quickStart = false,
     private readonly commandsAtOnce?: number,
   ) {
     if (commandsAtOnce !== undefined) this.untokened = new Slots(commandsAtOnce);
@@ -232,7 +230,7 @@ export class RunnerPool {
   private start(program: RunnerProgram): Runner {
     this.made += 1;
     const base = path.join(this.scratchDir, `runner-${this.made}`);
-    const runner = new Runner(this.cwd, program, this.env, `${base}.out`, `${base}.err`, this.tokensFor(program));
+    const runner = new Runner(this.cwd, program, this.env, `${base}.out`, `${base}.err`, this.tokensFor());
     this.all.add(runner);
     return runner;
   }
@@ -244,15 +242,15 @@ export class RunnerPool {
    * first job sent to it learns that as before.
    */
   warm(count: number): void {
-    const program = this.programs.current(this.quickStart);
+    const program = this.programs.current();
     if (!program) return;
     for (const r of this.all) if (r.dead) this.all.delete(r);
     while (this.all.size < count) this.idle.push(this.start(program));
   }
 
-  /** The jobserver arguments of a new runner: python's runner speaks it, perl's does not. */
-  private tokensFor(program: RunnerProgram): { fifo: string; add: number } | undefined {
-    if (this.commandsAtOnce === undefined || !program.jobserver) return undefined;
+  /** The jobserver arguments of a new runner. */
+  private tokensFor(): { fifo: string; add: number } | undefined {
+    if (this.commandsAtOnce === undefined) return undefined;
     const add = this.tokensGiven < this.commandsAtOnce ? 1 : 0;
     this.tokensGiven += add;
     return { fifo: path.join(this.scratchDir, 'jobserver'), add };
@@ -263,8 +261,8 @@ export class RunnerPool {
     else this.all.delete(runner);
   }
 
-  /** The job line for a runner; a script too long for one line of the perl protocol goes to `scriptFile`. */
-  private encode(spec: CommandSpec & { scriptFile: string }, protocol: RunnerProgram['protocol']): { job: string; file?: string } {
+  /** The JSON job line for a runner (see runner.py). */
+  private encode(spec: CommandSpec): string {
     const body = buildShellCommand(spec.pieces, spec.values);
     const cd = spec.cwd === this.cwd ? '' : `cd ${quotePosix(spec.cwd)} || exit 1; `;
     const changed = Object.entries(spec.env).filter(([k, v]) => v !== undefined && this.env[k] !== v) as [string, string][];
@@ -272,44 +270,30 @@ export class RunnerPool {
     // The runner looks programs up in its own PATH; a stage that changes PATH goes through sh.
     const pathChanged = changed.some(([k]) => k === 'PATH') || unset.includes('PATH');
     const direct = cd || pathChanged ? undefined : parseSimpleCommand(body);
-    if (protocol === 'json') {
-      const job = {
-        s: `${cd}${body}`,
-        ...(direct ? { a: direct.argv, r: direct.redirects.map((r) => [r.fd, r.mode, r.path]) } : {}),
-        ...(changed.length ? { e: Object.fromEntries(changed) } : {}),
-        ...(unset.length ? { u: unset } : {}),
-      };
-      return { job: JSON.stringify(job) };
-    }
-    const fields = direct && directFields(body, changed, unset, direct);
-    if (fields) return { job: `d${fields}` };
-    const exports = changed.filter(([k]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)).map(([k, v]) => `export ${k}=${quotePosix(v)}`);
-    const prelude = `${exports.length ? `${exports.join('; ')}; ` : ''}${cd}`;
-    if (!/[\n\r]/.test(body) && body.length < 16_000) return { job: `c${prelude}${body}` };
-    writeFileSync(spec.scriptFile, `${prelude}\n${body}\n`);
-    return { job: `f${spec.scriptFile}`, file: spec.scriptFile };
+    return JSON.stringify({
+      s: `${cd}${body}`,
+      ...(direct ? { a: direct.argv, r: direct.redirects.map((r) => [r.fd, r.mode, r.path]) } : {}),
+      ...(changed.length ? { e: Object.fromEntries(changed) } : {}),
+      ...(unset.length ? { u: unset } : {}),
+    });
   }
 
   /**
-   * Runs one command; `scriptFile` is a scratch path for a long script, removed after. A job
-   * whose runner could not start goes to the next runner program, and, when none works, is
-   * spawned directly: it runs once either way.
+   * Runs one command. A job whose runner could not start goes to the next runner program,
+   * and, when none works, is spawned directly: it runs once either way.
    */
   async run(spec: PoolJob): Promise<CommandOutcome> {
-    let program = this.programs.current(this.quickStart);
+    let program = this.programs.current();
     while (program) {
       const runner = this.acquire(program);
-      const outcome =
-        runner.tokens || !this.untokened
-          ? await this.runOn(runner, spec)
-          : await this.limited(spec, () => this.runOn(runner, spec), runner);
+      const outcome = await this.runOn(runner, spec);
       if (outcome) {
         this.programs.worked(runner.program);
         return outcome;
       }
-      program = this.programs.failed(runner.program, this.quickStart);
+      program = this.programs.failed(runner.program);
     }
-    return this.untokened ? ((await this.limited(spec, () => this.spawnDirectly(spec))) as CommandOutcome) : this.spawnDirectly(spec);
+    return this.untokened ? this.limited(spec, () => this.spawnDirectly(spec)) : this.spawnDirectly(spec);
   }
 
   private spawnDirectly(spec: PoolJob): Promise<CommandOutcome> {
@@ -317,21 +301,14 @@ export class RunnerPool {
     return runCommand(spec);
   }
 
-  /**
-   * Runs `job` within the limit kept without the jobserver's tokens; a job aborted while it
-   * waited does not start (and gives back the runner it would have used).
-   */
-  private limited(spec: PoolJob, job: () => Promise<CommandOutcome | undefined>, runner?: Runner): Promise<CommandOutcome | undefined> {
-    return (this.untokened as Slots).run(async () => {
-      if (!spec.signal.aborted) return job();
-      if (runner) this.release(runner);
-      return NOT_STARTED;
-    });
+  /** Runs `job` within the limit kept without the jobserver's tokens; a job aborted while it waited does not start. */
+  private limited(spec: PoolJob, job: () => Promise<CommandOutcome>): Promise<CommandOutcome> {
+    return (this.untokened as Slots).run(async () => (spec.signal.aborted ? NOT_STARTED : job()));
   }
 
   /** Runs one command on `runner`; undefined when the runner ended before it read the job. */
   private runOn(runner: Runner, spec: PoolJob): Promise<CommandOutcome | undefined> {
-    const { job, file } = this.encode(spec, runner.program.protocol);
+    const job = this.encode(spec);
     return new Promise((resolve) => {
       let pid: number | undefined;
       let aborted = false;
@@ -353,7 +330,6 @@ export class RunnerPool {
         spec.signal.removeEventListener('abort', onAbort);
         if (killTimer) clearTimeout(killTimer);
         this.release(runner);
-        if (file) rmSync(file, { force: true });
         resolve(outcome);
       };
       // Without a jobserver the command starts as the runner reads it; with one, when it says its pid.
@@ -384,8 +360,8 @@ export class RunnerPool {
   }
 }
 
-/** A job for the pool: a command, a scratch path for a long script, and who to tell when it starts. */
-export type PoolJob = CommandSpec & { scriptFile: string; onStart?: () => void };
+/** A job for the pool: a command, and who to tell when it starts. */
+export type PoolJob = CommandSpec & { onStart?: () => void };
 
 /** A job that was aborted before its command started. */
 const NOT_STARTED: CommandOutcome = { exitCode: null, signal: null, tail: '', aborted: true };
@@ -412,22 +388,4 @@ function outcomeOf(runner: Runner, spec: CommandSpec, code: number, sizes: [numb
 function signalName(n: number): string {
   const names: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 6: 'SIGABRT', 9: 'SIGKILL', 13: 'SIGPIPE', 15: 'SIGTERM' };
   return names[n] ?? `signal ${n}`;
-}
-
-/** A perl runner's `d` job fields (runner.pl), or undefined where one would not fit on its line. */
-function directFields(body: string, changed: [string, string][], unset: string[], direct: SimpleCommand): string | undefined {
-  const fields = [
-    body,
-    String(changed.length),
-    ...changed.flat(),
-    String(unset.length),
-    ...unset,
-    String(direct.argv.length),
-    ...direct.argv,
-    String(direct.redirects.length),
-    ...direct.redirects.flatMap((r) => [String(r.fd), r.mode, r.path]),
-  ];
-  // One line, split on \x1f: a field holding either goes through sh instead.
-  if (fields.some((f) => /[\n\r\x1f]/.test(f)) || body.length >= 16_000) return undefined;
-  return fields.join('\x1f');
 }

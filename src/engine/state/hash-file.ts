@@ -24,6 +24,11 @@ export function digest(data: Buffer | string): string {
   return createHash('sha256').update(data).digest('base64url');
 }
 
+/** sha256 as 64 lowercase hex digits (record names and keys, the remote cache's digests). */
+export function sha256Hex(data: Buffer | string): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
 /**
  * sha256 (base64url) of an open file's bytes from its current position to its end, with memory
  * bounded by one chunk whatever the size (readFileSync fails above 2 GiB and holds the whole

@@ -133,7 +133,7 @@ export function decodeNoopRecord(bytes: Buffer): NoopRecord | string {
     probes: header.probes,
     numbers: numbers.subarray(1),
   };
-  // Made into strings when first read: a no-op the pre-check vouched for reads none of them (20,000 paths: ~2-4 ms).
+  // Made into strings when first read: a no-op the watch vouched for reads none of them.
   return Object.defineProperty(record, 'paths', {
     get: () => (paths ??= header.files === 0 ? [] : bytes.toString('utf8', pathsAt, pathsEnd).split('\0')),
     enumerable: true,

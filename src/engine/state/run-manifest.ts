@@ -2,10 +2,9 @@ import { existsSync, readFileSync, rmSync, type Stats, statSync } from 'node:fs'
 import path from 'node:path';
 import type { Observations } from './observations.ts';
 import { writeFileAtomicSync } from './atomic-file.ts';
+import { sha256Hex } from './hash-file.ts';
 import { decodeNoopRecord, encodeNoopRecord, MISSING, type NoopRecord, UNSETTLED } from './noop-record.ts';
-import { markPrecheck } from './noop-precheck.ts';
 import { workingFolder } from '../paths/working-folder.ts';
-import { sha256Hex } from './sha256-text.ts';
 import { ensureStateDir, setAsideAndWarn, type StateWarn } from './set-aside.ts';
 import { settledStat } from './settled-stat.ts';
 import { writeProblem, type WriteProblem } from './write-problem.ts';
@@ -72,7 +71,6 @@ function dirStat(abs: string): number | null {
 
 export function dropManifest(root: string, pipelineFile: string): void {
   const file = manifestFile(root, pipelineFile);
-  markPrecheck(root, 0);
   try {
     rmSync(file, { force: true });
     // The JSON form an earlier refinery wrote; this one no longer reads it.
@@ -175,7 +173,6 @@ export function writeNoopRecord(root: string, pipelineFile: string, record: Noop
   } catch (error) {
     return writeProblem(file, error);
   }
-  markPrecheck(root, record.paths.length);
   return undefined;
 }
 

@@ -11,20 +11,18 @@ import { mulberry32 } from '../../../src/workflows/refine/seeded.ts';
 // edits (content, same-size rewrites, an editor's rename over a file with its old mtime kept,
 // mtime-only touches, outputs deleted or overwritten by hand) is applied to a project of
 // 1,700 `run:` stages; after each, `refinery run` is started as a user's program starts it
-// (/bin/sh reads bin/refinery.js's first line: the no-op pre-check in perl, or the watch's
-// socket) and must leave every output exactly as a clean build would, having rerun exactly
-// the stages whose inputs' content changed or whose outputs are not what they wrote. The
-// project is large enough for every shortcut to be on the path: the pre-check (a record of
-// 2,000 files or more) and the stage journal's index (a journal of 1 MiB or more).
+// (bin/refinery.js as a program, or asking a running watch over its socket) and must leave
+// every output exactly as a clean build would, having rerun exactly the stages whose inputs'
+// content changed or whose outputs are not what they wrote. The project is large enough for
+// the stage journal's index (a journal of 1 MiB or more) to be on the path.
 
 const STAGES = 1700;
 const COMMON = 5;
 const STEPS = 18;
 /** Reproduce a failure with REFINERY_MODEL_SEED=<the seed it names>. */
 const SEEDS = process.env.REFINERY_MODEL_SEED ? [Number(process.env.REFINERY_MODEL_SEED)] : [20261202];
-const PERL = systemTool('perl');
 const SHA256SUM = systemTool('sha256sum');
-// Both the watch and the runs asking it use dist/ (built by `npm test`): the quick client serves only the build the watch runs.
+// Both the watch and the runs asking it use dist/ (built by `npm test`): a watch answers only a client of its own build.
 const FROM_DIST = { REFINERY_FROM_DIST: '1' };
 
 const output = (i: number): string => `out/s${i}.txt`;
@@ -204,15 +202,13 @@ async function runAndCheck(
 
 describe('incremental runs against a model', () => {
   for (const seed of SEEDS) {
-    it(`incremental runs - seed ${seed}: each run leaves what a clean build would, rerunning exactly what changed (pre-check and journal index on)`, async ({
+    it(`incremental runs - seed ${seed}: each run leaves what a clean build would, rerunning exactly what changed (journal index on)`, async ({
       skip,
     }) => {
-      if (skipWithout(PERL) || skipWithout(SHA256SUM)) skip();
+      if (skipWithout(SHA256SUM)) skip();
       const { p, model, rand } = setUp(seed);
       const history: string[] = ['the first build'];
       await runAndCheck(p, model, history, { jobs: 2, exactReruns: true });
-      // Both shortcuts are on the path of every run below, or this test would not test them.
-      expect(existsSync(p.path('.refinery/state/precheck'))).toBe(true);
       history.length = 0;
       for (let step = 0; step < STEPS; step += 1) {
         const edits = 1 + Math.floor(rand() * 3);
@@ -226,7 +222,7 @@ describe('incremental runs against a model', () => {
     it(`incremental runs through watch - seed ${seed}: a run asked of a running watch leaves what a clean build would`, async ({
       skip,
     }) => {
-      if (skipWithout(PERL) || skipWithout(SHA256SUM)) skip();
+      if (skipWithout(SHA256SUM)) skip();
       const { p, model, rand } = setUp(seed + 1);
       await runAndCheck(p, model, ['the first build'], { jobs: 2, exactReruns: true });
       const watcher = new WatchProcess(['graph'], p.root, { env: FROM_DIST });

@@ -1,7 +1,6 @@
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { demoProject, events, runCli, runCliProgram, stageEnds, startCli, tempProject, type TempProject } from '../../helpers/project.ts';
-import { skipWithout, systemTool } from '../../helpers/system-tools.ts';
+import { afterEach, describe, expect, it } from 'vitest';
+import { demoProject, events, runCli, stageEnds, startCli, tempProject, type TempProject } from '../../helpers/project.ts';
 import { mtimeNs, setMtime } from '../../helpers/mtime.ts';
 
 let project: TempProject | undefined;
@@ -9,26 +8,8 @@ afterEach(() => project?.cleanup());
 
 const STAT_ONLY = 'up to date: nothing it read changed since the last run';
 
-/**
- * How the checking runs start refinery: Node on bin/refinery.js, or bin/refinery.js as a
- * program, as a user's shell starts it, where perl compares the last record with the disk while
- * Node starts (bin/noop-precheck.pl) and Node stats only what perl found changed. Every test
- * below runs both ways: the pre-check must miss no change that Node's own stats would find.
- */
-const VIAS = [{ via: 'node' }, { via: 'the pre-check' }] as const;
-let via: (typeof VIAS)[number]['via'] = 'node';
-const PERL = systemTool('perl');
-
 async function run(p: TempProject, ...args: string[]) {
-  const argv = ['run', 'p', '--json', '--verbose', ...args];
-  // The marker a record of 2,000 files or more leaves (noop-precheck.ts), on these small ones.
-  if (via === 'the pre-check' && existsSync(p.path('.refinery/state'))) writeFileSync(p.path('.refinery/state/precheck'), '');
-  const result = via === 'node' ? await runCli(argv, { cwd: p.root }) : await runCliProgram(argv, { cwd: p.root });
-  const check = /^up-to-date check: (\d+) files the last run read, \d+ looked at here(?: \(the pre-check vouched for (\d+)\))?/m.exec(
-    result.stderr,
-  );
-  // Through the program, every check that compared a record had the pre-check's word on some of it.
-  if (check) expect(check[2] !== undefined, result.stderr).toBe(via === 'the pre-check');
+  const result = await runCli(['run', 'p', '--json', '--verbose', ...args], { cwd: p.root });
   const ends = events(result.stdout).filter((e) => e.type === 'stage-end');
   return { result, ends: stageEnds(result.stdout), statOnly: ends.length > 0 && ends.every((e) => e.reason === STAT_ONLY) };
 }
@@ -62,12 +43,7 @@ stages:
   });
 }
 
-describe.each(VIAS)('no-op by stats, checked by $via', (mode) => {
-  beforeEach(({ skip }) => {
-    if (mode.via === 'the pre-check' && skipWithout(PERL)) skip();
-    via = mode.via;
-  });
-
+describe('no-op by stats', () => {
   it('noop - an unchanged project is reported up to date from stats alone', async () => {
     project = demoProject();
     const first = await runCli(['run', 'demo', '--json'], { cwd: project.root });
@@ -307,12 +283,7 @@ stages:
   });
 });
 
-describe.each(VIAS)('no-op record - racy timestamps, checked by $via', (mode) => {
-  beforeEach(({ skip }) => {
-    if (mode.via === 'the pre-check' && skipWithout(PERL)) skip();
-    via = mode.via;
-  });
-
+describe('no-op record - racy timestamps', () => {
   /** New content of the same size in place (same inode), with the mtime put back: only the content tells. */
   function rewriteUnseen(p: TempProject, rel: string, content: string): void {
     const before = statSync(p.path(rel), { bigint: true });

@@ -1,23 +1,16 @@
 // No program is probed before the first command: the pool starts python's runner at once and
-// learns from the runner itself whether it works. These tests give the pool programs that do
-// not work here (missing, or a python without posix_spawn) and check that the job that was
-// waiting for them still runs exactly once, through the next program or spawned directly.
+// learns from the runner itself whether it works. These tests give the pool pythons that do
+// not work here (missing, or without posix_spawn) and check that the job that was waiting for
+// them still runs exactly once, through the next python or spawned directly from Node.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RunnerPool } from '../../../src/engine/shell/runner-pool.ts';
-import {
-  PYTHON_RUNNER_FILE,
-  perlRunner,
-  pythonRunner,
-  type RunnerProgram,
-  RunnerPrograms,
-} from '../../../src/engine/shell/runner-programs.ts';
+import { RUNNER_FILE, pythonRunner, type RunnerProgram, RunnerPrograms } from '../../../src/engine/shell/runner-programs.ts';
 import { skipWithout, systemTool, toolPath } from '../../helpers/system-tools.ts';
 
 const python = systemTool('python3');
-const perl = systemTool('perl');
 
 let dir: string;
 let pool: RunnerPool | undefined;
@@ -33,9 +26,9 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function poolOf(programs: RunnerProgram[], quickStart = false): { pool: RunnerPool; programs: RunnerPrograms } {
+function poolOf(programs: RunnerProgram[]): { pool: RunnerPool; programs: RunnerPrograms } {
   const choice = new RunnerPrograms(programs);
-  pool = new RunnerPool(dir, path.join(dir, 'scratch'), choice, quickStart);
+  pool = new RunnerPool(dir, path.join(dir, 'scratch'), choice);
   return { pool, programs: choice };
 }
 
@@ -49,7 +42,6 @@ function run(p: RunnerPool, script = JOB) {
     pieces: [script],
     values: [],
     signal: new AbortController().signal,
-    scriptFile: path.join(dir, 'scratch', 'job.sh'),
   });
 }
 
@@ -64,32 +56,35 @@ const pythonWithoutSpawn = (): RunnerProgram =>
   pythonRunner(toolPath(python), [
     '-c',
     "import os, runpy, sys; del os.posix_spawn; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')",
-    PYTHON_RUNNER_FILE,
+    RUNNER_FILE,
   ]);
 
 describe('RunnerPool without a working python', () => {
-  it.skipIf(skipWithout(perl))('RunnerPool - python3 missing: the job that waited for it runs once, through perl', async () => {
-    const { pool: p, programs } = poolOf([missingPython(), perlRunner(toolPath(perl))]);
-    const outcome = await run(p);
-    expect(outcome).toMatchObject({ exitCode: 0, signal: null, aborted: false });
-    expect(runs()).toHaveLength(1);
-    expect(runs()[0]).toMatch(/^ran \d+ perl$/);
-    expect(programs.current()?.protocol).toBe('lines');
-  });
-
-  it.skipIf(skipWithout(python, perl))(
-    'RunnerPool - python3 without os.posix_spawn: the job that waited for it runs once, through perl',
+  it.skipIf(skipWithout(python))(
+    'RunnerPool - the first python3 missing: the job that waited for it runs once, through the next',
     async () => {
-      const { pool: p } = poolOf([pythonWithoutSpawn(), perlRunner(toolPath(perl))]);
+      const { pool: p, programs } = poolOf([missingPython(), pythonRunner(toolPath(python))]);
       const outcome = await run(p);
       expect(outcome).toMatchObject({ exitCode: 0, signal: null, aborted: false });
       expect(runs()).toHaveLength(1);
-      expect(runs()[0]).toMatch(/^ran \d+ perl$/);
+      expect(runs()[0]).toMatch(/^ran \d+ python3?[\d.]*$/);
+      expect(programs.current()?.command).toBe(toolPath(python));
     },
   );
 
-  it('RunnerPool - no runner program works: the job is spawned directly, once', async () => {
-    const { pool: p, programs } = poolOf([missingPython(), perlRunner(path.join(dir, 'no-such-perl'))]);
+  it.skipIf(skipWithout(python))(
+    'RunnerPool - python3 without os.posix_spawn: the job that waited for it is spawned directly, once',
+    async () => {
+      const { pool: p, programs } = poolOf([pythonWithoutSpawn()]);
+      const outcome = await run(p);
+      expect(outcome).toMatchObject({ exitCode: 0, signal: null, aborted: false });
+      expect(runs()).toEqual([expect.stringMatching(new RegExp(`^ran ${process.pid} `))]);
+      expect(programs.current()).toBeNull();
+    },
+  );
+
+  it('RunnerPool - no python works: the job is spawned directly, once', async () => {
+    const { pool: p, programs } = poolOf([missingPython()]);
     const outcome = await run(p);
     expect(outcome).toMatchObject({ exitCode: 0, signal: null, aborted: false });
     expect(runs()).toEqual([expect.stringMatching(new RegExp(`^ran ${process.pid} `))]);
@@ -99,18 +94,17 @@ describe('RunnerPool without a working python', () => {
     expect(runs()).toHaveLength(2);
   });
 
-  it.skipIf(skipWithout(perl))('RunnerPool - a program that failed to start is not tried again for later runners', async () => {
+  it('RunnerPool - a program that failed to start is not tried again for later jobs', async () => {
     const attempts = path.join(dir, 'attempts.txt');
     const broken = path.join(dir, 'broken-python3');
     writeFileSync(broken, `#!/bin/sh\necho tried >> '${attempts}'\nexit 1\n`, { mode: 0o755 });
-    const { pool: p } = poolOf([pythonRunner(broken), perlRunner(toolPath(perl))]);
+    const { pool: p } = poolOf([pythonRunner(broken)]);
     await run(p);
-    // Two at once: the second needs a runner of its own, which starts perl directly.
     const outcomes = await Promise.all([run(p), run(p)]);
     expect(outcomes.map((o) => o.exitCode)).toEqual([0, 0]);
     expect(readFileSync(attempts, 'utf8')).toBe('tried\n');
     expect(runs()).toHaveLength(3);
-    for (const line of runs()) expect(line).toMatch(/ perl$/);
+    for (const line of runs()) expect(line).toMatch(new RegExp(`^ran ${process.pid} `));
   });
 });
 
@@ -129,26 +123,4 @@ describe('RunnerPool with a working runner', () => {
       expect(runs()[1]).toMatch(/ python3?[\d.]*$/);
     },
   );
-});
-
-describe('RunnerPool choosing its runner program', () => {
-  it.skipIf(skipWithout(python, perl))('RunnerPool - for a few commands: the program ready soonest (perl), not python', async () => {
-    const { pool: p } = poolOf([pythonRunner(toolPath(python)), perlRunner(toolPath(perl))], true);
-    expect((await run(p)).exitCode).toBe(0);
-    expect(runs()[0]).toMatch(/^ran \d+ perl$/);
-  });
-
-  it.skipIf(skipWithout(python, perl))('RunnerPool - for many commands: python, whose commands start cheapest', async () => {
-    const { pool: p } = poolOf([pythonRunner(toolPath(python)), perlRunner(toolPath(perl))], false);
-    expect((await run(p)).exitCode).toBe(0);
-    expect(runs()[0]).toMatch(/^ran \d+ python3?$/);
-  });
-
-  it.skipIf(skipWithout(python))('RunnerPool - for a few commands without perl: python runs them, once each', async () => {
-    const { pool: p, programs } = poolOf([pythonRunner(toolPath(python)), perlRunner(path.join(dir, 'no-such-perl'))], true);
-    expect((await run(p)).exitCode).toBe(0);
-    await run(p);
-    expect(runs()).toEqual([expect.stringMatching(/^ran \d+ python3?$/), expect.stringMatching(/^ran \d+ python3?$/)]);
-    expect(programs.current(true)?.protocol).toBe('json');
-  });
 });

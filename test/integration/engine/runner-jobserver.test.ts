@@ -6,16 +6,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RunnerPool } from '../../../src/engine/shell/runner-pool.ts';
-import { perlRunner, pythonRunner, RunnerPrograms } from '../../../src/engine/shell/runner-programs.ts';
+import { pythonRunner, RunnerPrograms } from '../../../src/engine/shell/runner-programs.ts';
 import { commandLog, mostAtOnce } from '../../helpers/command-log.ts';
 import { skipWithout, systemTool, toolPath } from '../../helpers/system-tools.ts';
 
 const python = systemTool('python3');
-const perl = systemTool('perl');
 
 let dir: string;
 let pool: RunnerPool | undefined;
-let jobs = 0;
 
 beforeEach(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'refinery-jobserver-'));
@@ -28,15 +26,13 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function jobserverPool(commandsAtOnce: number, program = () => pythonRunner(toolPath(python))): RunnerPool {
-  pool = new RunnerPool(dir, path.join(dir, 'scratch'), new RunnerPrograms([program()]), false, commandsAtOnce);
+function jobserverPool(commandsAtOnce: number, programs = () => [pythonRunner(toolPath(python))]): RunnerPool {
+  pool = new RunnerPool(dir, path.join(dir, 'scratch'), new RunnerPrograms(programs()), commandsAtOnce);
   return pool;
 }
 
 function run(p: RunnerPool, script: string, signal = new AbortController().signal, onStart?: () => void) {
-  jobs += 1;
-  const scriptFile = path.join(dir, 'scratch', `job-${jobs}.sh`);
-  return p.run({ cwd: dir, env: process.env, pieces: [script], values: [], signal, scriptFile, ...(onStart ? { onStart } : {}) });
+  return p.run({ cwd: dir, env: process.env, pieces: [script], values: [], signal, ...(onStart ? { onStart } : {}) });
 }
 
 /** Runs `script` and resolves once its command started (it holds the token then), with its outcome to come. */
@@ -114,9 +110,9 @@ describe.skipIf(skipWithout(python))('RunnerPool with a jobserver', () => {
   });
 });
 
-describe.skipIf(skipWithout(perl))('RunnerPool with a jobserver and runners that do not speak it', () => {
-  it("jobserver - perl's runners: the pool itself keeps the commands to the limit", async () => {
-    const p = jobserverPool(1, () => perlRunner(toolPath(perl)));
+describe('RunnerPool with a jobserver and no python', () => {
+  it('jobserver - commands spawned directly from Node: the pool itself keeps them to the limit', async () => {
+    const p = jobserverPool(1, () => []);
     const outcomes = await Promise.all(Array.from({ length: 3 }, (_, i) => run(p, logged(`j${i}`, 0.1))));
     expect(outcomes.map((o) => o.exitCode)).toEqual([0, 0, 0]);
     expect(mostAtOnce(commandLog(path.join(dir, 'log')))).toBe(1);

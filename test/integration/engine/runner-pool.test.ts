@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunnerPool } from '../../../src/engine/shell/runner-pool.ts';
-import { perlRunner, pythonRunner, RunnerPrograms } from '../../../src/engine/shell/runner-programs.ts';
+import { pythonRunner, RunnerPrograms } from '../../../src/engine/shell/runner-programs.ts';
 import { parseSimpleCommand } from '../../../src/engine/shell/simple-command.ts';
 import { skipWithout, systemTool, toolPath } from '../../helpers/system-tools.ts';
 
@@ -12,10 +12,13 @@ let base: string;
 let pool: RunnerPool;
 let poolDir: string;
 
-// Each runner program in turn, alone: both must start commands exactly as sh would.
+const python = systemTool('python3');
+
+// Python's runners, and the pool where no python works (each command spawned from Node): both
+// must start commands exactly as sh would.
 const PROGRAMS = [
-  { name: 'python', tool: systemTool('python3'), program: (command: string) => pythonRunner(command) },
-  { name: 'perl', tool: systemTool('perl'), program: (command: string) => perlRunner(command) },
+  { name: 'python', skip: skipWithout(python), programs: () => new RunnerPrograms([pythonRunner(toolPath(python))]) },
+  { name: 'no python', skip: false, programs: () => new RunnerPrograms([]) },
 ];
 
 /** Fresh files in `dir`; the folder itself stays (the runners' working directory is the pool's). */
@@ -35,7 +38,7 @@ function snapshot(dir: string): Record<string, string> {
 }
 
 function runInPool(script: string, env: NodeJS.ProcessEnv = process.env, signal = new AbortController().signal) {
-  return pool.run({ cwd: poolDir, env, pieces: [script], values: [], signal, scriptFile: path.join(poolDir, 'scratch', 'job.sh') });
+  return pool.run({ cwd: poolDir, env, pieces: [script], values: [], signal });
 }
 
 // Commands the pool starts without a shell, and commands it gives to sh: the files they leave
@@ -54,14 +57,13 @@ const SCRIPTS = [
   'echo "$((1 + 2))" > sum.txt',
 ];
 
-describe.each(PROGRAMS)('RunnerPool with $name runners', ({ name, tool, program }) => {
-  const skip = skipWithout(tool);
+describe.each(PROGRAMS)('RunnerPool with $name', ({ name, skip, programs }) => {
   beforeAll(() => {
     if (skip) return;
     base = mkdtempSync(path.join(os.tmpdir(), 'refinery-runners-'));
     poolDir = path.join(base, 'pool');
     mkdirSync(path.join(poolDir, 'scratch'), { recursive: true });
-    pool = new RunnerPool(poolDir, path.join(poolDir, 'scratch'), new RunnerPrograms([program(toolPath(tool))]));
+    pool = new RunnerPool(poolDir, path.join(poolDir, 'scratch'), programs());
   });
 
   afterAll(() => {
@@ -116,7 +118,6 @@ describe.each(PROGRAMS)('RunnerPool with $name runners', ({ name, tool, program 
       pieces: ['cat a.txt b.txt'],
       values: [],
       signal: new AbortController().signal,
-      scriptFile: path.join(poolDir, 'scratch', 'job.sh'),
       onLine: (stream, line) => lines.push(`${stream}:${line}`),
     });
     expect(outcome.exitCode).toBe(0);
@@ -129,7 +130,6 @@ describe.each(PROGRAMS)('RunnerPool with $name runners', ({ name, tool, program 
       pieces: ['true'],
       values: [],
       signal: new AbortController().signal,
-      scriptFile: path.join(poolDir, 'scratch', 'job.sh'),
       onLine: (_, l) => next.push(l),
     });
     expect(next).toEqual([]);
@@ -153,11 +153,8 @@ describe.each(PROGRAMS)('RunnerPool with $name runners', ({ name, tool, program 
     const outcome = await runInPool(script);
     expect(outcome.exitCode).toBe(0);
     expect(readFileSync(path.join(poolDir, 'lines.txt'), 'utf8')).toBe('1\n2\n3\n');
-    expect(existsSync(path.join(poolDir, 'scratch', 'job.sh'))).toBe(false);
   });
 });
-
-const python = systemTool('python3');
 
 describe.skipIf(skipWithout(python))('the python runner', () => {
   it('RunnerPool (python) - a PYTHONPATH that shadows the standard library does not reach the runner, only its commands', async () => {
@@ -179,7 +176,6 @@ describe.skipIf(skipWithout(python))('the python runner', () => {
         pieces: ['cat /proc/$PPID/comm > parent.txt; printenv PYTHONPATH > path.txt'],
         values: [],
         signal: new AbortController().signal,
-        scriptFile: path.join(dir, 'scratch', 'job.sh'),
       });
       expect(outcome.exitCode).toBe(0);
       // Run by the runner's sh, not spawned directly after a runner that failed to start.

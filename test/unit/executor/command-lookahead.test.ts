@@ -23,13 +23,14 @@ function plan(count: number, spec: (i: number) => Spec = () => ({ kind: 'run' })
 }
 
 describe('commandLookahead', () => {
-  it('commandLookahead - a build of many run: stages keeps -j through the jobserver', () => {
-    expect(commandLookahead(plan(41), 2)).toBe(2);
+  it('commandLookahead - a build of run: stages keeps -j through the jobserver, however few', () => {
+    expect(commandLookahead(plan(2), 2)).toBe(2);
+    expect(commandLookahead(plan(40), 2)).toBe(2);
     expect(commandLookahead(plan(1000), 8)).toBe(8);
   });
 
   it.each([
-    ['a few commands (perl runners, no jobserver)', plan(40)],
+    ['one command (spawned directly)', plan(1)],
     ['a task stage among them', plan(60, (i) => ({ kind: i === 7 ? 'task' : 'run' }))],
     ['a named pool', plan(60, () => ({ kind: 'run' }), { llm: 2 })],
     ['a stage with a timeout', plan(60, (i) => ({ kind: 'run', ...(i === 3 ? { timeoutMs: 1000 } : {}) }))],

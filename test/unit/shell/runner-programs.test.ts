@@ -1,14 +1,13 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PERL_RUNNER_FILE, PYTHON_RUNNER_FILE } from '../../../src/engine/shell/runner-programs.ts';
+import { machinePythons, RUNNER_FILE } from '../../../src/engine/shell/runner-programs.ts';
 import { PACKAGE_ROOT } from '../../../src/engine/paths/package-root.ts';
 import { skipWithout, systemTool, toolPath } from '../../helpers/system-tools.ts';
 
 const python = systemTool('python3');
-const perl = systemTool('perl');
 
 /** Starts a runner program, sends each job line, and collects its answer lines until every job has exited. */
 async function converse(command: string, file: string, dir: string, jobs: string[]): Promise<string[]> {
@@ -40,18 +39,22 @@ describe('runner programs', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('runner programs - live in their own files under the package root, where src/ and dist/ both find them', () => {
-    expect(PYTHON_RUNNER_FILE).toBe(path.join(PACKAGE_ROOT, 'src', 'engine', 'shell', 'runners', 'runner.py'));
-    expect(PERL_RUNNER_FILE).toBe(path.join(PACKAGE_ROOT, 'src', 'engine', 'shell', 'runners', 'runner.pl'));
-    expect(readFileSync(PYTHON_RUNNER_FILE, 'utf8')).toContain('os.posix_spawn');
-    expect(readFileSync(PERL_RUNNER_FILE, 'utf8')).toContain('setpgrp');
+  it('runner program - lives in its own file under the package root, where src/ and dist/ both find it', () => {
+    expect(RUNNER_FILE).toBe(path.join(PACKAGE_ROOT, 'src', 'engine', 'shell', 'runners', 'runner.py'));
+    expect(readFileSync(RUNNER_FILE, 'utf8')).toContain('os.posix_spawn');
+  });
+
+  it('runner program - the system python first, then python3 from PATH; the test override names one, or none', () => {
+    expect(machinePythons({}).map((p) => p.command)).toEqual(['/usr/bin/python3', 'python3']);
+    expect(machinePythons({ REFINERY_TEST_PYTHON: '/opt/py/bin/python3' }).map((p) => p.command)).toEqual(['/opt/py/bin/python3']);
+    expect(machinePythons({ REFINERY_TEST_PYTHON: '' })).toEqual([]);
   });
 
   it.skipIf(skipWithout(python))(
     'runner.py - runs JSON jobs through sh or directly, answering pid, exit code and output sizes',
     async () => {
       dir = mkdtempSync(path.join(os.tmpdir(), 'refinery-runner-py-'));
-      const answers = await converse(toolPath(python), PYTHON_RUNNER_FILE, dir, [
+      const answers = await converse(toolPath(python), RUNNER_FILE, dir, [
         JSON.stringify({ s: 'echo hello; echo oops >&2; exit 3' }),
         JSON.stringify({ s: 'printf "%s" "$X"', a: ['printf', '%s', 'direct'], r: [], e: { X: 'unused' } }),
         JSON.stringify({ s: 'kill -TERM $$' }),
@@ -64,18 +67,6 @@ describe('runner programs', () => {
     },
   );
 
-  it.skipIf(skipWithout(perl))('runner.pl - runs c and f job lines through sh, answering pid, exit code and output sizes', async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'refinery-runner-pl-'));
-    const script = path.join(dir, 'script.sh');
-    writeFileSync(script, 'echo from-file\nexit 4\n');
-    const answers = await converse(toolPath(perl), PERL_RUNNER_FILE, dir, ['cecho hello; echo oops >&2; exit 3', `f${script}`, 'ctrue']);
-    expect(answers[0]).toBe('ready');
-    expect(answers.filter((a) => /^pid [1-9]\d*$/.test(a))).toHaveLength(3);
-    // Each command's files start empty: the sizes are its own output's.
-    expect(answers.filter((a) => a.startsWith('exit '))).toEqual(['exit 3 6 5', 'exit 4 10 0', 'exit 0 0 0']);
-    expect(readFileSync(path.join(dir, 'out'), 'utf8')).toBe('');
-  });
-
   it.skipIf(skipWithout(python))(
     'runner.py - without os.posix_spawn it exits before saying ready, leaving the job it was sent unread',
     async () => {
@@ -83,7 +74,7 @@ describe('runner programs', () => {
       // A Python whose os module lacks posix_spawn, as before 3.8, running the real runner.py.
       const withoutSpawn =
         "import os, runpy, sys; del os.posix_spawn; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')";
-      const child = spawn(toolPath(python), ['-c', withoutSpawn, PYTHON_RUNNER_FILE, path.join(dir, 'out'), path.join(dir, 'err')], {
+      const child = spawn(toolPath(python), ['-c', withoutSpawn, RUNNER_FILE, path.join(dir, 'out'), path.join(dir, 'err')], {
         cwd: dir,
         stdio: ['pipe', 'pipe', 'pipe'],
       });

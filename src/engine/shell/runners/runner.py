@@ -8,7 +8,7 @@
 # them). Answers `pid N`, then `exit CODE OUT_SIZE ERR_SIZE` (a signal N is 128+N).
 # It says `ready` before it reads its first job, and exits before that where it cannot work
 # (Python older than 3.8 has no posix_spawn): the pool then knows the job it already sent was
-# never read, and gives it to the next runner program.
+# never read, and gives it to the next python, or spawns it from Node itself.
 # With TOKENS (a FIFO, made if missing) the runners of a run share a jobserver, as make's do:
 # the FIFO holds one byte per command that may run at once (this runner puts ADD of them in),
 # a command starts once its runner took a byte and gives it back when it ends. More runners
