@@ -10,6 +10,7 @@ import { expandGlob } from '../paths/walk.ts';
 import { isGlob, staticPrefix } from '../paths/glob.ts';
 import type { Observations } from '../state/observations.ts';
 import { isReservedPath } from '../paths/reserved.ts';
+import { computeVars } from './vars.ts';
 
 export interface GlobItem {
   path: string;
@@ -53,6 +54,14 @@ function itemKey(item: unknown, index: number): string {
   return String(index);
 }
 
+/** `exists(path)` in an expression evaluated while expanding, its answers recorded for the no-op check. */
+function projectExists(ctx: ExpandContext): (p: string) => boolean {
+  // An absolute path (logs outside the project) is probed where it is.
+  const exists = (p: string): boolean => existsSync(path.resolve(ctx.root, p));
+  const observations = ctx.observations;
+  return observations ? (p) => observations.probe(p, exists) : exists;
+}
+
 class Expander {
   readonly diagnostics: Diagnostic[] = [];
   /** stage id -> instance ids, per loop iteration scope ('' for top level). */
@@ -61,11 +70,13 @@ class Expander {
   constructor(
     private readonly spec: PipelineSpec,
     private readonly ctx: ExpandContext,
+    private readonly named: Record<string, unknown>,
   ) {}
 
   private vars(stage: StageSpec | LoopSpec, extra: Record<string, unknown>): Record<string, unknown> {
     return {
       params: this.ctx.params,
+      vars: this.named,
       pipeline: { name: this.spec.name },
       stage: { id: stage.id },
       artifacts: this.ctx.artifacts,
@@ -240,10 +251,7 @@ class Expander {
     collectRefs(stage.when, refs);
     if (refs.roots.has('artifacts')) return true;
     try {
-      // An absolute path (logs outside the project) is probed where it is.
-      const exists = (p: string): boolean => existsSync(path.resolve(this.ctx.root, p));
-      const observations = this.ctx.observations;
-      return evaluateCondition(stage.when, { vars, effects: { exists: observations ? (p) => observations.probe(p, exists) : exists } });
+      return evaluateCondition(stage.when, { vars, effects: { exists: projectExists(this.ctx) } });
     } catch (error) {
       if (!(error instanceof ExprEvalError)) throw error;
       this.diagnostics.push({
@@ -307,7 +315,9 @@ export interface Expansion {
 
 /** Turns a checked pipeline into concrete stage instances (foreach expanded, templates rendered). */
 export function expandPipeline(spec: PipelineSpec, ctx: ExpandContext): Expansion {
-  const expander = new Expander(spec, ctx);
+  const named = computeVars(spec, ctx.params, projectExists(ctx));
+  const expander = new Expander(spec, ctx, named.vars);
+  expander.diagnostics.push(...named.diagnostics);
   const instances: StageInstance[] = [];
   const loops: LoopInstance[] = [];
   for (const stage of spec.stages) {
@@ -315,7 +325,7 @@ export function expandPipeline(spec: PipelineSpec, ctx: ExpandContext): Expansio
     else instances.push(...expander.expandStage(stage, { key: '' }));
   }
   checkDuplicateOutputs(instances, expander.diagnostics);
-  const plan: Plan = { pipeline: spec, root: ctx.root, params: ctx.params, instances, loops };
+  const plan: Plan = { pipeline: spec, root: ctx.root, params: ctx.params, vars: named.vars, instances, loops };
   return {
     plan,
     diagnostics: expander.diagnostics,
