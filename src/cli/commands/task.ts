@@ -115,9 +115,10 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     else bus.subscribe(consoleSink({ out: io.stdout, live: false, color: false, verbose: true }));
     // A plan of one stage, run as any pipeline's: always, however recent its last result.
     const plan: Plan = {
-      pipeline: { name: pipeline, file, hash: '', params: {}, pools: {}, stages: [spec] },
+      pipeline: { name: pipeline, file, hash: '', params: {}, vars: {}, pools: {}, stages: [spec] },
       root: io.cwd,
       params: spec.with,
+      vars: {},
       instances: [inst],
       loops: [],
     };

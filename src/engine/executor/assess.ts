@@ -16,6 +16,7 @@ import { existsInProject, paramFolders } from '../paths/inside-project.ts';
 export interface AssessContext {
   root: string;
   params: Record<string, unknown>;
+  vars: Record<string, unknown>;
   pipeline: string;
   hashes: FileHashes;
   force: boolean;
@@ -123,7 +124,7 @@ function assessInputs(
   const onDisk = (p: string): boolean => existsInProject(ctx.root, p, folders);
   const observations = ctx.observations;
   const exists = observations ? (p: string) => observations.probe(p, onDisk) : onDisk;
-  const base = { params: ctx.params, pipeline: ctx.pipeline, artifacts, outputs: targets, exists };
+  const base = { params: ctx.params, vars: ctx.vars, pipeline: ctx.pipeline, artifacts, outputs: targets, exists };
   try {
     if (inst.spec.when && !evaluateCondition(inst.spec.when, scopeFor(inst, { ...base, inputs: [] })))
       return { kind: 'skip', code: 'when-false', reason: 'when: condition is false' };

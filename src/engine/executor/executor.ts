@@ -458,6 +458,7 @@ export class Executor {
     const top = this.plan.instances.filter((i) => this.nodes.get(i.id)?.status !== undefined);
     const until = untilHolds(loop, iteration, {
       params: this.plan.params,
+      vars: this.plan.vars,
       pipeline: this.plan.pipeline.name,
       artifacts: this.stages.artifacts.view([...top, ...current]),
     });

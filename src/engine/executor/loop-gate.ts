@@ -61,7 +61,7 @@ export function loopDecision(untilHolds: boolean, iteration: number, max: number
 export function untilHolds(
   loop: LoopInstance,
   iteration: number,
-  vars: { params: Record<string, unknown>; pipeline: string; artifacts: LazyRecord },
+  vars: { params: Record<string, unknown>; vars: Record<string, unknown>; pipeline: string; artifacts: LazyRecord },
 ): { holds: boolean } | { problem: string } {
   if (!loop.spec.until) return { holds: false };
   try {
@@ -69,6 +69,7 @@ export function untilHolds(
       holds: evaluateCondition(loop.spec.until, {
         vars: {
           params: vars.params,
+          vars: vars.vars,
           pipeline: { name: vars.pipeline },
           stage: { id: loop.id },
           loop: { iteration, round: String(iteration).padStart(3, '0'), max: loop.max },

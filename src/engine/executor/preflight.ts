@@ -68,6 +68,7 @@ export async function preflightPlan(plan: Plan, options: PreflightOptions): Prom
     const targets = Object.fromEntries(Object.entries(inst.outputs).map(([name, o]) => [name, o.path]));
     const scope = scopeFor(inst, {
       params: plan.params,
+      vars: plan.vars,
       pipeline: plan.pipeline.name,
       artifacts: lazyRecord(() => undefined),
       outputs: targets,

@@ -39,6 +39,7 @@ export function previewPlan(plan: Plan, options: PreviewOptions): PreviewEntry[]
   const ctx = {
     root: options.root,
     params: plan.params,
+    vars: plan.vars,
     pipeline: plan.pipeline.name,
     hashes: options.hashes,
     force: options.force,

@@ -4,6 +4,8 @@ import { renderTemplate, toText, type LazyRecord, type Scope } from '../expr/eva
 
 export interface RenderVars {
   params: Record<string, unknown>;
+  /** The pipeline's `vars:`, as computed for this run. */
+  vars: Record<string, unknown>;
   pipeline: string;
   artifacts: LazyRecord;
   /** Output name -> path (staging paths when running, target paths when fingerprinting). */
@@ -16,6 +18,7 @@ export function scopeFor(inst: StageInstance, v: RenderVars): Scope {
   return {
     vars: {
       params: v.params,
+      vars: v.vars,
       pipeline: { name: v.pipeline },
       stage: { id: inst.id, name: inst.stageId },
       artifacts: v.artifacts,

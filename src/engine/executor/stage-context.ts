@@ -120,6 +120,7 @@ export class StageContexts {
     this.assess = {
       root: options.root,
       params: plan.params,
+      vars: plan.vars,
       pipeline: plan.pipeline.name,
       hashes: options.hashes,
       force: options.force,
@@ -160,6 +161,7 @@ export class StageContexts {
       scope: (outputs) =>
         scopeFor(inst, {
           params: this.plan.params,
+          vars: this.plan.vars,
           pipeline: this.plan.pipeline.name,
           artifacts: this.artifacts.view(deps()),
           outputs,

@@ -9,6 +9,7 @@ export interface StaleCheckContext {
   root: string;
   pipeline: string;
   params: Record<string, unknown>;
+  vars: Record<string, unknown>;
   instances: readonly StageInstance[];
 }
 
@@ -25,7 +26,7 @@ export function stagesAskingToBeRedone(ctx: StaleCheckContext): string[] {
   for (const inst of ctx.instances) {
     if (!inst.spec.staleIf) continue;
     const outputs = Object.fromEntries(Object.entries(inst.outputs).map(([k, o]) => [k, o.path]));
-    const scope = scopeFor(inst, { params: ctx.params, pipeline: ctx.pipeline, artifacts, outputs, inputs: [], exists });
+    const scope = scopeFor(inst, { params: ctx.params, vars: ctx.vars, pipeline: ctx.pipeline, artifacts, outputs, inputs: [], exists });
     try {
       if (evaluateCondition(inst.spec.staleIf, { ...scope, vars: { ...scope.vars, self: reader.own(inst) } })) ids.push(inst.id);
     } catch {

@@ -12,7 +12,7 @@ import { Locator } from './locate.ts';
 import { parseLocatedYaml } from './yaml-source.ts';
 import { readPipelineText } from './read-text.ts';
 
-const FORMAT = 'v4';
+const FORMAT = 'v5';
 
 function cacheFile(root: string, text: string): string {
   const key = createHash('sha256').update(FORMAT).update('\0').update(text).digest('hex').slice(0, 40);
@@ -45,6 +45,7 @@ function isPackedSpec(c: unknown): c is Record<string, unknown> {
     typeof c.name === 'string' &&
     typeof c.file === 'string' &&
     isObject(c.params) &&
+    isObject(c.vars) &&
     isObject(c.pools) &&
     Array.isArray(c.stages) &&
     c.stages.every(isPackedStage)

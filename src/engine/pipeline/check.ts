@@ -8,12 +8,15 @@ import { buildGraph, findCycle, type GraphNode } from '../graph/graph.ts';
 import type { Locator } from './locate.ts';
 import { isReservedPath } from '../paths/reserved.ts';
 import type { NameResolver } from './resolve-names.ts';
+import { varRefs } from './vars.ts';
 
 export type { NameResolver } from './resolve-names.ts';
 
 type Path = Array<string | number>;
 
-const ROOTS_EVERYWHERE = ['params', 'artifacts', 'stage', 'pipeline'];
+const ROOTS_EVERYWHERE = ['params', 'vars', 'artifacts', 'stage', 'pipeline'];
+/** A var is computed once per run, before any stage: it has no stage, item, artifacts or loop to read. */
+const VAR_ROOTS = ['params', 'vars', 'pipeline'];
 
 function stagePath(stage: StageOrLoop, loop?: LoopSpec): Path {
   return loop ? ['stages', loop.id, 'loop', 'stages', stage.id] : ['stages', stage.id];
@@ -58,6 +61,8 @@ interface RefContext {
   locator: Locator;
   stageIds: Set<string>;
   allowed: Set<string>;
+  /** Said under an unknown name's message: why these names, here. */
+  namesNote?: string;
 }
 
 function checkExpr(expr: Expr, at: Path, ctx: RefContext): string[] {
@@ -67,11 +72,12 @@ function checkExpr(expr: Expr, at: Path, ctx: RefContext): string[] {
     if (!ctx.allowed.has(root)) {
       const hint = didYouMean(root, ctx.allowed);
       ctx.locator.error('unknown-name', at, `unknown name '${root}' in expression${hint ? `; did you mean '${hint}'?` : ''}`, {
-        notes: [`names available here: ${[...ctx.allowed].sort().join(', ')}`],
+        notes: [`names available here: ${[...ctx.allowed].sort().join(', ')}`, ...(ctx.namesNote ? [ctx.namesNote] : [])],
       });
     }
   }
   checkParamRefs(expr, at, ctx);
+  checkVarRefs(expr, at, ctx);
   for (const message of constantErrors(expr)) ctx.locator.error('bad-expression', at, `bad expression: ${message}`);
   for (const s of [...refs.artifactStages].sort()) {
     if (!ctx.stageIds.has(s)) {
@@ -98,6 +104,47 @@ function checkParamRefs(expr: Expr, at: Path, ctx: RefContext): void {
     }
   };
   visit(expr);
+}
+
+function checkVarRefs(expr: Expr, at: Path, ctx: RefContext): void {
+  const declared = Object.keys(ctx.spec.vars);
+  for (const name of [...varRefs(expr).names].sort()) {
+    if (Object.hasOwn(ctx.spec.vars, name)) continue;
+    const hint = didYouMean(name, declared);
+    ctx.locator.error('unknown-var', at, `unknown var '${name}'${hint ? `; did you mean '${hint}'?` : '; declare it under vars:'}`, {
+      span: ctx.locator.spanOfName(at, `vars.${name}`),
+    });
+  }
+}
+
+/** The vars' own expressions: the names they may read, and no var reading itself through others. */
+function checkVars(spec: PipelineSpec, ctx: RefContext): void {
+  const reads = new Map<string, string[]>();
+  for (const [name, v] of Object.entries(spec.vars)) {
+    const found: Array<{ t: Template; at: Path }> = [];
+    withTemplates(v.value, ['vars', name], found);
+    const names = new Set<string>();
+    for (const { t, at } of found) {
+      for (const e of templateExprs(t)) {
+        checkExpr(e, at, { ...ctx, allowed: new Set(VAR_ROOTS), namesNote: 'a var is computed once per run, before any stage runs' });
+        const refs = varRefs(e);
+        for (const read of refs.names) names.add(read);
+        if (refs.whole) ctx.locator.error('bad-expression', at, `var '${name}' reads vars whole; name the vars it needs (vars.NAME)`);
+      }
+    }
+    reads.set(
+      name,
+      [...names].filter((n) => Object.hasOwn(spec.vars, n)),
+    );
+  }
+  // findCycle gives the order data flows in; a var cycle reads better in the order vars are read.
+  const cycle = findCycle(reads)?.reverse();
+  if (cycle) {
+    ctx.locator.error('var-cycle', ['vars', cycle[0] as string], `vars cycle: ${cycle.join(' -> ')}`, {
+      which: 'key',
+      notes: ['each var reads the next; a var may read other vars, but not itself through them'],
+    });
+  }
 }
 
 function templateExprs(t: Template): Expr[] {
@@ -239,6 +286,7 @@ export function checkPipeline(spec: PipelineSpec, locator: Locator, resolver: Na
     }
   }
   const ctx = { spec, locator, stageIds: ids, allowed: new Set<string>(), resolver, outputs: new Map<string, string>() };
+  checkVars(spec, ctx);
   const nodes: GraphNode[] = [];
   const node = (stage: StageSpec, loop: LoopSpec | undefined, artifactStages: string[]): GraphNode => ({
     id: stage.id,

@@ -1,5 +1,5 @@
 import type { Template } from '../types/expr.ts';
-import type { PipelineSpec, StageOrLoop, StageSpec } from '../types/pipeline.ts';
+import type { PipelineSpec, StageOrLoop, StageSpec, VarSpec } from '../types/pipeline.ts';
 import type { SourceSpan } from '../types/source.ts';
 import { setLazySpan } from './lazy-span.ts';
 
@@ -59,7 +59,8 @@ export function unpackStage(c: Compact, path: StagePath, locate: Locate): StageS
 
 export function packSpec(spec: PipelineSpec): Compact {
   const stages = spec.stages.map((s) => (s.kind === 'loop' ? { ...s, stages: s.stages.map(packStage) } : packStage(s)));
-  return { ...spec, stages };
+  const vars = Object.fromEntries(Object.entries(spec.vars).map(([name, v]) => [name, v.value]));
+  return { ...spec, vars, stages };
 }
 
 /** `locate` answers where a stage is in the file, for the few stages a diagnostic names. */
@@ -71,5 +72,11 @@ export function unpackSpec(c: Compact, locate: Locate): PipelineSpec {
     const inner = (s.stages as Compact[]).map((t) => unpackStage(t, [...at, 'loop', 'stages', t.id as string], locate));
     return setLazySpan({ ...s, stages: inner } as unknown as StageOrLoop, () => locate(at));
   });
-  return { ...spec, stages };
+  const vars = Object.fromEntries(
+    Object.entries(c.vars as Record<string, unknown>).map(([name, value]) => [
+      name,
+      setLazySpan<VarSpec>({ value }, () => locate(['vars', name])),
+    ]),
+  );
+  return { ...spec, vars, stages };
 }

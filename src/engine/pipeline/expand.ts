@@ -13,6 +13,7 @@ import { isReservedPath } from '../paths/reserved.ts';
 import { existsInProject, paramFolders } from '../paths/inside-project.ts';
 import { foreachEffects } from './foreach-files.ts';
 import { sha256Hex } from '../state/hash-file.ts';
+import { computeVars } from './vars.ts';
 
 export interface GlobItem {
   path: string;
@@ -64,6 +65,15 @@ function itemKey(item: unknown, index: number): string {
   return String(index);
 }
 
+/** `exists(path)` in an expression evaluated while expanding, its answers recorded for the no-op check. */
+function projectExists(ctx: ExpandContext): (p: string) => boolean {
+  // Only inside the project, or in a folder a param names (logs outside the project), where it is.
+  const folders = paramFolders(ctx.params);
+  const exists = (p: string): boolean => existsInProject(ctx.root, p, folders);
+  const observations = ctx.observations;
+  return observations ? (p) => observations.probe(p, exists) : exists;
+}
+
 class Expander {
   readonly diagnostics: Diagnostic[] = [];
   /** stage id -> instance ids, per loop iteration scope ('' for top level). */
@@ -72,11 +82,13 @@ class Expander {
   constructor(
     private readonly spec: PipelineSpec,
     private readonly ctx: ExpandContext,
+    private readonly named: Record<string, unknown>,
   ) {}
 
   private vars(stage: StageSpec | LoopSpec, extra: Record<string, unknown>): Record<string, unknown> {
     return {
       params: this.ctx.params,
+      vars: this.named,
       pipeline: { name: this.spec.name },
       stage: { id: stage.id },
       artifacts: this.ctx.artifacts,
@@ -262,11 +274,7 @@ class Expander {
     collectRefs(stage.when, refs);
     if (refs.roots.has('artifacts')) return true;
     try {
-      // A path in a folder a param names (logs outside the project) is probed where it is.
-      const folders = paramFolders(this.ctx.params);
-      const exists = (p: string): boolean => existsInProject(this.ctx.root, p, folders);
-      const observations = this.ctx.observations;
-      return evaluateCondition(stage.when, { vars, effects: { exists: observations ? (p) => observations.probe(p, exists) : exists } });
+      return evaluateCondition(stage.when, { vars, effects: { exists: projectExists(this.ctx) } });
     } catch (error) {
       if (!(error instanceof ExprEvalError)) throw error;
       this.diagnostics.push({
@@ -330,7 +338,9 @@ export interface Expansion {
 
 /** Turns a checked pipeline into concrete stage instances (foreach expanded, templates rendered). */
 export function expandPipeline(spec: PipelineSpec, ctx: ExpandContext): Expansion {
-  const expander = new Expander(spec, ctx);
+  const named = computeVars(spec, ctx.params, projectExists(ctx));
+  const expander = new Expander(spec, ctx, named.vars);
+  expander.diagnostics.push(...named.diagnostics);
   const instances: StageInstance[] = [];
   const loops: LoopInstance[] = [];
   for (const stage of spec.stages) {
@@ -338,7 +348,7 @@ export function expandPipeline(spec: PipelineSpec, ctx: ExpandContext): Expansio
     else instances.push(...expander.expandStage(stage, { key: '' }));
   }
   checkDuplicateOutputs(instances, expander.diagnostics);
-  const plan: Plan = { pipeline: spec, root: ctx.root, params: ctx.params, instances, loops };
+  const plan: Plan = { pipeline: spec, root: ctx.root, params: ctx.params, vars: named.vars, instances, loops };
   return {
     plan,
     diagnostics: expander.diagnostics,

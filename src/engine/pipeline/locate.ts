@@ -37,6 +37,33 @@ export class Locator {
     return { ...base, column: base.column + offset + (quoted ? 1 : 0), length };
   }
 
+  /**
+   * The place of `name` (such as `vars.report`) in the value at `path`, where an expression there
+   * reads it, so the underline is under the name; the whole value's place when it is not found.
+   */
+  spanOfName(path: ReadonlyArray<string | number>, name: string): SourceSpan {
+    const base = this.span(path);
+    const lines = this.text.split('\n');
+    const pattern = new RegExp(`${name.replaceAll('.', '\\.')}(?![A-Za-z0-9_])`, 'g');
+    const find = (line: string, from: number): number => {
+      pattern.lastIndex = from;
+      return pattern.exec(line)?.index ?? -1;
+    };
+    const first = lines[base.line - 1] ?? '';
+    const column = find(first, base.column - 1);
+    if (column >= 0) return { ...base, column: column + 1, length: name.length };
+    // A block scalar (| or >): its lines follow, indented more than its key's line.
+    if (!/^[|>]/.test(first.slice(base.column - 1))) return base;
+    const indent = first.length - first.trimStart().length;
+    for (let n = base.line; n < lines.length; n += 1) {
+      const line = lines[n] ?? '';
+      if (line.trim() !== '' && line.length - line.trimStart().length <= indent) break;
+      const at = find(line, 0);
+      if (at >= 0) return { file: base.file, line: n + 1, column: at + 1, length: name.length };
+    }
+    return base;
+  }
+
   error(
     code: DiagnosticCode,
     path: ReadonlyArray<string | number>,

@@ -3,7 +3,7 @@ import { z } from 'zod';
 export const STAGE_ID = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 const DURATION = /^\d+(\.\d+)?(ms|s|m|h)$/;
 
-export const PIPELINE_KEYS = ['pipeline', 'description', 'params', 'pools', 'stages'];
+export const PIPELINE_KEYS = ['pipeline', 'description', 'params', 'vars', 'pools', 'stages'];
 export const STAGE_KEYS = [
   'description',
   'task',
@@ -150,6 +150,12 @@ export const pipelineSchema = z.strictObject({
     .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a param name'), paramSchema)
     .describe('Typed parameters, overridden with --param KEY=VALUE.')
     .optional(),
+  vars: z
+    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a var name such as report_dir'), z.unknown())
+    .describe(
+      'Named values, computed once per run after the params: templates over params, pipeline and other vars (vars.NAME). Usable in every expression.',
+    )
+    .optional(),
   pools: z
     .record(z.string(), z.number().int().min(1))
     .describe('Named concurrency pools, e.g. { llm: 4 }; a stage joins one with pool: NAME.')
@@ -180,7 +186,7 @@ export function pipelineJsonSchema(): Record<string, unknown> {
     $id: 'https://refinery.dev/schemas/pipeline.schema.json',
     title: 'refinery pipeline file',
     description:
-      'A DAG of stages (tasks or commands) with inputs, outputs and schemas. Strings may hold ${expr} parts: params.NAME, item (foreach), outputs.NAME, inputs, artifacts.STAGE.OUTPUT, loop.iteration, loop.round.',
+      'A DAG of stages (tasks or commands) with inputs, outputs and schemas. Strings may hold ${expr} parts: params.NAME, vars.NAME, item (foreach), outputs.NAME, inputs, artifacts.STAGE.OUTPUT, loop.iteration, loop.round.',
     ...body,
   };
 }

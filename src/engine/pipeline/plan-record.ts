@@ -38,6 +38,8 @@ interface Header {
   key: string;
   pipeline: Record<string, unknown>;
   params: Record<string, unknown>;
+  /** The vars' values in that run (computed from the params, which the key covers). */
+  vars: Record<string, unknown>;
   globs: Array<[string, string]>;
   /**
    * The index: its table's bucket count, its lines' bytes. Not `indexBytes`, the field the
@@ -48,7 +50,7 @@ interface Header {
   instanceBytes: number;
 }
 
-const FORM = 'plan record 2: hashed index';
+const FORM = 'plan record 3: hashed index, vars';
 
 /** [start, end) of its line after the index, the ids that depend on it, the ids it depends on. */
 type NodeEntry = [number, number, string[], string[]];
@@ -100,6 +102,7 @@ export function writePlanRecord(root: string, key: string, plan: Plan): WritePro
     key,
     pipeline: { ...plan.pipeline, stages: [] },
     params: plan.params,
+    vars: plan.vars,
     globs,
     buckets: index.buckets,
     entryBytes: index.lines.length,
@@ -137,6 +140,7 @@ function isSize(value: unknown): value is number {
 function isHeader(value: unknown): value is Header {
   if (!isObject(value) || value.form !== FORM || typeof value.key !== 'string' || !isObject(value.pipeline) || !isObject(value.params))
     return false;
+  if (!isObject(value.vars) || !isObject(value.pipeline.vars)) return false;
   return Array.isArray(value.globs) && isSize(value.buckets) && isSize(value.entryBytes) && isSize(value.instanceBytes);
 }
 
@@ -257,7 +261,7 @@ export function readPartialPlan(
       instances.push({ ...line, spec });
     }
     const pipeline = { ...header.pipeline, stages: [...specs.values()] } as unknown as PipelineSpec;
-    return { plan: { pipeline, root, params: header.params, instances, loops: [] }, select };
+    return { plan: { pipeline, root, params: header.params, vars: header.vars, instances, loops: [] }, select };
   } catch {
     // Damaged, cut short, or not JSON where JSON belongs.
     return undefined;

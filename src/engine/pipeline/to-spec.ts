@@ -1,5 +1,5 @@
 import type { Expr, Template } from '../types/expr.ts';
-import type { ForeachSpec, LoopSpec, OutputSpec, ParamSpec, PipelineSpec, StageOrLoop, StageSpec } from '../types/pipeline.ts';
+import type { ForeachSpec, LoopSpec, OutputSpec, ParamSpec, PipelineSpec, StageOrLoop, StageSpec, VarSpec } from '../types/pipeline.ts';
 import { parseCondition, parseTemplate } from '../expr/template.ts';
 import { ExprSyntaxError } from '../expr/tokenize.ts';
 import type { SourceSpan } from '../types/source.ts';
@@ -152,6 +152,15 @@ function paramSpecs(raw: RawPipeline['params']): Record<string, ParamSpec> {
   return out;
 }
 
+function varSpecs(raw: RawPipeline['vars'], locator: Locator): Record<string, VarSpec> {
+  return Object.fromEntries(
+    Object.entries(raw ?? {}).map(([name, value]) => {
+      const at = ['vars', name];
+      return [name, setLazySpan<VarSpec>({ value: withValues(value, at, locator) }, () => locator.span(at, 'key'))];
+    }),
+  );
+}
+
 export function toSpec(raw: RawPipeline, locator: Locator, hash: string): PipelineSpec {
   const stages: StageOrLoop[] = [];
   for (const [id, stage] of Object.entries(raw.stages)) {
@@ -164,6 +173,7 @@ export function toSpec(raw: RawPipeline, locator: Locator, hash: string): Pipeli
     file: locator.file,
     hash,
     params: paramSpecs(raw.params),
+    vars: varSpecs(raw.vars, locator),
     pools: raw.pools ?? {},
     stages,
   };

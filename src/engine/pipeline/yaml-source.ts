@@ -1,19 +1,24 @@
-// The yaml library enters the pipeline loader here, and only when a file needs it: most pipeline
-// files parse with fast-yaml.ts, and loading the library costs ~25 ms of start-up (a no-op run
-// never needs it).
+// Pipeline YAML enters here. js-yaml (YAML 1.2 core schema, aliases refused) gives the values;
+// the yaml library is read only when a message needs a place: it locates nodes for spans, and
+// when js-yaml refuses a file it reports every problem at once, each located. Both libraries are
+// required on first use, so a run answered from the parse cache loads neither.
 import { createRequire } from 'node:module';
 import type { Alias, LineCounter, Node as YamlNode } from 'yaml';
 import type { Diagnostic, SourceSpan } from '../types/source.ts';
-import { locateYamlFast, parseYamlFast } from './fast-yaml.ts';
-import { escapeSegment } from './fast-yaml-locate.ts';
 
-/** Plain data from a YAML file, with the place of every value and key by JSON pointer. */
+const requireHere = createRequire(import.meta.url);
 let yamlLibrary: typeof import('yaml') | undefined;
 function yaml(): typeof import('yaml') {
-  yamlLibrary ??= createRequire(import.meta.url)('yaml') as typeof import('yaml');
+  yamlLibrary ??= requireHere('yaml') as typeof import('yaml');
   return yamlLibrary;
 }
+let jsYamlLibrary: typeof import('js-yaml') | undefined;
+function jsYaml(): typeof import('js-yaml') {
+  jsYamlLibrary ??= requireHere('js-yaml') as typeof import('js-yaml');
+  return jsYamlLibrary;
+}
 
+/** Plain data from a YAML file, with the place of every value and key by JSON pointer. */
 export interface LocatedYaml {
   value: unknown;
   /** pointer -> span of the value; `pointer + '#key'` -> span of a mapping key. Computed on demand. */
@@ -21,8 +26,12 @@ export interface LocatedYaml {
   diagnostics: Diagnostic[];
 }
 
+function escapeSegment(segment: string | number): string {
+  return String(segment).replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
 export function pointerOf(path: ReadonlyArray<string | number>): string {
-  return path.map((p) => `/${String(p).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+  return path.map((p) => `/${escapeSegment(p)}`).join('');
 }
 
 function spanOf(file: string, lines: LineCounter, text: string, range: readonly number[] | undefined | null): SourceSpan | undefined {
@@ -94,32 +103,39 @@ function convert(node: YamlNode | null | undefined, at: string, ctx: ConvertCont
 }
 
 /**
- * Parses a YAML file. The common subset takes a fast path (fast-yaml.ts) with no diagnostics; its
- * spans are worked out when the first one is asked for, by the fast scanner again (or by the yaml
- * library, for a text with CRLF line breaks or a key ending in `#key`).
+ * Parses a YAML file: the value comes from js-yaml, and spans from the yaml library on the first
+ * request (a file without problems never asks). A file js-yaml refuses gets the yaml library's
+ * located diagnostics, or js-yaml's own reason at its place when yaml finds nothing wrong.
  */
 export function parseLocatedYaml(file: string, text: string): LocatedYaml {
-  const fast = parseYamlFast(text);
-  if (!fast) return parseLocatedYamlWithLibrary(file, text);
-  let find: ((pointer: string) => SourceSpan | undefined) | undefined;
-  const spans = { get: (pointer: string) => (find ??= fastSpanFinder(file, text))(pointer) };
-  return { value: fast.value, spans, diagnostics: [] };
-}
-
-function fastSpanFinder(file: string, text: string): (pointer: string) => SourceSpan | undefined {
-  const located = locateYamlFast(text);
-  if (!located) {
-    const full = parseLocatedYamlWithLibrary(file, text);
-    return (pointer) => full.spans.get(pointer);
+  let value: unknown;
+  try {
+    value = jsYaml().load(text, { schema: jsYaml().CORE_SCHEMA, maxAliases: 0 });
+  } catch (error) {
+    return refused(file, text, error);
   }
-  const lines = new (yaml().LineCounter)();
-  lines.addNewLine(0);
-  for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', nl + 1)) lines.addNewLine(nl + 1);
-  return (pointer) => spanOf(file, lines, text, located.get(pointer));
+  let located: LocatedYaml | undefined;
+  const spans = { get: (pointer: string) => (located ??= locateYaml(file, text)).spans.get(pointer) };
+  return { value, spans, diagnostics: [] };
 }
 
-/** The yaml library's parse: every value located, every error and warning reported. */
-export function parseLocatedYamlWithLibrary(file: string, text: string): LocatedYaml {
+function refused(file: string, text: string, error: unknown): LocatedYaml {
+  const located = locateYaml(file, text);
+  if (located.diagnostics.some((d) => d.severity === 'error')) return located;
+  // An empty file (or one of comments only): js-yaml refuses it, yaml reads null, and the loader
+  // then says what a pipeline file must hold.
+  if (located.value === null) return located;
+  const mark = (error as { mark?: { line: number; column: number } }).mark;
+  const reason = (error as { reason?: string }).reason ?? String(error);
+  const span: SourceSpan = { file, line: (mark?.line ?? 0) + 1, column: (mark?.column ?? 0) + 1, length: 1 };
+  return {
+    ...located,
+    diagnostics: [...located.diagnostics, { severity: 'error', code: 'yaml-syntax', message: `YAML: ${reason}`, span }],
+  };
+}
+
+/** The yaml library's parse: every node located, every error and warning reported. */
+export function locateYaml(file: string, text: string): LocatedYaml {
   const lines = new (yaml().LineCounter)();
   const doc = yaml().parseDocument(text, { lineCounter: lines, uniqueKeys: false, prettyErrors: false });
   const diagnostics: Diagnostic[] = [...doc.errors, ...doc.warnings].map((error) => {

@@ -68,6 +68,14 @@ export interface LoopSpec {
 }
 
 export type StageSpec = TaskStageSpec | RunStageSpec;
+
+/** A named value (`vars:`): templates over params, pipeline and other vars, computed once per run. */
+export interface VarSpec {
+  /** A template, or plain data whose strings may be templates (as a task's `with:` values). */
+  value: unknown;
+  /** Where the var's name is in the pipeline file, for messages. */
+  span?: SourceSpan;
+}
 export type StageOrLoop = StageSpec | LoopSpec;
 
 export interface PipelineSpec {
@@ -78,6 +86,7 @@ export interface PipelineSpec {
   /** Content hash of the pipeline file. */
   hash: string;
   params: Record<string, ParamSpec>;
+  vars: Record<string, VarSpec>;
   pools: Record<string, number>;
   stages: StageOrLoop[];
 }

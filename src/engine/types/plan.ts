@@ -33,6 +33,8 @@ export interface Plan {
   pipeline: PipelineSpec;
   root: string;
   params: Record<string, unknown>;
+  /** The pipeline's `vars:`, computed from the params when the plan was made. */
+  vars: Record<string, unknown>;
   instances: StageInstance[];
   loops: LoopInstance[];
 }

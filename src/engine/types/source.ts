@@ -29,6 +29,8 @@ export type DiagnosticCode =
   | 'unknown-name'
   | 'unknown-stage'
   | 'unknown-param'
+  | 'unknown-var'
+  | 'var-cycle'
   | 'unknown-task'
   | 'unknown-schema'
   | 'unknown-pool'

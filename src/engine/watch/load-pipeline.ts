@@ -64,7 +64,7 @@ export async function loadPipeline(
       resolver,
       params,
       expansion: expanded.expansion,
-      foreachGlobs: foreachGlobs(loaded.spec, params),
+      foreachGlobs: foreachGlobs(loaded.spec, params, expanded.expansion.plan.vars),
       text: loaded.text,
       observed,
     },
@@ -97,15 +97,15 @@ function expand(
   return { ok: true, expansion };
 }
 
-function foreachGlobs(spec: PipelineSpec, params: Record<string, unknown>): string[] {
+function foreachGlobs(spec: PipelineSpec, params: Record<string, unknown>, vars: Record<string, unknown>): string[] {
   const stages: StageSpec[] = spec.stages.flatMap((s) => (s.kind === 'loop' ? s.stages : [s]));
   const out = new Set<string>();
   for (const stage of stages) {
     if (stage.foreach?.kind !== 'glob') continue;
     for (const pattern of stage.foreach.patterns) {
       try {
-        const vars = { params, pipeline: { name: spec.name }, stage: { id: stage.id }, artifacts: NO_ARTIFACTS };
-        out.add(normalizeRelative(toText(renderTemplate(pattern, { vars, effects: { exists: () => false } }))));
+        const names = { params, vars, pipeline: { name: spec.name }, stage: { id: stage.id }, artifacts: NO_ARTIFACTS };
+        out.add(normalizeRelative(toText(renderTemplate(pattern, { vars: names, effects: { exists: () => false } }))));
       } catch (error) {
         if (!(error instanceof ExprEvalError)) throw error;
       }

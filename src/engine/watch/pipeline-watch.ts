@@ -214,6 +214,7 @@ export class PipelineWatch {
       root: this.shared.root,
       pipeline: this.name,
       params: plan.params,
+      vars: plan.vars,
       instances: plan.instances.filter((i) => this.state.get(i.id)),
     });
     if (ids.length === 0) return;

@@ -9,6 +9,7 @@ function plan(count: number, spec: (i: number) => Spec = () => ({ kind: 'run' })
     pipeline: { name: 'p', pools } as Plan['pipeline'],
     root: '/x',
     params: {},
+    vars: {},
     instances: Array.from({ length: count }, (_, i) => ({
       id: `s${i}`,
       stageId: `s${i}`,

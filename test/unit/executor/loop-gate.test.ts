@@ -101,7 +101,12 @@ describe('loop gate', () => {
       max: 3,
       spec: { kind: 'loop', id: 'rounds', needs: [], max: 3, stages: [], ...(until ? { until: parseCondition(until) } : {}) },
     });
-    const vars = { params: { target: 2 }, pipeline: 'p', artifacts: lazyRecord((s) => (s === 'step' ? { value: 2 } : undefined)) };
+    const vars = {
+      params: { target: 2 },
+      vars: {},
+      pipeline: 'p',
+      artifacts: lazyRecord((s) => (s === 'step' ? { value: 2 } : undefined)),
+    };
     expect(untilHolds(loop('artifacts.step.value >= params.target && loop.round == "002"'), 2, vars)).toEqual({ holds: true });
     expect(untilHolds(loop('artifacts.step.value > params.target'), 2, vars)).toEqual({ holds: false });
     expect(untilHolds(loop(), 1, vars)).toEqual({ holds: false });

@@ -7,6 +7,7 @@ function plan(instances: string[], loops: string[] = [], needs: Record<string, s
     pipeline: { name: 'p' } as Plan['pipeline'],
     root: '/x',
     params: {},
+    vars: {},
     instances: instances.map((id) => ({
       id,
       stageId: id.replace(/\[.*$/, ''),
