@@ -12,7 +12,9 @@ Shows, without running anything, which stages a run would execute and why.`;
 
 const WHY_USAGE = `Usage: refinery why PIPELINE STAGE [-p KEY=VALUE]... [--json]
 
-Explains one stage: whether it is up to date, and which input, param, command or upstream changed.`;
+Explains one stage: whether it is up to date, and what changed: an input, a param (with its old
+and new value, hidden where it looks secret), the task file or command, or what an upstream it
+needs wrote.`;
 
 const MARK: Record<PreviewEntry['decision'], string> = {
   run: 'run  ',
@@ -63,10 +65,13 @@ async function plan(argv: string[], io: CommandIo): Promise<number> {
   for (const e of result.entries)
     io.stdout.write(`${MARK[e.decision]}  ${e.id}${e.decision === 'fresh' ? '' : `  (${e.reasons.join('; ')})`}\n`);
   const toRun = result.entries.filter((e) => e.decision === 'run').length;
-  const maybe = result.entries.filter((e) => e.decision === 'maybe').length;
-  io.stdout.write(
-    `\n${toRun} of ${result.entries.length} stages would run${maybe ? `; ${maybe} more if ${maybe === 1 ? 'its' : 'their'} when holds` : ''}.\n`,
-  );
+  const onWhen = result.entries.filter((e) => e.decision === 'maybe' && e.depends === 'when').length;
+  const onOutput = result.entries.filter((e) => e.decision === 'maybe' && e.depends === 'upstream-output').length;
+  const more = [
+    ...(onWhen ? [`${onWhen} more if ${onWhen === 1 ? 'its' : 'their'} when holds`] : []),
+    ...(onOutput ? [`${onOutput} more only if upstream output changes`] : []),
+  ];
+  io.stdout.write(`\n${toRun} of ${result.entries.length} stages would run${more.map((m) => `; ${m}`).join('')}.\n`);
   return 0;
 }
 
@@ -96,7 +101,9 @@ async function why(argv: string[], io: CommandIo): Promise<number> {
           : e.decision === 'run'
             ? 'would run'
             : e.decision === 'maybe'
-              ? 'would run if its when holds'
+              ? e.depends === 'when'
+                ? 'would run if its when holds'
+                : 'would run only if upstream output changes'
               : e.decision === 'skip'
                 ? 'would be skipped'
                 : e.decision === 'loop'

@@ -24,8 +24,15 @@ export interface FingerprintParts {
   params: string;
   /** Input path -> content hash. */
   inputs: Record<string, string>;
-  /** Needed instance id -> its fingerprint. */
+  /**
+   * Each stage it `needs:` -> a hash of what that stage wrote (its outputs' contents), or
+   * 'skipped'. A stage it depends on only by reading its outputs as inputs is not here: those
+   * files are in `inputs`, by content. (A record of an earlier refinery holds every upstream's
+   * fingerprint here.)
+   */
   deps: Record<string, string>;
+  /** Resolved params one by one, so `refinery why` can name the one that changed (param-values.ts); not hashed. */
+  values?: Record<string, string>;
   /** Schema name -> hash of the schema file. */
   schemas: Record<string, string>;
   /** Set when the result is not shared through a remote cache, and why (its params name the project folder by absolute path). */
