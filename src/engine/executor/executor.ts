@@ -319,10 +319,15 @@ export class Executor {
     return node.wrote;
   }
 
-  /** The stages it `needs:` (not those it only reads files of: their files are its inputs), with what they wrote. */
+  /**
+   * The stages it `needs:` with what they wrote; not those it only reads files of (their files
+   * are its inputs), nor those a loop's stages wait for only for order (`ordered`).
+   */
   private needed(node: Stage): Record<string, string> {
     const out: Record<string, string> = {};
+    const ordered = node.stage.ordered;
     for (const d of node.stage.needs) {
+      if (ordered?.includes(d)) continue;
       const dep = node.deps.includes(d) ? this.nodes.get(d) : undefined;
       if (dep) out[d] = this.wrote(dep);
     }

@@ -2,7 +2,7 @@
 // changed. An upstream that runs again and writes the same bytes does not start its downstream
 // (run, watch and plan agree), and `refinery why` names what changed: the input, the param with
 // its old and new value (hidden when it looks secret), or the task file.
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { afterEach, expect, it } from 'vitest';
 import { runCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
 import { WatchProcess } from '../watch/watch-process.ts';
@@ -169,4 +169,33 @@ it('why - names the changed task file', async () => {
   project.write('tasks/echo-params.ts', `${ECHO_TASK}// changed\n`);
   const why = await runCli(['why', 'ask', 'ask'], { cwd: project.root });
   expect(why.stdout).toBe('ask would run:\n  - task file tasks/echo-params.ts changed\n');
+});
+
+it('early cutoff - a record of an earlier refinery with the same reads is written again with the new fingerprint, not rerun', async () => {
+  project = notesProject();
+  await run(project);
+  // As an earlier refinery wrote it: every upstream's fingerprint in `deps`, and a fingerprint made with them.
+  const journal = project.path('.refinery/state/notes.jsonl');
+  const lines = readFileSync(journal, 'utf8').trim().split('\n');
+  const old = lines.map((line) => {
+    const entry = JSON.parse(line);
+    if (entry.s !== 'words' || entry.f === null) return line;
+    entry.f = 'fingerprint-of-an-earlier-form';
+    entry.r.fingerprint = entry.f;
+    entry.r.parts.deps = { normalize: 'fingerprint-of-normalize' };
+    delete entry.r.parts.values;
+    return JSON.stringify(entry);
+  });
+  writeFileSync(journal, `${old.join('\n')}\n`);
+  // The note saved again as it was: the run checks the stages it reaches (nothing changed, no run checks them).
+  project.write('notes/note.md', 'one two\nthree\n');
+  expect(await run(project)).toEqual({ normalize: 'fresh', words: 'fresh', tally: 'fresh' });
+  const last = readFileSync(journal, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line))
+    .filter((e) => e.s === 'words')
+    .pop();
+  expect(last.f).not.toBe('fingerprint-of-an-earlier-form');
+  expect(last.r.parts.deps).toEqual({});
 });
