@@ -17,7 +17,9 @@ Exit codes: 0 the run would start every stage it has to; 1 a stage would fail (n
 
 const WHY_USAGE = `Usage: refinery why PIPELINE STAGE [-p KEY=VALUE]... [--json] [-v]
 
-Explains one stage: whether it is up to date, and which input, param, command or upstream changed.
+Explains one stage: whether it is up to date, and what changed: an input, a param (with its old
+and new value, hidden where it looks secret), the task file or command, or what an upstream it
+needs wrote.
   -v, --verbose   also show the stage's inputs, outputs and what it runs`;
 
 const MARK: Record<PreviewEntry['decision'], string> = {
@@ -100,10 +102,13 @@ async function plan(argv: string[], io: CommandIo): Promise<number> {
     for (const line of details(result.instances.get(e.id))) io.stdout.write(`         ${line}\n`);
   }
   const toRun = result.entries.filter((e) => e.decision === 'run').length;
-  const maybe = result.entries.filter((e) => e.decision === 'maybe').length;
-  io.stdout.write(
-    `\n${toRun} of ${result.entries.length} stages would run${maybe ? `; ${maybe} more if ${maybe === 1 ? 'its' : 'their'} when holds` : ''}.\n`,
-  );
+  const onWhen = result.entries.filter((e) => e.decision === 'maybe' && e.depends === 'when').length;
+  const onOutput = result.entries.filter((e) => e.decision === 'maybe' && e.depends === 'upstream-output').length;
+  const more = [
+    ...(onWhen ? [`${onWhen} more if ${onWhen === 1 ? 'its' : 'their'} when holds`] : []),
+    ...(onOutput ? [`${onOutput} more only if upstream output changes`] : []),
+  ];
+  io.stdout.write(`\n${toRun} of ${result.entries.length} stages would run${more.map((m) => `; ${m}`).join('')}.\n`);
   const failing = result.entries.filter((e) => e.decision === 'fail');
   if (failing.length === 0) return 0;
   // Said again at the end, on stderr, where a script or CI log looks for why it exited 1.
@@ -138,7 +143,9 @@ async function why(argv: string[], io: CommandIo): Promise<number> {
           : e.decision === 'run'
             ? 'would run'
             : e.decision === 'maybe'
-              ? 'would run if its when holds'
+              ? e.depends === 'when'
+                ? 'would run if its when holds'
+                : 'would run only if upstream output changes'
               : e.decision === 'skip'
                 ? 'would be skipped'
                 : e.decision === 'loop'

@@ -12,6 +12,7 @@ import { explainChange } from './explain.ts';
 import { fingerprintOf, fingerprintParts, resolveInputs, stableJson } from './fingerprint.ts';
 import { renderCommand, renderEnv, renderWith, scopeFor } from './render.ts';
 import { existsInProject, paramFolders } from '../paths/inside-project.ts';
+import { paramValues } from './param-values.ts';
 
 export interface AssessContext {
   root: string;
@@ -23,6 +24,8 @@ export interface AssessContext {
   /** Why a forced stage runs (default `--force`). */
   forceReason?: string;
   codeHash(inst: StageInstance): string;
+  /** Where a task's source is, to name it when it changed. */
+  taskFile?(name: string): string | undefined;
   schemaFile(name: string): string | undefined;
   observations?: Observations;
   /** The stage's own current outputs, for `stale_if` (`self.OUTPUT`). */
@@ -47,11 +50,29 @@ export function stageCodeHash(
   return hashes.hash(rel) ?? `unreadable:${inst.spec.task}`;
 }
 
+/**
+ * `fresh` with `restamp`: its record was made of the same reads under another fingerprint (a
+ * `needs:` dropped, or a record of an earlier refinery): the caller may record the new one.
+ */
 export type Assessment =
   | { kind: 'skip'; code: 'when-false'; reason: string }
   | { kind: 'fail'; code: StageOutcomeCode; reason: string }
-  | { kind: 'fresh'; fingerprint: string; parts: FingerprintParts }
+  | { kind: 'fresh'; fingerprint: string; parts: FingerprintParts; restamp?: boolean }
   | { kind: 'run'; fingerprint: string; parts: FingerprintParts; inputs: string[]; reasons: string[] };
+
+/** What a stage sees of the stages it depends on, once they have settled. */
+export interface Upstream {
+  /** Each stage it `needs:` -> what that stage wrote (outputsDigest), or 'skipped'. */
+  needed: Record<string, string>;
+  /** Stages it depends on that were skipped (their `when` was false): they wrote nothing. */
+  skipped: readonly string[];
+  /**
+   * For `refinery plan`: the files that stages which will run first may write again. They are
+   * judged as this stage last read them (and may be missing now): whether they change is known
+   * only once those stages have run.
+   */
+  rewrites?: (path: string) => boolean;
+}
 
 function outputProblems(inst: StageInstance, recorded: StageRecord['outputs'], hashes: FileHashes): string[] {
   const problems: string[] = [];
@@ -61,6 +82,15 @@ function outputProblems(inst: StageInstance, recorded: StageRecord['outputs'], h
     else if (stamp[3] !== recorded[name]?.[3]) problems.push(`output ${o.path} was modified`);
   }
   return problems;
+}
+
+/** What `refinery why` calls the stage's code: its task file (relative to the project when inside it), or its command. */
+function codeName(inst: StageInstance, ctx: AssessContext): string {
+  if (inst.spec.kind === 'run') return 'its command';
+  const file = ctx.taskFile?.(inst.spec.task);
+  if (!file) return `task '${inst.spec.task}'`;
+  const rel = path.relative(ctx.root, file);
+  return `task file ${rel.startsWith('..') || path.isAbsolute(rel) ? file : rel}`;
 }
 
 function schemaHashes(inst: StageInstance, ctx: AssessContext): Record<string, string> {
@@ -80,13 +110,13 @@ function schemaHashes(inst: StageInstance, ctx: AssessContext): Record<string, s
  */
 export function assessStage(
   inst: StageInstance,
-  deps: Record<string, string>,
+  upstream: Upstream,
   artifacts: LazyRecord,
   record: StageRecord | undefined,
   ctx: AssessContext,
 ): Assessment {
   try {
-    const assessment = assessInputs(inst, deps, artifacts, record, ctx);
+    const assessment = assessInputs(inst, upstream, artifacts, record, ctx);
     // A stage that runs records its outputs when it publishes them; the others' are recorded as seen now.
     if (ctx.observations && assessment.kind !== 'run')
       for (const o of Object.values(inst.outputs)) ctx.observations.file(o.path, ctx.hashes.stamp(o.path));
@@ -104,8 +134,7 @@ export function assessStage(
 }
 
 /** A skipped upstream (its `when` false) wrote nothing, which explains the missing input better than its absence from the plan. */
-export function missingInputReason(missing: readonly string[], deps: Record<string, string>): string {
-  const skipped = Object.keys(deps).filter((d) => deps[d] === 'skipped');
+export function missingInputReason(missing: readonly string[], skipped: readonly string[]): string {
   const files = missing.join(', ');
   return skipped.length > 0
     ? `input ${files} does not exist: upstream ${skipped.join(', ')} was skipped, and no other stage writes it`
@@ -114,7 +143,7 @@ export function missingInputReason(missing: readonly string[], deps: Record<stri
 
 function assessInputs(
   inst: StageInstance,
-  deps: Record<string, string>,
+  upstream: Upstream,
   artifacts: LazyRecord,
   record: StageRecord | undefined,
   ctx: AssessContext,
@@ -129,31 +158,39 @@ function assessInputs(
     if (inst.spec.when && !evaluateCondition(inst.spec.when, scopeFor(inst, { ...base, inputs: [] })))
       return { kind: 'skip', code: 'when-false', reason: 'when: condition is false' };
     const inputs = resolveInputs(ctx.root, inst, ctx.hashes, observations);
-    if (inputs.missing.length > 0) return { kind: 'fail', code: 'missing-input', reason: missingInputReason(inputs.missing, deps) };
+    const missing = upstream.rewrites ? inputs.missing.filter((p) => !upstream.rewrites?.(p)) : inputs.missing;
+    if (missing.length > 0) return { kind: 'fail', code: 'missing-input', reason: missingInputReason(missing, upstream.skipped) };
     const scope = scopeFor(inst, { ...base, inputs: inputs.files });
-    const paramsJson = stableJson({
+    const rendered = {
       with: inst.spec.kind === 'task' ? renderWith(inst.spec.with, scope) : null,
       command: inst.spec.kind === 'run' ? renderCommand(inst, scope) : null,
       env: renderEnv(inst, scope),
-      outputs: inst.outputs,
-    });
+    };
     const parts = fingerprintParts(
       {
         codeHash: ctx.codeHash(inst),
-        paramsJson,
+        paramsJson: stableJson({ ...rendered, outputs: inst.outputs }),
         inputFiles: inputs.files,
-        depFingerprints: deps,
+        needed: upstream.needed,
         schemaHashes: schemaHashes(inst, ctx),
         root: ctx.root,
       },
       ctx.hashes,
     );
     const fingerprint = fingerprintOf(parts);
-    const reasons = ctx.force
+    const same = record?.fingerprint === fingerprint;
+    // Kept in the record for `refinery why`; not needed to judge a stage whose fingerprint holds.
+    const keepValues = (): void => {
+      parts.values ??= paramValues(rendered, inst.outputs);
+    };
+    if (!same) keepValues();
+    let reasons = ctx.force
       ? [ctx.forceReason ?? '--force']
-      : record?.fingerprint === fingerprint
-        ? outputProblems(inst, record.outputs, ctx.hashes)
-        : explainChange(parts, record);
+      : same
+        ? []
+        : explainChange(parts, record, codeName(inst, ctx), upstream.rewrites);
+    // Nothing it reads changed (whatever the fingerprint says): its outputs must still be what it wrote.
+    if (reasons.length === 0 && record) reasons = outputProblems(inst, record.outputs, ctx.hashes);
     if (
       reasons.length === 0 &&
       inst.spec.staleIf &&
@@ -161,7 +198,8 @@ function assessInputs(
     ) {
       reasons.push('stale_if: its last result asks to be redone');
     }
-    if (reasons.length === 0) return { kind: 'fresh', fingerprint, parts };
+    if (reasons.length === 0) return { kind: 'fresh', fingerprint, parts, ...(same ? {} : { restamp: true }) };
+    keepValues();
     return { kind: 'run', fingerprint, parts, inputs: inputs.files, reasons };
   } catch (error) {
     if (error instanceof ExprEvalError) return { kind: 'fail', code: 'expression-failed', reason: error.message };

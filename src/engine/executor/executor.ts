@@ -4,7 +4,8 @@ import type { ArtifactIssue, RemoteHit, RunStatus, StageOutcomeCode, StageStatus
 import type { EventBus } from '../events/bus.ts';
 import type { SchemaRegistry } from '../artifacts/schema-registry.ts';
 import type { FileHashes } from '../state/file-hashes.ts';
-import type { StageState } from '../state/stage-state.ts';
+import type { StageRecord, StageState } from '../state/stage-state.ts';
+import { isFsError } from '../state/write-problem.ts';
 import type { Observations } from '../state/observations.ts';
 import type { WriteProblem } from '../state/write-problem.ts';
 import type { RunnerPool } from '../shell/runner-pool.ts';
@@ -19,16 +20,17 @@ import { AbortFanOut } from './abort-fan-out.ts';
 import { onlySelection } from './selection.ts';
 import { Dispatcher, dispatchFailure } from './dispatch.ts';
 import { tearDown } from './teardown.ts';
-import { beginIteration, gateFingerprint, iterationDeps, iterationOutcome, loopDecision, memberSettled, untilHolds } from './loop-gate.ts';
+import { beginIteration, iterationDeps, iterationOutcome, loopDecision, loopOutputs, memberSettled, untilHolds } from './loop-gate.ts';
+import { outputsDigest } from './fingerprint.ts';
 import {
   blockingDependency,
   createSchedule,
-  dependencyFingerprints,
   halt,
   idleState,
   readyNodes,
   settle,
   settleOutside,
+  skippedDependencies,
   unsettledNodes,
   type LoopGate,
   type NodeEntry,
@@ -61,7 +63,7 @@ export interface ExecuteOptions {
   only: readonly string[];
   /**
    * Instance and loop ids to assess (and run when stale); every other instance counts as
-   * settled with the fingerprint recorded in `state`, without an event and without being
+   * up to date with what it wrote by its record in `state`, without an event and without being
    * counted. All when absent. The watch daemon passes the stages a change affects, what is
    * downstream of them, and the upstream ones that have no record (or are loops).
    */
@@ -195,12 +197,8 @@ export class Executor {
     const schedule = this.build();
     if (!schedule) return { status: 'failed', counts: this.counts, diagnostics: this.diagnostics, writeProblems: [] };
     this.schedule = schedule;
-    // Nodes outside `select` are done already: their recorded fingerprint stands in for a run.
-    const unselected = this.options.select
-      ? settleOutside(schedule, this.options.select, (n) =>
-          n.kind === 'stage' ? (this.options.state.get(n.id)?.fingerprint ?? 'none') : 'none',
-        )
-      : [];
+    // Nodes outside `select` are done already: their records stand in for a run.
+    const unselected = this.options.select ? settleOutside(schedule, this.options.select) : [];
     // Whatever this run changes, the last run's no-op record no longer holds.
     dropManifest(this.options.root, this.plan.pipeline.file);
     const unlisted = this.options.unlisted ?? [];
@@ -307,14 +305,44 @@ export class Executor {
     return out;
   }
 
+  /**
+   * What a settled node wrote, for the stages that `needs:` it (read from its record when first
+   * asked for): a stage that ran again and wrote the same bytes does not make them run.
+   */
+  private wrote(node: Node): string {
+    node.wrote ??=
+      node.status === 'skipped'
+        ? 'skipped'
+        : node.kind === 'loop'
+          ? loopOutputs(node.members.map((m) => this.wrote(m)))
+          : outputsDigest(this.options.state.get(node.id));
+    return node.wrote;
+  }
+
+  /**
+   * The stages it `needs:` with what they wrote; not those it only reads files of (their files
+   * are its inputs), nor those a loop's stages wait for only for order (`ordered`).
+   */
+  private needed(node: Stage): Record<string, string> {
+    const out: Record<string, string> = {};
+    const ordered = node.stage.ordered;
+    for (const d of node.stage.needs) {
+      if (ordered?.includes(d)) continue;
+      const dep = node.deps.includes(d) ? this.nodes.get(d) : undefined;
+      if (dep) out[d] = this.wrote(dep);
+    }
+    return out;
+  }
+
   private considerStage(node: Stage): string[] {
     const schedule = this.schedule;
     const inst = node.stage;
+    const record = this.options.state.get(inst.id);
     const verdict = assessStage(
       inst,
-      dependencyFingerprints(schedule, node),
+      { needed: this.needed(node), skipped: skippedDependencies(schedule, node) },
       this.stages.artifacts.view(this.depInstances(node)),
-      this.options.state.get(inst.id),
+      record,
       this.stages.assess,
     );
     switch (verdict.kind) {
@@ -323,7 +351,8 @@ export class Executor {
       case 'fail':
         return this.settleNode(node, 'failed', verdict);
       case 'fresh':
-        return this.settleNode(node, 'fresh', { code: 'up-to-date', reason: 'up to date' }, verdict.fingerprint);
+        if (verdict.restamp && record) this.restamp({ ...record, fingerprint: verdict.fingerprint, parts: verdict.parts });
+        return this.settleNode(node, 'fresh', { code: 'up-to-date', reason: 'up to date' });
       case 'run':
         this.dispatch(node, {
           fingerprint: verdict.fingerprint,
@@ -332,6 +361,19 @@ export class Executor {
           reason: verdict.reasons.join('; '),
         });
         return [];
+    }
+  }
+
+  /**
+   * A record made of the same reads under another fingerprint (a \`needs:\` dropped, or written by
+   * an earlier refinery) takes the new one, so the next run matches it at once. A failed write (a
+   * full disk) only leaves that check to be made again.
+   */
+  private restamp(record: StageRecord): void {
+    try {
+      this.options.state.commit(record);
+    } catch (error) {
+      if (!isFsError(error)) throw error;
     }
   }
 
@@ -369,13 +411,7 @@ export class Executor {
         return;
       }
       if (outcome.status === 'succeeded') for (const o of Object.values(inst.outputs)) this.stages.artifacts.forget(o.path);
-      this.finishStage(
-        node,
-        outcome.status,
-        outcome.startedAt ?? started,
-        outcome,
-        outcome.status === 'succeeded' ? input.fingerprint : undefined,
-      );
+      this.finishStage(node, outcome.status, outcome.startedAt ?? started, outcome);
     };
     this.dispatcher.dispatch(inst.spec.pool, job).catch((error: unknown) => {
       this.finishStage(node, 'failed', Date.now(), { ...dispatchFailure(error, this.options.root), attempts: 0 });
@@ -387,27 +423,21 @@ export class Executor {
     status: StageStatus,
     started: number,
     outcome: Omit<StageOutcome, 'status'> & { remote?: RemoteHit },
-    fingerprint?: string,
   ): void {
     this.schedule.running -= 1;
     const outputs =
       status === 'succeeded' ? Object.fromEntries(Object.entries(node.stage.outputs).map(([k, o]) => [k, o.path])) : undefined;
-    const next = this.settleNode(
-      node,
-      status,
-      {
-        code: outcome.code,
-        reason: outcome.reason,
-        durationMs: Date.now() - started,
-        attempts: outcome.attempts,
-        ...(outcome.summary ? { summary: outcome.summary } : {}),
-        ...(outputs ? { outputs } : {}),
-        ...(outcome.issues ? { issues: outcome.issues } : {}),
-        ...(outcome.rejectedDir ? { rejectedDir: outcome.rejectedDir } : {}),
-        ...(outcome.remote ? { remote: outcome.remote } : {}),
-      },
-      fingerprint,
-    );
+    const next = this.settleNode(node, status, {
+      code: outcome.code,
+      reason: outcome.reason,
+      durationMs: Date.now() - started,
+      attempts: outcome.attempts,
+      ...(outcome.summary ? { summary: outcome.summary } : {}),
+      ...(outputs ? { outputs } : {}),
+      ...(outcome.issues ? { issues: outcome.issues } : {}),
+      ...(outcome.rejectedDir ? { rejectedDir: outcome.rejectedDir } : {}),
+      ...(outcome.remote ? { remote: outcome.remote } : {}),
+    });
     // A stop after a failure also drops the stages waiting in runners for a jobserver token.
     if (status === 'failed' && halt(this.schedule)) this.stages.runners?.dropWaiting();
     this.release(next);
@@ -415,9 +445,9 @@ export class Executor {
   }
 
   /** Records a node's end (a stage's with its event) and returns the nodes that became ready. */
-  private settleNode(node: Node, status: StageStatus, end: StageEnd, fingerprint?: string): string[] {
+  private settleNode(node: Node, status: StageStatus, end: StageEnd): string[] {
     const schedule = this.schedule;
-    const ready = settle(schedule, node, status, fingerprint);
+    const ready = settle(schedule, node, status);
     if (node.kind === 'loop') return ready;
     this.reportEnd(node.id, status, end);
     // Last: ending an iteration adds the next one's stages as dependents of this one.
@@ -474,7 +504,7 @@ export class Executor {
 
   private settleGate(gate: Gate, status: StageStatus): string[] {
     gate.pending = undefined;
-    return settle(this.schedule, gate, status, gateFingerprint(gate.members.map((n) => n.fingerprint)));
+    return settle(this.schedule, gate, status);
   }
 }
 

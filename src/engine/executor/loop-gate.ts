@@ -83,7 +83,7 @@ export function untilHolds(
   }
 }
 
-/** What stages after the loop fold into their fingerprints: every iteration's stages'. */
-export function gateFingerprint(memberFingerprints: ReadonlyArray<string | undefined>): string {
-  return digest(memberFingerprints.map((f) => f ?? '').join(','));
+/** What a loop wrote, for stages that `needs:` it: what each of its iterations' stages wrote. */
+export function loopOutputs(memberOutputs: readonly string[]): string {
+  return digest(memberOutputs.join(','));
 }

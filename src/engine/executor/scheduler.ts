@@ -16,8 +16,11 @@ interface NodeBase {
   waiting: number;
   /** Set once, when the node has settled. */
   status?: StageStatus;
-  /** What dependents fold into their own fingerprints ('none' when unknown). */
-  fingerprint?: string;
+  /**
+   * What it wrote, as stages that `needs:` it fold into their fingerprints (outputsDigest; 'skipped'
+   * for a skipped stage): set by the executor when first asked for, after the node has settled.
+   */
+  wrote?: string;
 }
 
 /** One stage instance. */
@@ -122,19 +125,14 @@ export function addStages<S, L>(schedule: Schedule<S, L>, entries: ReadonlyArray
 }
 
 /**
- * Nodes outside `select` count as done already, with the fingerprint `fingerprintOf` gives
- * (the one recorded by the last run). Returns the ids of the stages settled so.
+ * Nodes outside `select` count as done already (up to date with what the last run recorded).
+ * Returns the ids of the stages settled so.
  */
-export function settleOutside<S, L>(
-  schedule: Schedule<S, L>,
-  select: ReadonlySet<string>,
-  fingerprintOf: (node: ScheduleNode<S, L>) => string,
-): string[] {
+export function settleOutside<S, L>(schedule: Schedule<S, L>, select: ReadonlySet<string>): string[] {
   const stages: string[] = [];
   for (const node of schedule.nodes.values()) {
     if (select.has(node.id)) continue;
     node.status = 'fresh';
-    node.fingerprint = fingerprintOf(node);
     schedule.unsettled -= 1;
     if (node.kind === 'stage') stages.push(node.id);
   }
@@ -159,12 +157,10 @@ export function blockingDependency<S, L>(schedule: Schedule<S, L>, node: Schedul
 }
 
 /** Records how a node ended; returns the dependents that have nothing left to wait for. */
-export function settle<S, L>(schedule: Schedule<S, L>, node: ScheduleNode<S, L>, status: StageStatus, fingerprint?: string): string[] {
+export function settle<S, L>(schedule: Schedule<S, L>, node: ScheduleNode<S, L>, status: StageStatus): string[] {
   node.status = status;
   schedule.unsettled -= 1;
   if (status === 'failed') schedule.failed = true;
-  if (fingerprint !== undefined) node.fingerprint = fingerprint;
-  else if (status === 'skipped') node.fingerprint = 'skipped';
   const ready: string[] = [];
   for (const id of node.dependents) {
     const dependent = schedule.nodes.get(id) as ScheduleNode<S, L>;
@@ -189,9 +185,7 @@ export function unsettledNodes<S, L>(schedule: Schedule<S, L>): Array<ScheduleNo
   return [...schedule.nodes.values()].filter((n) => n.status === undefined);
 }
 
-/** A node's dependencies' fingerprints, by id ('none' for one without). */
-export function dependencyFingerprints<S, L>(schedule: Schedule<S, L>, node: ScheduleNode<S, L>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const d of node.deps) out[d] = schedule.nodes.get(d)?.fingerprint ?? 'none';
-  return out;
+/** The dependencies that were skipped (their `when` was false): they wrote nothing. */
+export function skippedDependencies<S, L>(schedule: Schedule<S, L>, node: ScheduleNode<S, L>): string[] {
+  return node.deps.filter((d) => schedule.nodes.get(d)?.status === 'skipped');
 }

@@ -126,6 +126,7 @@ export class StageContexts {
       force: options.force,
       ...(options.forceReason ? { forceReason: options.forceReason } : {}),
       codeHash: (inst) => this.codeHash(inst),
+      taskFile: options.taskFile,
       schemaFile: options.schemaFile,
       selfArtifacts: (inst) => this.artifacts.own(inst),
       ...(options.observations ? { observations: options.observations } : {}),

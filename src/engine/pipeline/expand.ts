@@ -358,7 +358,11 @@ export function expandPipeline(spec: PipelineSpec, ctx: ExpandContext): Expansio
       const made = loop.spec.stages.flatMap((s) => expander.expandStage(s, scope));
       const previous =
         iteration > 1 ? loop.spec.stages.flatMap((s) => expander.resolve(s.id, `${loop.id}#${iteration - 1}`) ?? []) : loop.needs;
-      for (const inst of made) inst.needs = [...new Set([...inst.needs, ...previous])].sort();
+      for (const inst of made) {
+        const ordered = previous.filter((id) => !inst.needs.includes(id));
+        if (ordered.length > 0) inst.ordered = ordered;
+        inst.needs = [...new Set([...inst.needs, ...previous])].sort();
+      }
       const diagnostics = expander.diagnostics.slice(before);
       checkDuplicateOutputs([...instances, ...made], diagnostics);
       return { instances: made, diagnostics };

@@ -24,8 +24,15 @@ export interface FingerprintParts {
   params: string;
   /** Input path -> content hash. */
   inputs: Record<string, string>;
-  /** Needed instance id -> its fingerprint. */
+  /**
+   * Each stage it `needs:` -> a hash of what that stage wrote (its outputs' contents), or
+   * 'skipped'. A stage it depends on only by reading its outputs as inputs is not here: those
+   * files are in `inputs`, by content. (A record of an earlier refinery holds every upstream's
+   * fingerprint here.)
+   */
   deps: Record<string, string>;
+  /** Resolved params one by one, so `refinery why` can name the one that changed (param-values.ts); not hashed. */
+  values?: Record<string, string>;
   /** Schema name -> hash of the schema file. */
   schemas: Record<string, string>;
   /** Set when the result is not shared through a remote cache, and why (its params name the project folder by absolute path). */
@@ -48,7 +55,18 @@ const NEWLINE = Buffer.from('\n');
 /**
  * Per-pipeline stage state as an append-only journal: a stage's old record is dropped (a
  * `null` line) before it runs and its new record appended after its outputs are in place, so
- * a crash leaves it stale, never falsely fresh. A torn line (cut short by a crash or a full
+ * a crash leaves it stale, never falsely fresh.
+ *
+ * The invariant: **a stage's record says which content it read (its input files, the outputs of
+ * the stages it `needs:`, its schemas), its params and its code, and that its outputs on disk
+ * are what it wrote from them.** A stage is up to date while all of these are the same; whether
+ * an upstream ran again does not matter, only what it wrote (early cutoff: an upstream that
+ * writes the same bytes starts nothing after it). Write order keeps it through a crash: staging,
+ * validate, atomic rename, record last; a stage it `needs:` is judged by its own record, which
+ * is dropped before that stage replaces a byte. A record whose reads are the same under another
+ * fingerprint (written by an earlier refinery) is written again with the new one, not rerun.
+ *
+ * A torn line (cut short by a crash or a full
  * disk) is ignored: the stage's line before it stands. A line that is whole JSON but no
  * journal entry means the file was damaged: it is set aside and the pipeline's stages run again.
  *

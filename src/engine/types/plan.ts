@@ -18,6 +18,12 @@ export interface StageInstance {
   outputs: Record<string, ResolvedOutput>;
   /** Instance ids this one needs (explicit, and from artifacts referenced). */
   needs: string[];
+  /**
+   * Of `needs`, those it has for order only: a loop iteration's stages wait for the loop's needs
+   * (iteration 1) or the previous iteration's stages, and list what they read of them as inputs.
+   * What those stages wrote does not enter its fingerprint (only its inputs' content does).
+   */
+  ordered?: string[];
   loop?: { id: string; iteration: number };
 }
 

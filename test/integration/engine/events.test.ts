@@ -75,7 +75,9 @@ it('plan and why - say what would run and why, without running it', async () => 
   await runCli(['run', 'demo'], { cwd: project.root });
   project.write('src/a.txt', 'changed\n');
   const plan = await runCli(['plan', 'demo'], { cwd: project.root });
-  expect(plan.stdout).toBe('run    a  (input src/a.txt changed)\nrun    b  (upstream a will run)\n\n2 of 2 stages would run.\n');
+  expect(plan.stdout).toBe(
+    'run    a  (input src/a.txt changed)\nrun?   b  (runs only if upstream a writes different output)\n\n1 of 2 stages would run; 1 more only if upstream output changes.\n',
+  );
   const why = await runCli(['why', 'demo', 'a'], { cwd: project.root });
   expect(why.stdout).toBe('a would run:\n  - input src/a.txt changed\n');
   expect(readFileSync(project.path('out/a.txt'), 'utf8')).toBe('alpha\nhello\n');

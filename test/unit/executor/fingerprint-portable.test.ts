@@ -26,7 +26,7 @@ describe('portable fingerprints', () => {
 
   it('params naming the project folder - the result is marked local, with the reason', () => {
     const hashes = { hash: () => 'H' } as unknown as FileHashes;
-    const input = { codeHash: 'c', inputFiles: [], depFingerprints: {}, schemaHashes: {}, root: '/tmp/clone-a' };
+    const input = { codeHash: 'c', inputFiles: [], needed: {}, schemaHashes: {}, root: '/tmp/clone-a' };
     expect(fingerprintParts({ ...input, paramsJson: '{"with":{"logs":"/tmp/clone-a/logs"}}' }, hashes).local).toContain('absolute path');
     expect(fingerprintParts({ ...input, paramsJson: '{"with":{"logs":"logs"}}' }, hashes).local).toBeUndefined();
     expect(fingerprintParts({ ...input, paramsJson: '{"with":{"logs":"/tmp/clone-ab/logs"}}' }, hashes).local).toBeUndefined();

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fingerprintOf, fingerprintParts, stableJson } from '../../../src/engine/executor/fingerprint.ts';
 import { explainChange } from '../../../src/engine/executor/explain.ts';
+import { paramValues } from '../../../src/engine/executor/param-values.ts';
 import { FileHashes } from '../../../src/engine/state/file-hashes.ts';
 import { StageState } from '../../../src/engine/state/stage-state.ts';
 
@@ -27,17 +28,17 @@ describe('fingerprints', () => {
     expect(stableJson({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: null } })).toBe(stableJson({ a: { c: null, d: [1, { x: 1, y: 2 }] }, b: 1 }));
   });
 
-  it('fingerprintOf - changes with input content, params, code and deps; not with order', () => {
+  it('fingerprintOf - changes with input content, params, code and what needed stages wrote; not with order', () => {
     const root = tmp();
     write(root, 'a.txt', 'one');
     write(root, 'b.txt', 'two');
     const hashes = new FileHashes(root);
-    const base = { codeHash: 'c1', paramsJson: '{"x":1}', inputFiles: ['a.txt', 'b.txt'], depFingerprints: { up: 'f1' }, schemaHashes: {} };
+    const base = { codeHash: 'c1', paramsJson: '{"x":1}', inputFiles: ['a.txt', 'b.txt'], needed: { up: 'w1' }, schemaHashes: {} };
     const fp = fingerprintOf(fingerprintParts(base, hashes));
     expect(fingerprintOf(fingerprintParts({ ...base, inputFiles: ['b.txt', 'a.txt'] }, hashes))).toBe(fp);
     expect(fingerprintOf(fingerprintParts({ ...base, paramsJson: '{"x":2}' }, hashes))).not.toBe(fp);
     expect(fingerprintOf(fingerprintParts({ ...base, codeHash: 'c2' }, hashes))).not.toBe(fp);
-    expect(fingerprintOf(fingerprintParts({ ...base, depFingerprints: { up: 'f2' } }, hashes))).not.toBe(fp);
+    expect(fingerprintOf(fingerprintParts({ ...base, needed: { up: 'w2' } }, hashes))).not.toBe(fp);
     write(root, 'a.txt', 'ONE');
     expect(fingerprintOf(fingerprintParts(base, new FileHashes(root)))).not.toBe(fp);
   });
@@ -58,15 +59,51 @@ describe('fingerprints', () => {
   });
 
   it('explainChange - names what changed', () => {
-    const before = { code: 'c', params: 'p', inputs: { 'a.txt': '1', 'gone.txt': '1' }, deps: { up: 'x' }, schemas: {} };
+    const before = { code: 'c', params: 'p', inputs: { 'a.txt': '1', 'gone.txt': '1' }, deps: { up: 'x', old: 'y' }, schemas: {} };
     const record = { stage: 's', fingerprint: 'f', parts: before, outputs: {}, runId: 'r', finishedAt: '', durationMs: 0 };
-    expect(explainChange({ ...before, inputs: { 'a.txt': '2', 'new.txt': '1' }, deps: { up: 'y' } }, record)).toEqual([
+    expect(explainChange({ ...before, inputs: { 'a.txt': '2', 'new.txt': '1' }, deps: { up: 'z', more: 'w' } }, record)).toEqual([
       'input a.txt changed',
       'input new.txt is new',
       'input gone.txt was removed',
-      'upstream up changed',
+      'output of upstream up changed',
+      'it now needs upstream more',
     ]);
+    // An upstream no longer needed is no reason: this stage reads nothing of it any more.
+    expect(explainChange({ ...before, deps: { up: 'x' } }, record)).toEqual([]);
     expect(explainChange(before, undefined)).toEqual(['it has never run (or its last run did not finish)']);
+    // Files a stage that runs first may write again are judged as last read (refinery plan).
+    expect(explainChange({ ...before, inputs: { 'a.txt': '2', 'gone.txt': '1' } }, record, 'its command', (p) => p === 'a.txt')).toEqual(
+      [],
+    );
+  });
+
+  it('explainChange - names the param that changed with its old and new value, and hides a secret one', () => {
+    const rendered = (model: string, key: string) => ({ with: { model, api_key: key, n: 3 }, command: null, env: {} });
+    const before = {
+      code: 'c',
+      params: 'p1',
+      inputs: {},
+      deps: {},
+      schemas: {},
+      values: paramValues(rendered('small', 'k-one-12345'), {}),
+    };
+    const after = { ...before, params: 'p2', values: paramValues(rendered('large', 'k-two-12345'), {}) };
+    const record = { stage: 's', fingerprint: 'f', parts: before, outputs: {}, runId: 'r', finishedAt: '', durationMs: 0 };
+    expect(explainChange(after, record)).toEqual([
+      'param with.api_key changed (value hidden)',
+      'param with.model changed: "small" -> "large"',
+    ]);
+    expect(JSON.stringify(after.values)).not.toContain('k-two');
+    // A record without values (an earlier refinery) still says the params changed.
+    const { values: _, ...old } = before;
+    expect(explainChange(after, { ...record, parts: old })).toEqual(['its params changed']);
+    // A value shaped like a credential is hidden whatever its name; a long one is kept as a hash.
+    const shaped = paramValues({ with: { header: 'Bearer abcdefGHIJ12345678', text: 'x'.repeat(300) }, command: null, env: {} }, {});
+    expect(shaped['with.header']).toMatch(/^hidden:/);
+    expect(shaped['with.text']).toMatch(/^long:/);
+    expect(paramValues({ with: null, command: { pieces: ['cat ', ' > ', ''], values: [['a b', 'c'], 'out'] }, env: {} }, {})).toEqual({
+      command: '"cat a b c > out"',
+    });
   });
 
   it('StageState - a dropped record stays dropped after reload; a torn last line is ignored', () => {

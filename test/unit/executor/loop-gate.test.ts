@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   beginIteration,
-  gateFingerprint,
+  loopOutputs,
   iterationDeps,
   iterationOutcome,
   loopDecision,
@@ -113,9 +113,9 @@ describe('loop gate', () => {
     expect(untilHolds(loop("pad('x', 100000000) == 'x'"), 1, vars)).toEqual({ problem: expect.stringMatching(/^loop 'rounds' until: /) });
   });
 
-  it('gateFingerprint - changes with any member fingerprint', () => {
-    expect(gateFingerprint(['a', 'b'])).toBe(gateFingerprint(['a', 'b']));
-    expect(gateFingerprint(['a', 'b'])).not.toBe(gateFingerprint(['a', 'c']));
-    expect(gateFingerprint(['a', undefined])).not.toBe(gateFingerprint(['a', 'b']));
+  it('loopOutputs - changes with what any member wrote', () => {
+    expect(loopOutputs(['a', 'b'])).toBe(loopOutputs(['a', 'b']));
+    expect(loopOutputs(['a', 'b'])).not.toBe(loopOutputs(['a', 'c']));
+    expect(loopOutputs(['a', 'skipped'])).not.toBe(loopOutputs(['a', 'b']));
   });
 });
