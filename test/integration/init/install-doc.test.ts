@@ -1,4 +1,4 @@
-// docs/install.md's install commands, run exactly as written: the repository under test is cloned
+// The README's install commands (repeated in docs/install.md), run exactly as written: the repository under test is cloned
 // (its git URL is the only thing replaced), built with npm ci, packed, and installed with npm into
 // a project beside it, whose refinery then answers --version and runs the built-in analyze.
 import { spawnSync } from 'node:child_process';
@@ -12,11 +12,18 @@ import { skipWithout, systemTool } from '../../helpers/system-tools.ts';
 const GIT = systemTool('git');
 const BASH = systemTool('bash');
 
-/** The ```sh block of the doc that installs from a clone (the one that packs). */
-function installBlock(): string {
-  const doc = readFileSync(path.join(REPO_ROOT, 'docs', 'install.md'), 'utf8');
+/** The ```sh block of a doc that installs from a clone (the one that packs). */
+function packBlock(file: string): string {
+  const doc = readFileSync(path.join(REPO_ROOT, file), 'utf8');
   const block = [...doc.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] as string).find((b) => b.includes('npm pack'));
-  if (!block) throw new Error('docs/install.md has no ```sh block with npm pack');
+  if (!block) throw new Error(`${file} has no \`\`\`sh block with npm pack`);
+  return block;
+}
+
+/** The README's install block, which docs/install.md repeats word for word. */
+function installBlock(): string {
+  const block = packBlock('README.md');
+  expect(packBlock(path.join('docs', 'install.md'))).toBe(block);
   return block;
 }
 
