@@ -75,6 +75,11 @@ bench-refine:
 # The dashboard in chromium: first render of 1,000 MassGen runs and of 10,000 stages; event-to-pixel latency.
 bench-ui:
     npx tsx bench/ui/run.ts
+    npx tsx bench/ui/stream-memory.ts
+
+# The dashboard's memory with 40 event-stream clients that never read, during a run that logs 200,000 lines (target < 300 MB).
+bench-ui-stream lines="200000" clients="40":
+    npx tsx bench/ui/stream-memory.ts --lines {{lines}} --clients {{clients}}
 
 # The remote cache (nginx on 127.0.0.1): analyze over 200 generated runs and the refine example, cold local vs warm remote.
 bench-cache runs="200":

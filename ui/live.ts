@@ -2,7 +2,8 @@
 // The live stream (Server-Sent Events). Every message has a rising `seq`: the client ignores what it
 // has already seen and, after any break, reconnects from the last one it has, for as long as it
 // takes, showing a banner meanwhile. When the server no longer has what was missed it says
-// `reset` and the current view reloads.
+// `reset` and the current view reloads; a tab too slow to keep up is sent `reload` and dropped, and
+// does the same.
 
 export interface RunEvent {
   type: string;
@@ -68,10 +69,14 @@ export class LiveClient {
     };
     source.addEventListener('run-event', deliver as EventListener);
     source.addEventListener('changed', deliver as EventListener);
-    source.addEventListener('reset', ((e: MessageEvent<string>) => {
+    const reset = ((e: MessageEvent<string>) => {
       this.last = (JSON.parse(e.data) as { seq: number }).seq;
       for (const l of this.resetListeners) l();
-    }) as EventListener);
+    }) as EventListener;
+    source.addEventListener('reset', reset);
+    // This tab fell too far behind (frozen, or the machine asleep): the server dropped it. The view
+    // reloads and the stream reconnects by itself from the number `reload` carried.
+    source.addEventListener('reload', reset);
     source.addEventListener('error', () => {
       // EventSource retries by itself while CONNECTING; once CLOSED (the server refused) we do, with backoff.
       if (source.readyState === EventSource.CONNECTING) {

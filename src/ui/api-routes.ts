@@ -31,6 +31,8 @@ export interface ApiContext {
 type Handler = (ctx: ApiContext, url: URL, params: string[], req: IncomingMessage) => Promise<unknown>;
 
 const MAX_GRAPH_NODES = 150;
+/** Longest search text: matching is linear in it, and no session name, question or winner needs more. */
+export const MAX_SEARCH_CHARS = 200;
 const SORTS: readonly SessionSort[] = ['time', 'cost', 'duration', 'retries', 'turns'];
 
 function notFound(what: string): never {
@@ -41,6 +43,16 @@ function pipelineParam(name: string | undefined): string {
   const decoded = decodeURIComponent(name ?? '');
   if (!isPipelineName(decoded)) notFound(`pipeline '${decoded}'`);
   return decoded;
+}
+
+function searchParam(url: URL): string {
+  const q = url.searchParams.get('q') ?? '';
+  if (q.length > MAX_SEARCH_CHARS)
+    throw new HttpError(
+      400,
+      `q: the search text is ${q.length} characters; at most ${MAX_SEARCH_CHARS} are allowed (plain text, any case)`,
+    );
+  return q;
 }
 
 const GET_ROUTES: Array<[RegExp, Handler]> = [
@@ -143,7 +155,7 @@ const GET_ROUTES: Array<[RegExp, Handler]> = [
         limit: intParam(url, 'limit', 50, 1, 500),
         sort: sort as SessionSort,
         descending: url.searchParams.get('order') !== 'asc',
-        search: stringParam(url, 'q', 256),
+        search: searchParam(url),
         state: stringParam(url, 'state', 32),
         analyzed: analyzed === 'yes' || analyzed === 'no' ? analyzed : '',
       });

@@ -71,7 +71,14 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     if (m.event.type === 'run-end') assessor.invalidate(m.event.pipeline);
   });
   const tailer =
-    options.mode === 'standalone' ? new RunTailer(options.root, (event) => hub.publish({ kind: 'run-event', event })) : undefined;
+    options.mode === 'standalone'
+      ? new RunTailer(
+          options.root,
+          (event) => hub.publish({ kind: 'run-event', event }),
+          () => {},
+          () => hub.room(),
+        )
+      : undefined;
   const jobs = new JobStore(options.root);
   const stopJobs = watchJobs(jobs, () => hub.publish({ kind: 'changed', topic: 'jobs' }));
   const logsDirs = options.logsDirs ?? (await defaultLogsDirs(options.root, pipelines));

@@ -17,6 +17,8 @@ export class LiveHub {
   private readonly buffer: LiveEnvelope[] = [];
   private readonly listeners = new Set<LiveListener>();
   private last = 0;
+  private readonly behind = new Set<object>();
+  private waiting: Array<() => void> = [];
 
   constructor(private readonly capacity = 20_000) {}
 
@@ -51,6 +53,28 @@ export class LiveHub {
     const oldest = this.buffer[0]?.seq ?? this.last + 1;
     if (seq + 1 < oldest) return undefined;
     return this.buffer.slice(seq + 1 - oldest);
+  }
+
+  /**
+   * A client says whether it is behind (more queued for it than it should have). A producer that
+   * can wait (the tailer of events.jsonl) waits between chunks for none to be: a reading client
+   * keeps up, and one that stopped reading is dropped by its stream, which ends its pressure.
+   */
+  pressure(client: object, behind: boolean): void {
+    if (behind) {
+      this.behind.add(client);
+      return;
+    }
+    if (!this.behind.delete(client) || this.behind.size > 0) return;
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const resume of waiting) resume();
+  }
+
+  /** Resolves when no client is behind. */
+  room(): Promise<void> {
+    if (this.behind.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.push(resolve));
   }
 
   subscribe(listener: LiveListener): () => void {

@@ -1,21 +1,29 @@
 // Standalone `refinery ui` learns of runs made by other processes (`refinery run`, a watch started
 // without --ui) by tailing `.refinery/runs/<run>/events.jsonl`: a file watcher on each unfinished
 // run's log (inotify: the line is seen within milliseconds of its write), and a poll every half
-// second in case a watcher cannot be set or misses a new run folder.
-import { closeSync, existsSync, fstatSync, openSync, readdirSync, readSync, watch, type FSWatcher } from 'node:fs';
+// second in case a watcher cannot be set or misses a new run folder. A log is read a chunk at a
+// time, the event loop free between chunks (the live stream flushes, /api answers), so a run that
+// wrote 200,000 lines since the last look is taken in without holding the server.
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, watch, type FSWatcher } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import type { RunEvent } from '../engine/types/events.ts';
 
 interface Tail {
   file: string;
   offset: number;
   partial: string;
+  decoder: StringDecoder;
   watcher: FSWatcher | undefined;
   finished: boolean;
+  /** A read is under way; `again`: something was written meanwhile, read once more after it. */
+  reading: boolean;
+  again: boolean;
 }
 
 const POLL_MS = 500;
-const MAX_READ = 8 * 1024 * 1024;
+const CHUNK = 256 * 1024;
 
 export class RunTailer {
   private readonly tails = new Map<string, Tail>();
@@ -28,6 +36,8 @@ export class RunTailer {
     root: string,
     private readonly onEvent: (event: RunEvent) => void,
     private readonly onNewRun: (runId: string) => void = () => {},
+    /** Resolves when the readers of what is published have room for more (the live stream's pacing). */
+    private readonly room: () => Promise<void> = async () => {},
   ) {
     this.runsDir = path.join(root, '.refinery', 'runs');
     // What is already there is history (the API serves it); only what is written from now on is live.
@@ -63,15 +73,19 @@ export class RunTailer {
       const file = path.join(this.runsDir, name, 'events.jsonl');
       const finished = existsSync(path.join(this.runsDir, name, 'summary.json'));
       if (initial && finished) {
-        this.tails.set(name, { file, offset: 0, partial: '', watcher: undefined, finished: true });
+        this.tails.set(name, this.tail(file, 0, true));
         continue;
       }
-      const tail: Tail = { file, offset: initial ? this.size(file) : 0, partial: '', watcher: undefined, finished: false };
+      const tail = this.tail(file, initial ? this.size(file) : 0, false);
       this.tails.set(name, tail);
       if (!initial) this.onNewRun(name);
       this.follow(name, tail);
     }
     for (const [name, tail] of this.tails) if (!names.includes(name)) this.drop(name, tail);
+  }
+
+  private tail(file: string, offset: number, finished: boolean): Tail {
+    return { file, offset, partial: '', decoder: new StringDecoder('utf8'), watcher: undefined, finished, reading: false, again: false };
   }
 
   private size(file: string): number {
@@ -101,27 +115,49 @@ export class RunTailer {
     }
   }
 
-  private read(_name: string, tail: Tail): void {
+  private read(name: string, tail: Tail): void {
     if (this.closed || tail.finished) return;
-    let fd: number;
+    if (tail.reading) {
+      tail.again = true;
+      return;
+    }
+    tail.reading = true;
+    void this.readChunks(tail).finally(() => {
+      tail.reading = false;
+      if (!tail.again) return;
+      tail.again = false;
+      this.read(name, tail);
+    });
+  }
+
+  private async readChunks(tail: Tail): Promise<void> {
+    let handle: FileHandle;
     try {
-      fd = openSync(tail.file, 'r');
+      handle = await open(tail.file, 'r');
     } catch {
       return;
     }
     try {
-      for (;;) {
-        const size = fstatSync(fd).size;
-        if (size < tail.offset) tail.offset = 0;
+      const buffer = Buffer.alloc(CHUNK);
+      while (!this.closed && !tail.finished) {
+        const { size } = await handle.stat();
+        if (size < tail.offset) {
+          tail.offset = 0;
+          tail.partial = '';
+        }
         if (size === tail.offset) break;
-        const buffer = Buffer.alloc(Math.min(size - tail.offset, MAX_READ));
-        const got = readSync(fd, buffer, 0, buffer.length, tail.offset);
-        if (got <= 0) break;
-        tail.offset += got;
-        this.lines(tail, buffer.subarray(0, got).toString('utf8'));
+        const { bytesRead } = await handle.read(buffer, 0, Math.min(size - tail.offset, CHUNK), tail.offset);
+        if (bytesRead <= 0) break;
+        tail.offset += bytesRead;
+        this.lines(tail, tail.decoder.write(buffer.subarray(0, bytesRead)));
+        // A turn of the event loop between chunks: the live stream writes, /api answers.
+        await new Promise((resolve) => setImmediate(resolve));
+        await this.room();
       }
+    } catch {
+      // Gone or unreadable: the next poll tries again.
     } finally {
-      closeSync(fd);
+      await handle.close().catch(() => undefined);
     }
   }
 

@@ -35,7 +35,8 @@ export function massgenView(app: App): View {
   const search = h('input', {
     attrs: {
       type: 'search',
-      placeholder: 'search (regular expression): session, question, winner',
+      placeholder: 'search (text, any case): session, question, winner',
+      maxlength: '200',
       value: app.query.get('q') ?? '',
       'aria-label': 'search',
     },

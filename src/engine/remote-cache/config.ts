@@ -24,6 +24,10 @@ export interface RemoteCacheSettings {
   concurrency: number;
   maxBlobBytes: number;
   idleTimeoutMs: number;
+  /** The least total time any request gets. */
+  deadlineFloorMs: number;
+  /** A transfer's total time is its bytes at this rate (when that is over the floor). */
+  minRateBytesPerSec: number;
   /** Where the URL came from, for messages. */
   source: string;
 }
@@ -58,6 +62,10 @@ const remoteCacheSchema = z.strictObject({
   max_blob_mb: z.number().positive().max(65_536).default(256),
   /** A request that receives or sends nothing for this long is abandoned. */
   timeout_s: z.number().positive().max(600).default(30),
+  /** The least total time a request gets; a transfer gets its size at min_rate_kib_s when that is longer. */
+  deadline_floor_s: z.number().positive().max(600).default(10),
+  /** A transfer slower than this (over its whole length) is abandoned and the cache is off for the run. */
+  min_rate_kib_s: z.number().positive().max(1_048_576).default(256),
 });
 
 type FileConfig = z.output<typeof remoteCacheSchema>;
@@ -250,6 +258,8 @@ export function resolveRemoteCache(request: RemoteCacheRequest): RemoteCacheReso
       concurrency: config.concurrency,
       maxBlobBytes: Math.round(config.max_blob_mb * 1024 * 1024),
       idleTimeoutMs: Math.round(config.timeout_s * 1000),
+      deadlineFloorMs: Math.round(config.deadline_floor_s * 1000),
+      minRateBytesPerSec: Math.round(config.min_rate_kib_s * 1024),
       source: chosen.source,
     },
     warnings,

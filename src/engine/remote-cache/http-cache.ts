@@ -1,9 +1,11 @@
 // The Bazel HTTP remote-cache protocol over node:http(s): GET/PUT/HEAD of `<base>/ac/<key>` and
 // `<base>/cas/<sha256>`, as bazel-remote and nginx with WebDAV serve it. Every request has bounded
-// time (connect, idle, and a deadline for action-cache entries), transient failures are retried
-// with backoff and jitter, at most `concurrency` requests are in flight, and after a few
-// consecutive transport failures the cache turns itself off for the rest of the run. Nothing here
-// throws at its callers: a result says hit, miss, refused or failed, and the run goes on.
+// time: connect, idle, and a total deadline scaled to its size (its bytes at a minimum rate, never
+// under a floor), so a server that trickles a byte now and then cannot hold a run. Transient
+// failures are retried with backoff and jitter, at most `concurrency` requests are in flight, and
+// after a few consecutive transport failures (or one transfer past its deadline) the cache turns
+// itself off for the rest of the run. Nothing here throws at its callers: a result says hit, miss,
+// refused or failed, and the run goes on.
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import http from 'node:http';
@@ -22,8 +24,10 @@ export interface HttpCacheOptions {
   connectTimeoutMs?: number;
   /** No byte received or sent for this long: the request is abandoned. */
   idleTimeoutMs?: number;
-  /** Whole-request limit for action-cache entries (small). */
-  acTimeoutMs?: number;
+  /** The least total time a request gets (action-cache entries and other small ones get this). */
+  deadlineFloorMs?: number;
+  /** A transfer of N bytes gets N / this many seconds in all (when over the floor). */
+  minRateBytesPerSec?: number;
   attempts?: number;
   backoffBaseMs?: number;
   backoffCapMs?: number;
@@ -35,7 +39,8 @@ export const DEFAULTS = {
   concurrency: 8,
   connectTimeoutMs: 5_000,
   idleTimeoutMs: 30_000,
-  acTimeoutMs: 10_000,
+  deadlineFloorMs: 10_000,
+  minRateBytesPerSec: 256 * 1024,
   attempts: 3,
   backoffBaseMs: 250,
   backoffCapMs: 5_000,
@@ -57,7 +62,15 @@ export type PutResult = { kind: 'stored' } | { kind: 'refused'; status: number; 
 
 export type PutBody = { data: Buffer } | { file: string; size: number; sha256: string };
 
-class TransportError extends Error {}
+class TransportError extends Error {
+  /** A transfer past its deadline: the server is too slow for this run, retrying would only wait longer. */
+  constructor(
+    message: string,
+    readonly tooSlow = false,
+  ) {
+    super(message);
+  }
+}
 
 interface RawResponse {
   status: number;
@@ -71,6 +84,10 @@ interface RawResponse {
 }
 
 type ResponseMode = { kind: 'buffer'; maxBytes: number } | { kind: 'file'; file: string; maxBytes: number } | { kind: 'discard' };
+
+function seconds(ms: number): string {
+  return String(Math.round(ms / 100) / 10);
+}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -104,16 +121,17 @@ export class HttpCache {
     this.agent.destroy();
   }
 
-  /** An action-cache entry or a small blob, in memory. */
-  async get(kind: CacheKind, key: string, maxBytes = MAX_AC_BYTES): Promise<GetResult> {
-    const outcome = await this.send(
-      'GET',
-      kind,
-      key,
-      undefined,
-      { kind: 'buffer', maxBytes },
-      kind === 'ac' ? this.options.acTimeoutMs : undefined,
-    );
+  /**
+   * The total time a transfer of `bytes` gets: those bytes at the minimum rate, never under the
+   * floor (a small request still pays a connection and the server's lookup).
+   */
+  deadlineFor(bytes: number): number {
+    return Math.max(this.options.deadlineFloorMs, Math.ceil((bytes / this.options.minRateBytesPerSec) * 1000));
+  }
+
+  /** An action-cache entry or a small blob, in memory; `expectedBytes` (when known) sets its deadline. */
+  async get(kind: CacheKind, key: string, maxBytes = MAX_AC_BYTES, expectedBytes = 0): Promise<GetResult> {
+    const outcome = await this.send('GET', kind, key, undefined, { kind: 'buffer', maxBytes }, expectedBytes);
     if ('failed' in outcome) return { kind: 'failed', message: outcome.failed };
     const { status, body, tooLarge } = outcome.response;
     if (tooLarge !== undefined) return { kind: 'failed', message: `GET ${kind}/${key} is larger than ${tooLarge} bytes` };
@@ -124,7 +142,7 @@ export class HttpCache {
 
   /** A blob streamed into `file` while hashed; a hash or size other than `expected` is a mismatch. */
   async getToFile(key: string, file: string, expected: { sha256: string; size: number }): Promise<FileGetResult> {
-    const outcome = await this.send('GET', 'cas', key, undefined, { kind: 'file', file, maxBytes: expected.size });
+    const outcome = await this.send('GET', 'cas', key, undefined, { kind: 'file', file, maxBytes: expected.size }, expected.size);
     if ('failed' in outcome) return { kind: 'failed', message: outcome.failed };
     const { status, written } = outcome.response;
     if (status === 404 || status === 204) return { kind: 'miss' };
@@ -140,7 +158,7 @@ export class HttpCache {
 
   /** Whether the server has the entry (HEAD); undefined when it could not tell. */
   async has(kind: CacheKind, key: string): Promise<boolean | undefined> {
-    const outcome = await this.send('HEAD', kind, key, undefined, { kind: 'discard' }, this.options.acTimeoutMs);
+    const outcome = await this.send('HEAD', kind, key, undefined, { kind: 'discard' }, 0);
     if ('failed' in outcome) return undefined;
     if (outcome.response.status === 200) return true;
     if (outcome.response.status === 404) return false;
@@ -148,7 +166,7 @@ export class HttpCache {
   }
 
   async put(kind: CacheKind, key: string, body: PutBody): Promise<PutResult> {
-    const outcome = await this.send('PUT', kind, key, body, { kind: 'discard' }, kind === 'ac' ? this.options.acTimeoutMs : undefined);
+    const outcome = await this.send('PUT', kind, key, body, { kind: 'discard' }, 'data' in body ? body.data.length : body.size);
     if ('failed' in outcome) return { kind: 'failed', message: outcome.failed };
     const { status, sent } = outcome.response;
     if (!PUT_OK.has(status)) return { kind: 'refused', status, message: `PUT ${kind}/${key} answered HTTP ${status}` };
@@ -165,14 +183,14 @@ export class HttpCache {
     key: string,
     body: PutBody | undefined,
     mode: ResponseMode,
-    deadlineMs?: number,
+    bytes: number,
   ): Promise<{ response: RawResponse } | { failed: string }> {
     const what = `${method} ${kind}/${key.slice(0, 12)}…`;
     let last = '';
     for (let attempt = 1; attempt <= this.options.attempts; attempt++) {
       if (this.disabledBecause) return { failed: `the remote cache is off for this run (${this.disabledBecause})` };
       try {
-        const response = await this.semaphore.run(() => this.attempt(method, this.url(kind, key), body, mode, deadlineMs));
+        const response = await this.semaphore.run(() => this.attempt(method, this.url(kind, key), body, mode, bytes));
         this.consecutiveFailures = 0;
         if (!RETRYABLE.has(response.status) || attempt === this.options.attempts) return { response };
         last = `HTTP ${response.status}`;
@@ -180,6 +198,10 @@ export class HttpCache {
         if (!(error instanceof TransportError)) throw error;
         last = error.message;
         this.consecutiveFailures += 1;
+        if (error.tooSlow) {
+          this.disabledBecause = `${what} ${error.message}`;
+          return { failed: `${what} ${error.message}; the remote cache is off for the rest of this run` };
+        }
         if (this.consecutiveFailures >= this.options.maxTransportFailures) {
           this.disabledBecause = `${this.consecutiveFailures} requests in a row failed, the last: ${error.message}`;
           return { failed: `${what} failed: ${error.message}; the remote cache is off for the rest of this run` };
@@ -193,7 +215,7 @@ export class HttpCache {
     return { failed: `${what} failed after ${this.options.attempts} attempts: ${last}` };
   }
 
-  private attempt(method: string, url: string, body: PutBody | undefined, mode: ResponseMode, deadlineMs?: number): Promise<RawResponse> {
+  private attempt(method: string, url: string, body: PutBody | undefined, mode: ResponseMode, bytes: number): Promise<RawResponse> {
     this.requests += 1;
     const target = new URL(url);
     const lib = target.protocol === 'https:' ? https : http;
@@ -204,12 +226,12 @@ export class HttpCache {
     return new Promise<RawResponse>((resolve, reject) => {
       let settled = false;
       const timers: NodeJS.Timeout[] = [];
-      const fail = (message: string): void => {
+      const fail = (message: string, tooSlow = false): void => {
         if (settled) return;
         settled = true;
         for (const t of timers) clearTimeout(t);
         req.destroy();
-        reject(new TransportError(message));
+        reject(new TransportError(message, tooSlow));
       };
       const succeed = (response: RawResponse): void => {
         if (settled) return;
@@ -219,7 +241,8 @@ export class HttpCache {
       };
       const req = lib.request(target, { method, headers, agent: this.agent });
       req.setTimeout(this.options.idleTimeoutMs, () => fail(`no data for ${this.options.idleTimeoutMs} ms`));
-      if (deadlineMs !== undefined) timers.push(setTimeout(() => fail(`no answer within ${deadlineMs} ms`), deadlineMs));
+      const deadlineMs = this.deadlineFor(bytes);
+      timers.push(setTimeout(() => fail(this.tooSlowMessage(bytes, deadlineMs), true), deadlineMs));
       req.on('socket', (socket) => {
         if (!socket.connecting) return;
         const t = setTimeout(() => fail(`cannot connect within ${this.options.connectTimeoutMs} ms`), this.options.connectTimeoutMs);
@@ -248,6 +271,11 @@ export class HttpCache {
         stream.pipe(req);
       }
     });
+  }
+
+  private tooSlowMessage(bytes: number, deadlineMs: number): string {
+    const { deadlineFloorMs, minRateBytesPerSec } = this.options;
+    return `took over ${seconds(deadlineMs)} s, its deadline (${bytes} bytes at no less than ${Math.round(minRateBytesPerSec / 1024)} KiB/s, never under ${seconds(deadlineFloorMs)} s): the server is too slow`;
   }
 
   /**

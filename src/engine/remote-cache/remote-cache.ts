@@ -82,6 +82,8 @@ export class RemoteCache {
       headers: settings.headers,
       concurrency: settings.concurrency,
       idleTimeoutMs: settings.idleTimeoutMs,
+      deadlineFloorMs: settings.deadlineFloorMs,
+      minRateBytesPerSec: settings.minRateBytesPerSec,
       ...http,
     });
     this.stats = {
@@ -182,7 +184,7 @@ export class RemoteCache {
     const manifestFile = result.outputFiles.find((f) => f.path === MANIFEST_PATH);
     if (!manifestFile) return { kind: 'refused', reason: `it has no ${MANIFEST_PATH}` };
     if (manifestFile.digest.sizeBytes > MAX_MANIFEST_BYTES) return { kind: 'refused', reason: 'its manifest is too large' };
-    const blob = await this.http.get('cas', manifestFile.digest.hash, MAX_MANIFEST_BYTES);
+    const blob = await this.http.get('cas', manifestFile.digest.hash, MAX_MANIFEST_BYTES, manifestFile.digest.sizeBytes);
     // A blob pruned since the entry was written: a miss, as bazel-remote answers for such entries.
     if (blob.kind === 'miss') return { kind: 'miss' };
     if (blob.kind === 'failed') return blob;
@@ -220,7 +222,7 @@ export class RemoteCache {
     { kind: 'hit'; body: Buffer } | { kind: 'miss' } | { kind: 'mismatch'; message: string } | { kind: 'failed'; message: string }
   > {
     if (file.size > MAX_MANIFEST_BYTES * 16) return { kind: 'failed', message: `${file.path} is too large` };
-    const got = await this.http.get('cas', file.sha256, MAX_MANIFEST_BYTES * 16);
+    const got = await this.http.get('cas', file.sha256, MAX_MANIFEST_BYTES * 16, file.size);
     if (got.kind !== 'hit') return got;
     if (sha256Hex(got.body) !== file.sha256 || got.body.length !== file.size)
       return { kind: 'mismatch', message: `blob cas/${file.sha256} does not match its digest` };

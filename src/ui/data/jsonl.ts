@@ -1,36 +1,6 @@
-// Line-by-line reading of JSON Lines files that may be large and may be being written: a torn last
-// line or a damaged one is skipped, never thrown.
-import { createReadStream } from 'node:fs';
+// JSON Lines helpers for files that may be large and may be being written: only the first line is
+// read, and a torn or damaged one is undefined, never thrown.
 import { closeSync, openSync, readSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-
-export async function forEachJsonLine(file: string, visit: (value: unknown) => void): Promise<boolean> {
-  let stream;
-  try {
-    stream = createReadStream(file, { encoding: 'utf8' });
-  } catch {
-    return false;
-  }
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
-  try {
-    for await (const line of lines) {
-      if (!line) continue;
-      let value: unknown;
-      try {
-        value = JSON.parse(line);
-      } catch {
-        continue;
-      }
-      visit(value);
-    }
-    return true;
-  } catch {
-    return false;
-  } finally {
-    lines.close();
-    stream.destroy();
-  }
-}
 
 /** The first line of a file (at most `maxBytes`), parsed; undefined when missing or not JSON. */
 export function firstJsonLine(file: string, maxBytes = 64 * 1024): unknown {

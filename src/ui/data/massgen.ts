@@ -51,7 +51,7 @@ export interface SessionQuery {
   limit: number;
   sort: SessionSort;
   descending: boolean;
-  /** A regular expression (case-insensitive) over the session name, question and winner. */
+  /** Plain text, any case, found anywhere in the session name, question or a winner (never a pattern). */
   search: string;
   state: string;
   analyzed: '' | 'yes' | 'no';
@@ -90,6 +90,13 @@ function num(value: unknown): number | null {
 
 function str(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
+}
+
+/** Whether `needle` (lower case) is in the session's name, question or a turn's winner, in any case. */
+function matchesText(row: SessionRow, needle: string): boolean {
+  if (row.session.toLowerCase().includes(needle)) return true;
+  if (row.question?.toLowerCase().includes(needle)) return true;
+  return row.turns.some((t) => t.winner?.toLowerCase().includes(needle) ?? false);
 }
 
 function sum(values: Array<number | null>): number | null {
@@ -232,16 +239,11 @@ export class MassGenStore {
     return rows;
   }
 
-  async sessions(query: SessionQuery): Promise<{ total: number; rows: SessionRow[]; error?: string }> {
-    let pattern: RegExp | undefined;
-    if (query.search) {
-      try {
-        pattern = new RegExp(query.search, 'i');
-      } catch (error) {
-        return { total: 0, rows: [], error: `search: ${(error as Error).message}` };
-      }
-    }
-    const needsAll = query.sort !== 'time' || pattern !== undefined || query.state !== '' || query.analyzed !== '';
+  async sessions(query: SessionQuery): Promise<{ total: number; rows: SessionRow[] }> {
+    // A substring, not a regular expression: a pattern from the address could backtrack for minutes
+    // and hold the one thread every request and signal needs.
+    const needle = query.search.toLowerCase();
+    const needsAll = query.sort !== 'time' || needle !== '' || query.state !== '' || query.analyzed !== '';
     if (!needsAll) {
       // Newest first needs only the names: a 1,000-run folder's first page reads 50 sessions.
       const dirs = await this.sessionDirs();
@@ -253,7 +255,7 @@ export class MassGenStore {
     }
     let rows = await this.allRows();
     rows = rows.filter((r) => {
-      if (pattern && !pattern.test([r.session, r.question ?? '', ...r.turns.map((t) => t.winner ?? '')].join('\n'))) return false;
+      if (needle && !matchesText(r, needle)) return false;
       if (query.state && r.state !== query.state) return false;
       if (query.analyzed === 'yes' && r.analyzedTurns !== r.turns.length) return false;
       if (query.analyzed === 'no' && r.analyzedTurns === r.turns.length) return false;

@@ -1,12 +1,16 @@
 // Run history from `.refinery/runs/<run-id>/`: summary.json for finished runs, the first line of
 // events.jsonl for the others (a live run, or one killed before its end). A finished run never
-// changes, so its row and its stage table are cached.
+// changes, so its row and its stage table are cached; a live run's journal is read incrementally
+// (run-journal.ts), never again from its start.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ArtifactIssue, RunEvent, StageStatus } from '../../engine/types/events.ts';
+import type { StageStatus } from '../../engine/types/events.ts';
 import { runIdPid } from '../../engine/events/bus.ts';
 import { pidExists } from '../../engine/state/process-identity.ts';
-import { firstJsonLine, forEachJsonLine, isObject } from './jsonl.ts';
+import { firstJsonLine, isObject } from './jsonl.ts';
+import { RunJournal, type LogLine, type RunStage, type RunStageStatus } from './run-journal.ts';
+
+export type { RunStage, RunStageStatus } from './run-journal.ts';
 
 export type RunOutcome = 'succeeded' | 'failed' | 'aborted' | 'running' | 'interrupted';
 
@@ -19,25 +23,6 @@ export interface RunRow {
   durationMs: number | null;
   counts: Partial<Record<StageStatus, number>> | null;
   stages: number | null;
-}
-
-export type RunStageStatus = StageStatus | 'running';
-
-export interface RunStage {
-  id: string;
-  status: RunStageStatus;
-  startedAt: string | null;
-  endedAt: string | null;
-  durationMs: number | null;
-  attempts: number;
-  /** Why it started (stage-start), or why it failed / was skipped (stage-end). */
-  startReason?: string;
-  reason?: string;
-  summary?: string;
-  outputs?: Record<string, string>;
-  issues?: ArtifactIssue[];
-  rejectedDir?: string;
-  progress?: number;
 }
 
 export interface RunDetail {
@@ -57,11 +42,15 @@ export function runsDir(root: string): string {
   return path.join(root, '.refinery', 'runs');
 }
 
+/** Journals kept folded: a 600,000-line one holds about 10 MB of line positions. */
+const MAX_JOURNALS = 8;
+
 const FAILURE_ORDER: Record<RunStageStatus, number> = { failed: 0, blocked: 1, aborted: 2, running: 3, skipped: 4, succeeded: 5, fresh: 6 };
 
 export class RunStore {
   private readonly rows = new Map<string, RunRow>();
   private readonly details = new Map<string, RunDetail>();
+  private readonly journals = new Map<string, RunJournal>();
 
   constructor(private readonly root: string) {}
 
@@ -145,66 +134,37 @@ export class RunStore {
     return undefined;
   }
 
+  /** The fold of a run's journal, read incrementally; the few most recent are kept. */
+  private journal(runId: string): RunJournal {
+    let journal = this.journals.get(runId);
+    if (journal) this.journals.delete(runId);
+    else journal = new RunJournal(path.join(runsDir(this.root), runId, 'events.jsonl'));
+    this.journals.set(runId, journal);
+    if (this.journals.size > MAX_JOURNALS) this.journals.delete(this.journals.keys().next().value as string);
+    return journal;
+  }
+
   async detail(runId: string): Promise<RunDetail | undefined> {
     const cached = this.details.get(runId);
     if (cached) return cached;
     const row = this.row(runId);
     if (!row) return undefined;
-    const stages = new Map<string, RunStage>();
-    const loops: RunDetail['loops'] = [];
-    let params: Record<string, unknown> = {};
-    const stage = (id: string): RunStage => {
-      let s = stages.get(id);
-      if (!s) {
-        s = { id, status: 'running', startedAt: null, endedAt: null, durationMs: null, attempts: 0 };
-        stages.set(id, s);
-      }
-      return s;
-    };
-    await forEachJsonLine(path.join(runsDir(this.root), runId, 'events.jsonl'), (value) => {
-      if (!isObject(value)) return;
-      const e = value as unknown as RunEvent;
-      switch (e.type) {
-        case 'run-start':
-          params = isObject(e.params) ? e.params : {};
-          break;
-        case 'stage-start': {
-          const s = stage(e.stage);
-          s.status = 'running';
-          s.startedAt ??= e.time;
-          s.attempts = Math.max(s.attempts, e.attempt);
-          s.startReason = e.reason;
-          break;
-        }
-        case 'stage-progress':
-          stage(e.stage).progress = e.fraction;
-          break;
-        case 'stage-end': {
-          const s = stage(e.stage);
-          s.status = e.status;
-          s.endedAt = e.time;
-          s.durationMs = e.durationMs;
-          s.attempts = Math.max(s.attempts, e.attempts);
-          s.startedAt ??= new Date(Date.parse(e.time) - e.durationMs).toISOString();
-          for (const key of ['reason', 'summary', 'outputs', 'issues', 'rejectedDir'] as const)
-            if (e[key] !== undefined) (s as unknown as Record<string, unknown>)[key] = e[key];
-          break;
-        }
-        case 'loop-iteration':
-          loops.push({ loop: e.loop, iteration: e.iteration, decision: e.decision, time: e.time });
-          break;
-      }
-    });
+    const journal = this.journal(runId);
+    await journal.catchUp();
     const finished = row.status !== 'running';
-    // A run that ended without a stage's end (killed): the stage did not finish.
-    if (finished) for (const s of stages.values()) if (s.status === 'running') s.status = 'aborted';
-    const sorted = [...stages.values()].sort(
+    // Copies: the journal goes on folding a live run while this answer is being sent.
+    const stages = [...journal.stages.values()].map((s) => ({
+      ...s,
+      // A run that ended without a stage's end (killed): the stage did not finish.
+      status: finished && s.status === 'running' ? ('aborted' as const) : s.status,
+    }));
+    const sorted = stages.sort(
       (a, b) =>
         FAILURE_ORDER[a.status] - FAILURE_ORDER[b.status] ||
         (a.startedAt ?? '').localeCompare(b.startedAt ?? '') ||
         a.id.localeCompare(b.id),
     );
-    const detail: RunDetail = { row, params, stages: sorted, loops };
+    const detail: RunDetail = { row, params: journal.params, stages: sorted, loops: [...journal.loops] };
     if (row.status !== 'running' && row.status !== 'interrupted') {
       this.details.set(runId, detail);
       // A handful of big runs is plenty; the oldest cached goes first.
@@ -214,20 +174,10 @@ export class RunStore {
   }
 
   /** A stage's log lines in one run (the last `tail` of them). */
-  async logs(
-    runId: string,
-    stageId: string,
-    tail: number,
-  ): Promise<{ lines: Array<{ time: string; stream: string; message: string }>; total: number }> {
-    const lines: Array<{ time: string; stream: string; message: string }> = [];
-    let total = 0;
-    await forEachJsonLine(path.join(runsDir(this.root), runId, 'events.jsonl'), (value) => {
-      if (!isObject(value) || value.type !== 'stage-log' || value.stage !== stageId) return;
-      total += 1;
-      lines.push({ time: String(value.time), stream: String(value.stream), message: String(value.message) });
-      if (lines.length > tail) lines.shift();
-    });
-    return { lines, total };
+  async logs(runId: string, stageId: string, tail: number): Promise<{ lines: LogLine[]; total: number }> {
+    const journal = this.journal(runId);
+    await journal.catchUp();
+    return journal.logs(stageId, tail);
   }
 
   /** Forget what a live run may have changed (its row is recomputed on the next ask). */

@@ -143,4 +143,12 @@ describe('remote cache config', () => {
     });
     expect(resolve({ root: project(), env: { REFINERY_REMOTE_CACHE: 'http://127.0.0.1:8080' } })).toMatchObject({ warnings: [] });
   });
+
+  it('limits - a transfer deadline floor of 10 s and a minimum rate of 256 KiB/s, both settable', () => {
+    const env = { REFINERY_REMOTE_CACHE: 'http://127.0.0.1:8080' };
+    expect(resolve({ root: project(), env })).toMatchObject({ settings: { deadlineFloorMs: 10_000, minRateBytesPerSec: 262_144 } });
+    expect(resolve({ root: project('remote_cache: { deadline_floor_s: 2.5, min_rate_kib_s: 64 }\n'), env })).toMatchObject({
+      settings: { deadlineFloorMs: 2500, minRateBytesPerSec: 65_536 },
+    });
+  });
 });

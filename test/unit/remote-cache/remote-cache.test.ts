@@ -42,6 +42,8 @@ const settings = (url: string) => ({
   concurrency: 4,
   maxBlobBytes: 64 * 1024 * 1024,
   idleTimeoutMs: 5000,
+  deadlineFloorMs: 10_000,
+  minRateBytesPerSec: 256 * 1024,
   source: 'test',
 });
 

@@ -29,4 +29,23 @@ describe('dashboard live hub', () => {
     hub.publish({ kind: 'changed', topic: 'jobs' });
     expect(heard).toEqual([1, 2]);
   });
+
+  it('live-hub - a producer waits for room while a client is behind, and goes on when the last catches up or leaves', async () => {
+    const hub = new LiveHub();
+    const a = {};
+    const b = {};
+    hub.pressure(a, true);
+    hub.pressure(b, true);
+    let resumed = false;
+    const waiting = hub.room().then(() => {
+      resumed = true;
+    });
+    hub.pressure(a, false);
+    await Promise.resolve();
+    expect(resumed).toBe(false);
+    hub.pressure(b, false);
+    await waiting;
+    expect(resumed).toBe(true);
+    await hub.room();
+  });
 });
