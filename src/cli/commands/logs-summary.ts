@@ -36,6 +36,14 @@ function text(s: RunsSummary, cwd: string, files: string[]): string {
         : ''
     }, API errors ${t.apiErrors}, lost buffer characters ${t.bufferCharsLost}`,
   ];
+  const denied = s.deniedToolCalls?.byAgentTool ?? [];
+  if (denied.length > 0)
+    lines.push(
+      `denied tool calls ${t.deniedToolCalls}: ${denied
+        .slice(0, 6)
+        .map((r) => `${r.agent} ${r.tool} ${r.denied}`)
+        .join(', ')}`,
+    );
   if (s.perDay.length > 0) {
     lines.push('', 'Date        Runs  Cost');
     for (const d of s.perDay.slice(-7)) lines.push(`${d.date.padEnd(10)}  ${String(d.turns).padStart(4)}  ${money(d.costUsd)}`);

@@ -162,8 +162,12 @@ export interface ApiSummary {
 
 export interface ToolRow {
   name: string;
+  /** Every call, denied ones included. */
   calls: number;
+  /** Calls that ran and failed. */
   failures: number;
+  /** Calls a permission hook denied (MassGen 0.1.97+): never ran, not in the time. */
+  denied: number;
   totalSeconds: number;
   avgSeconds: number;
   outputChars: number;
@@ -216,6 +220,10 @@ export interface ErrorSummary {
   timeouts: { agentId: string | null; message: string; source: string }[];
   exceptions: { source: string; line: number | null; message: string }[];
   failedToolCalls: { tool: string; agentId: string | null; message: string; source: string }[];
+  /** Calls a permission hook denied, with the reason MassGen gave (its `result` text). */
+  deniedToolCalls: { tool: string; agentId: string | null; reason: string; source: string }[];
+  /** MCP errors massgen.log records at INFO/WARNING level ("MCP unexpected error", …), which no other file carries. */
+  mcpErrors: { line: number; level: string; message: string }[];
   logErrorLines: number;
   logWarningLines: number;
 }

@@ -238,6 +238,7 @@ export function summarizeRuns(all: DigestEntry[], options: SummaryOptions): Runs
   const reasons = new Counter();
   const enforcementByModel = new Counter();
   const apiByBackend = new Counter();
+  const deniedByAgentTool = new Counter();
   const bufferByModel = new Counter();
   const winsByAgent = new Counter();
   const winsByModel = new Counter();
@@ -257,6 +258,7 @@ export function summarizeRuns(all: DigestEntry[], options: SummaryOptions): Runs
       enforcementByModel.add(`${modelOf(d, agent)}\u0000${backendOf(d, agent)}`, n);
     }
     for (const [agent, n] of d.apiErrors) apiByBackend.add(agent === null ? UNKNOWN : backendOf(d, agent), n);
+    for (const [agent, tool, n] of d.deniedTools ?? []) deniedByAgentTool.add(`${agent ?? UNKNOWN}\u0000${tool}`, n);
     let attributed = 0;
     for (const a of d.agents) {
       bufferByModel.add(a.model ?? UNKNOWN, a.bufferCharsLost);
@@ -311,6 +313,7 @@ export function summarizeRuns(all: DigestEntry[], options: SummaryOptions): Runs
       enforcementRetries: sum((d) => d.enforcement.reduce((s, [, , n]) => s + n, 0)),
       bufferCharsLost: sum((d) => d.bufferCharsLost),
       apiErrors: sum((d) => d.apiErrors.reduce((s, [, n]) => s + n, 0)),
+      deniedToolCalls: sum((d) => (d.deniedTools ?? []).reduce((s, [, , n]) => s + n, 0)),
       costUsd: usd(costMicros),
       agentCostUsd: usd(agentCostMicros),
       wallClockSeconds: round3(known.reduce((s, x) => s + x, 0)),
@@ -347,6 +350,12 @@ export function summarizeRuns(all: DigestEntry[], options: SummaryOptions): Runs
       }),
     },
     apiErrors: { byBackend: apiByBackend.sorted().map(([backend, errors]) => ({ backend, errors })) },
+    deniedToolCalls: {
+      byAgentTool: deniedByAgentTool.sorted().map(([key, denied]) => {
+        const [agent = UNKNOWN, tool = UNKNOWN] = key.split('\u0000');
+        return { agent, tool, denied };
+      }),
+    },
     bufferCharsLost: { byModel: bufferByModel.sorted().map(([model, chars]) => ({ model, chars })) },
     winners: {
       byAgent: winsByAgent.sorted().map(([agent, wins]) => ({ agent, wins })),
