@@ -1,7 +1,16 @@
 // The turn analysis (schemas/turn-analysis.schema.json). Types only; the schema is the contract.
 import type { LayoutKind, LogWarning, SubagentData } from './model.ts';
 
-export type RunState = 'completed' | 'in_progress' | 'incomplete' | 'error' | 'timeout' | 'waiting_for_review' | 'unknown';
+export type RunState =
+  | 'completed'
+  | 'in_progress'
+  | 'incomplete'
+  | 'error'
+  | 'timeout'
+  | 'waiting_for_review'
+  /** The orphan turn of a `--session-id` continuation: its event stream; the run's other files are in the next turn. */
+  | 'continued'
+  | 'unknown';
 
 /** A point in time: `time` as the source wrote it, `at` = seconds since the turn started (null if unknown). */
 export interface When {

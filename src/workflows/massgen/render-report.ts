@@ -35,6 +35,8 @@ function stateBanner(a: TurnAnalysis): string | null {
     return `> **In progress:** this turn is still running (heartbeat ${s.ageSeconds} s old, threshold ${s.staleAfterSeconds} s). Figures are a snapshot; analyze again when it finishes.`;
   if (s.value === 'incomplete')
     return `> **Incomplete:** the run stopped without its end-of-run files (last heartbeat ${s.ageSeconds} s ago, threshold ${s.staleAfterSeconds} s; ${mdText(s.finishReasonDetails ?? 'phase unknown')}). It was killed or crashed.`;
+  if (s.value === 'continued')
+    return `> **Continuation:** this turn holds the event stream of a \`--session-id\` continuation (${mdText(s.finishReasonDetails ?? '')}); it is counted once, with that turn.`;
   if (s.value === 'error' || s.value === 'timeout') return `> **Finished with ${s.value}:** ${mdText(s.finishReasonDetails ?? '')}`;
   return null;
 }

@@ -226,7 +226,9 @@ function byRunOrder(a: DigestEntry, b: DigestEntry): number {
 export function summarizeRuns(all: DigestEntry[], options: SummaryOptions): RunsSummary {
   const since = options.since ?? null;
   const groupBy = options.groupBy ?? 'model';
-  const entries = all.filter((e) => since === null || (e.digest.date !== null && e.digest.date >= since)).sort(byRunOrder);
+  const dated = all.filter((e) => since === null || (e.digest.date !== null && e.digest.date >= since)).sort(byRunOrder);
+  // A continuation's orphan turn is the same run as its next turn: it shows in its session's story only.
+  const entries = dated.filter((e) => e.digest.state !== 'continued');
   const digests = entries.map((e) => e.digest);
   const sum = (pick: (d: TurnDigest) => number): number => digests.reduce((s, d) => s + pick(d), 0);
   const costMicros = sum((d) => d.costMicros ?? 0);
@@ -290,7 +292,7 @@ export function summarizeRuns(all: DigestEntry[], options: SummaryOptions): Runs
   const bySeconds = entries
     .filter((e) => e.digest.wallClockSeconds !== null)
     .sort((a, b) => (b.digest.wallClockSeconds ?? 0) - (a.digest.wallClockSeconds ?? 0) || byRunOrder(a, b));
-  const { stories, continues } = sessionStories(entries);
+  const { stories, continues } = sessionStories(dated);
   const perRun = (pick: (d: TurnDigest) => number): { total: number; mean: number; max: number } => {
     const total = sum(pick);
     return { total, mean: digests.length > 0 ? round3(total / digests.length) : 0, max: Math.max(0, ...digests.map(pick)) };
