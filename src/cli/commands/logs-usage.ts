@@ -5,8 +5,9 @@ export const SUMMARY_USAGE = `  refinery logs summary [--logs-dir D] [--reports 
 export const SUMMARY_HELP = `summary  Every run under the logs folder added up: runs, cost and duration per day, the costliest and
          slowest runs, enforcement retries, API errors, winners, unanimous votes, sessions continued
          with --session-id. Turns without a current analysis are analyzed first (--no-analyze: not).
-         Writes runs-summary.json and RUNS_SUMMARY.md into the reports folder (--reports, default: the
-         logs folder when it is inside the project, else .refinery/massgen/); --json prints the JSON.`;
+         Writes logs-summary.json and LOGS_SUMMARY.md into the reports folder (--reports, default: the
+         logs folder when it is inside the project, else .refinery/massgen/); --json prints the JSON.
+         The analyze pipeline's summary stage alone writes runs-summary.json and RUNS_SUMMARY.md there.`;
 
 export const BUNDLE_USAGE = `  refinery logs bundle RUN [--turn N] [--out FILE.html] [--logs-dir D] [--redact PATTERN]... [--no-redact]`;
 

@@ -71,20 +71,20 @@ describe('MassGen 0.1.97 denied tool calls', () => {
 });
 
 describe('MassGen 0.1.97 denied tool calls in logs summary', () => {
-  it('logs summary - counts denied calls per agent and tool in runs-summary.json, RUNS_SUMMARY.md and its output', async () => {
+  it('logs summary - counts denied calls per agent and tool in logs-summary.json, LOGS_SUMMARY.md and its output', async () => {
     const root = mkdtempSync(path.join(tmpdir(), 'denied-summary-'));
     cpSync(path.join(FIXTURES, 'massgen-v0197', 'denied'), path.join(root, '.massgen/massgen_logs'), { recursive: true });
     const { code, out } = await runLogs(root, ['summary']);
     expect(code).toBe(0);
     expect(out).toContain('denied tool calls 2: agent_a mcp__command_line__execute_command 1, agent_c mcp__filesystem__write_file 1');
-    const summary = JSON.parse(readFileSync(path.join(root, '.massgen/massgen_logs/runs-summary.json'), 'utf8'));
+    const summary = JSON.parse(readFileSync(path.join(root, '.massgen/massgen_logs/logs-summary.json'), 'utf8'));
     expect(registry.validate('runs-summary', summary)).toEqual({ ok: true });
     expect(summary.totals.deniedToolCalls).toBe(2);
     expect(summary.deniedToolCalls.byAgentTool).toEqual([
       { agent: 'agent_a', tool: 'mcp__command_line__execute_command', denied: 1 },
       { agent: 'agent_c', tool: 'mcp__filesystem__write_file', denied: 1 },
     ]);
-    expect(readFileSync(path.join(root, '.massgen/massgen_logs/RUNS_SUMMARY.md'), 'utf8')).toContain(
+    expect(readFileSync(path.join(root, '.massgen/massgen_logs/LOGS_SUMMARY.md'), 'utf8')).toContain(
       '## Denied tool calls by agent and tool',
     );
   });

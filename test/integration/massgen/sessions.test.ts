@@ -86,7 +86,7 @@ describe('MassGen sessions continued with --session-id', () => {
     expect(counted).toHaveLength(2);
     expectTotalsOf(summary, counted);
     expectPartsAddUp(summary);
-    const markdown = readFileSync(p.path(path.join(LOGS, 'RUNS_SUMMARY.md')), 'utf8');
+    const markdown = readFileSync(p.path(path.join(LOGS, 'LOGS_SUMMARY.md')), 'utf8');
     expect(markdown).toContain('## Sessions continued across log folders');
     expect(markdown).toContain(`\`${second}\` continues \`${first}\``);
 
