@@ -287,6 +287,8 @@ interface Analysis {
     }>;
     enforcementByReason?: Array<{ reason: string; count: number; agents: string[] }>;
     apiErrors?: Array<{ agentId: string | null; time: string | null; message: string; source?: string }>;
+    deniedToolCalls?: Array<{ tool: string; agentId: string | null; reason: string }>;
+    mcpErrors?: Array<{ line: number; level: string; message: string }>;
     agentErrors?: Array<Record<string, unknown>>;
     timeouts?: Array<Record<string, unknown>>;
     exceptions?: Array<Record<string, unknown>>;
@@ -538,6 +540,22 @@ function timelineTab(data: TurnData): HTMLElement {
   );
 }
 
+/** Denied calls (a permission hook blocked them; they never ran) counted per agent and tool. */
+function deniedTable(calls: Array<{ tool: string; agentId: string | null; reason: string }>): HTMLElement {
+  if (calls.length === 0) return empty('none');
+  const groups = new Map<string, { agent: string; tool: string; count: number; reason: string }>();
+  for (const c of calls) {
+    const key = `${c.agentId ?? '–'}\u0000${c.tool}`;
+    const g = groups.get(key) ?? { agent: c.agentId ?? '–', tool: c.tool, count: 0, reason: c.reason };
+    g.count += 1;
+    groups.set(key, g);
+  }
+  return table(
+    ['agent', 'tool', 'denied', 'reason'],
+    [...groups.values()].map((g) => [g.agent, g.tool, String(g.count), g.reason]),
+  );
+}
+
 function errorsTab(data: TurnData): HTMLElement {
   const e = data.analysis?.errors;
   if (!e) return empty('Errors come from analysis.json: run refinery run analyze.');
@@ -562,6 +580,19 @@ function errorsTab(data: TurnData): HTMLElement {
           (e.apiErrors ?? []).map((x) => [x.agentId ?? '–', x.time ?? '–', x.message]),
         )
       : empty('none'),
+    h('h3', null, 'Denied tool calls'),
+    deniedTable(e.deniedToolCalls ?? []),
+    (e.mcpErrors ?? []).length
+      ? h(
+          'div',
+          null,
+          h('h3', null, 'MCP errors (massgen.log)'),
+          table(
+            ['line', 'level', 'message'],
+            (e.mcpErrors ?? []).map((x) => [String(x.line), x.level, x.message]),
+          ),
+        )
+      : null,
     [
       ['Agent errors', e.agentErrors],
       ['Timeouts', e.timeouts],

@@ -1,5 +1,5 @@
 // `refinery logs summary`: analyzes the turns that have no current analysis, then adds every
-// analysis.json up into runs-summary.json and RUNS_SUMMARY.md (beside the log_* folders, or under
+// analysis.json up into logs-summary.json and LOGS_SUMMARY.md (beside the log_* folders, or under
 // .refinery/massgen/ for logs outside the project) and prints the main figures.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -9,7 +9,7 @@ import { DigestCache } from '../../workflows/massgen/digest-cache.ts';
 import { logsProblem } from '../../workflows/massgen/logs-folder.ts';
 import { refreshAnalyses } from '../../workflows/massgen/refresh-analyses.ts';
 import { duration } from '../../workflows/massgen/render-runs-summary.ts';
-import { reportLocation, SUMMARY_JSON, SUMMARY_MARKDOWN } from '../../workflows/massgen/report-location.ts';
+import { LOGS_SUMMARY_JSON, LOGS_SUMMARY_MARKDOWN, reportLocation } from '../../workflows/massgen/report-location.ts';
 import { buildRunsSummary } from '../../workflows/massgen/runs-summary-build.ts';
 import { GROUP_BYS, type GroupBy, type RunsSummary } from '../../workflows/massgen/runs-summary-model.ts';
 import { scanLogs } from '../../workflows/massgen/scan-logs.ts';
@@ -36,6 +36,14 @@ function text(s: RunsSummary, cwd: string, files: string[]): string {
         : ''
     }, API errors ${t.apiErrors}, lost buffer characters ${t.bufferCharsLost}`,
   ];
+  const denied = s.deniedToolCalls?.byAgentTool ?? [];
+  if (denied.length > 0)
+    lines.push(
+      `denied tool calls ${t.deniedToolCalls}: ${denied
+        .slice(0, 6)
+        .map((r) => `${r.agent} ${r.tool} ${r.denied}`)
+        .join(', ')}`,
+    );
   if (s.perDay.length > 0) {
     lines.push('', 'Date        Runs  Cost');
     for (const d of s.perDay.slice(-7)) lines.push(`${d.date.padEnd(10)}  ${String(d.turns).padStart(4)}  ${money(d.costUsd)}`);
@@ -113,8 +121,8 @@ export async function summaryCommand(argv: string[], io: CommandIo, fail: (messa
     return fail(`the summary does not match schemas/runs-summary.schema.json; nothing was written (a bug):\n${issues}`, 1);
   }
   await writeFilesAtomically(location.reportsRoot, [
-    [SUMMARY_JSON, `${JSON.stringify(built.summary, null, 2)}\n`],
-    [SUMMARY_MARKDOWN, `${built.markdown}\n`],
+    [LOGS_SUMMARY_JSON, `${JSON.stringify(built.summary, null, 2)}\n`],
+    [LOGS_SUMMARY_MARKDOWN, `${built.markdown}\n`],
   ]);
   for (const m of refreshed.missing) io.stderr.write(`refinery logs: ${m.session} turn ${m.turn} left out: ${m.problem}\n`);
   for (const p of built.problems) io.stderr.write(`refinery logs: ${rel(io.cwd, p.file)} left out: ${p.problem}\n`);
@@ -125,7 +133,10 @@ export async function summaryCommand(argv: string[], io: CommandIo, fail: (messa
   if (values.json) io.stdout.write(`${JSON.stringify(built.summary, null, 2)}\n`);
   else
     io.stdout.write(
-      text(built.summary, io.cwd, [path.join(location.reportsRoot, SUMMARY_MARKDOWN), path.join(location.reportsRoot, SUMMARY_JSON)]),
+      text(built.summary, io.cwd, [
+        path.join(location.reportsRoot, LOGS_SUMMARY_MARKDOWN),
+        path.join(location.reportsRoot, LOGS_SUMMARY_JSON),
+      ]),
     );
   return 0;
 }

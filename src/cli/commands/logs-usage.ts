@@ -5,8 +5,9 @@ export const SUMMARY_USAGE = `  refinery logs summary [--logs-dir D] [--reports 
 export const SUMMARY_HELP = `summary  Every run under the logs folder added up: runs, cost and duration per day, the costliest and
          slowest runs, enforcement retries, API errors, winners, unanimous votes, sessions continued
          with --session-id. Turns without a current analysis are analyzed first (--no-analyze: not).
-         Writes runs-summary.json and RUNS_SUMMARY.md into the reports folder (--reports, default: the
-         logs folder when it is inside the project, else .refinery/massgen/); --json prints the JSON.`;
+         Writes logs-summary.json and LOGS_SUMMARY.md into the reports folder (--reports, default: the
+         logs folder when it is inside the project, else .refinery/massgen/); --json prints the JSON.
+         The analyze pipeline's summary stage alone writes runs-summary.json and RUNS_SUMMARY.md there.`;
 
 export const BUNDLE_USAGE = `  refinery logs bundle RUN [--turn N] [--out FILE.html] [--logs-dir D] [--redact PATTERN]... [--no-redact]`;
 
@@ -21,10 +22,18 @@ export const BUNDLE_HELP = `bundle   One turn as one HTML file that opens anywhe
          what it removed, by kind. --no-redact writes everything as it is. The file goes to
          .refinery/bundles/massgen-<log>-turn_<N>.html (its path is printed); --out FILE.html puts it elsewhere.`;
 
+export const TOOLS_USAGE = `  refinery logs tools [RUN] [--logs D] [--turn N] [--sort time|calls] [--by-agent] [--json]`;
+
+export const TOOLS_HELP = `tools    The tool calls of one turn (default: the last turn of the newest session), per tool as
+         \`massgen logs tools\` shows them: calls, failures, denied (a permission hook blocked them:
+         they never ran and are not failures), total and mean time of the calls that ran. --by-agent:
+         one row per agent and tool. --sort calls: most calls first (default: most time). --json for scripts.`;
+
 export const LOGS_USAGE = `Usage:
   refinery logs list [--logs-dir D] [--reports DIR] [--analyzed|--unanalyzed] [--limit N] [--json]
   refinery logs analyze [RUN] [--logs-dir D] [--log-dir PATH] [--reports DIR] [--turn N] [--stale-after SECONDS]
 ${SUMMARY_USAGE}
+${TOOLS_USAGE}
 ${BUNDLE_USAGE}
 
 list     Recent MassGen sessions, newest first: timestamp, wall-clock duration, cost, analyzed turns, question,
@@ -35,6 +44,7 @@ analyze  Analyze one turn of a session (default: the last turn of the newest ses
          RUN is a log_* name, a # of \`refinery logs list\` (1: the newest) or a path, as for bundle;
          --log-dir takes a session root (log_*), a turn_N dir or an attempt_M dir.
 ${SUMMARY_HELP}
+${TOOLS_HELP}
 ${BUNDLE_HELP}
 
 --logs-dir defaults to .massgen/massgen_logs under the project root, as in MassGen. Reports go beside each

@@ -176,7 +176,7 @@ async function analyze(argv: string[], io: CommandIo): Promise<number> {
 
 export const logsCommand: Command = {
   name: 'logs',
-  summary: 'List, analyze, summarize and bundle MassGen log directories',
+  summary: 'List, analyze, summarize, count tools of and bundle MassGen log directories',
   usage: USAGE,
   async run(argv, io) {
     const [sub, ...rest] = argv;
@@ -185,6 +185,8 @@ export const logsCommand: Command = {
       if (sub === 'analyze') return await analyze(rest, io);
       if (sub === 'summary')
         return await (await import('./logs-summary.ts')).summaryCommand(rest, io, (message, code) => fail(io, message, code));
+      if (sub === 'tools')
+        return await (await import('./logs-tools.ts')).toolsCommand(rest, io, (message, code) => fail(io, message, code));
       if (sub === 'bundle')
         return await (await import('./logs-bundle.ts')).bundleCommand(rest, io, (message, code) => fail(io, message, code));
     } catch (error) {

@@ -111,10 +111,25 @@ function timeouts(runs: RunData[]): ErrorSummary['timeouts'] {
   return out;
 }
 
+/** The denied calls of a run by agent and tool: they show in metrics_events.json as failed executions. */
+function deniedKeys(run: RunData): Map<string, number> {
+  const keys = new Map<string, number>();
+  for (const t of run.events?.tools ?? []) if (t.denied) keys.set(`${t.agentId}|${t.name}`, (keys.get(`${t.agentId}|${t.name}`) ?? 0) + 1);
+  return keys;
+}
+
 function failedTools(runs: RunData[]): ErrorSummary['failedToolCalls'] {
   const out: ErrorSummary['failedToolCalls'] = [];
   for (const run of runs) {
-    const metrics = (run.metricsEvents?.toolExecutions ?? []).filter((t) => !t.success);
+    const denied = deniedKeys(run);
+    const metrics = (run.metricsEvents?.toolExecutions ?? []).filter((t) => {
+      if (t.success) return false;
+      const key = `${t.agentId}|${t.toolName}`;
+      const left = denied.get(key) ?? 0;
+      if (left === 0) return true;
+      denied.set(key, left - 1);
+      return false;
+    });
     if (run.metricsEvents)
       out.push(
         ...metrics.map((t) => ({
@@ -127,8 +142,8 @@ function failedTools(runs: RunData[]): ErrorSummary['failedToolCalls'] {
     else if (run.events)
       out.push(
         ...run.events.tools
-          .filter((t) => t.isError)
-          .map((t) => ({ tool: t.name, agentId: t.agentId, message: '', source: 'events.jsonl' })),
+          .filter((t) => t.isError && !t.denied)
+          .map((t) => ({ tool: t.name, agentId: t.agentId, message: (t.reason ?? '').slice(0, 300), source: 'events.jsonl' })),
       );
     else
       for (const s of run.snapshots)
@@ -136,6 +151,16 @@ function failedTools(runs: RunData[]): ErrorSummary['failedToolCalls'] {
           if (c.isError) out.push({ tool: c.tool, agentId: s.agentId, message: '', source: `${s.relDir}/execution_trace.md` });
   }
   return out.slice(0, 100);
+}
+
+function deniedTools(runs: RunData[]): ErrorSummary['deniedToolCalls'] {
+  return runs
+    .flatMap((run) =>
+      (run.events?.tools ?? [])
+        .filter((t) => t.denied)
+        .map((t) => ({ tool: t.name, agentId: t.agentId, reason: (t.reason ?? '').slice(0, 300), source: 'events.jsonl' })),
+    )
+    .slice(0, 100);
 }
 
 export function errorSummary(runs: RunData[]): ErrorSummary {
@@ -157,6 +182,8 @@ export function errorSummary(runs: RunData[]): ErrorSummary {
       )
       .slice(0, 100),
     failedToolCalls: failedTools(runs),
+    deniedToolCalls: deniedTools(runs),
+    mcpErrors: runs.flatMap((r) => r.massgenLog?.mcpErrors ?? []).slice(0, 100),
     logErrorLines: level('ERROR') + level('CRITICAL'),
     logWarningLines: level('WARNING'),
   };

@@ -1,7 +1,16 @@
 // The turn analysis (schemas/turn-analysis.schema.json). Types only; the schema is the contract.
 import type { LayoutKind, LogWarning, SubagentData } from './model.ts';
 
-export type RunState = 'completed' | 'in_progress' | 'incomplete' | 'error' | 'timeout' | 'waiting_for_review' | 'unknown';
+export type RunState =
+  | 'completed'
+  | 'in_progress'
+  | 'incomplete'
+  | 'error'
+  | 'timeout'
+  | 'waiting_for_review'
+  /** The orphan turn of a `--session-id` continuation: its event stream; the run's other files are in the next turn. */
+  | 'continued'
+  | 'unknown';
 
 /** A point in time: `time` as the source wrote it, `at` = seconds since the turn started (null if unknown). */
 export interface When {
@@ -162,8 +171,12 @@ export interface ApiSummary {
 
 export interface ToolRow {
   name: string;
+  /** Every call, denied ones included. */
   calls: number;
+  /** Calls that ran and failed. */
   failures: number;
+  /** Calls a permission hook denied (MassGen 0.1.97+): never ran, not in the time. */
+  denied: number;
   totalSeconds: number;
   avgSeconds: number;
   outputChars: number;
@@ -216,6 +229,10 @@ export interface ErrorSummary {
   timeouts: { agentId: string | null; message: string; source: string }[];
   exceptions: { source: string; line: number | null; message: string }[];
   failedToolCalls: { tool: string; agentId: string | null; message: string; source: string }[];
+  /** Calls a permission hook denied, with the reason MassGen gave (its `result` text). */
+  deniedToolCalls: { tool: string; agentId: string | null; reason: string; source: string }[];
+  /** MCP errors massgen.log records at INFO/WARNING level ("MCP unexpected error", …), which no other file carries. */
+  mcpErrors: { line: number; level: string; message: string }[];
   logErrorLines: number;
   logWarningLines: number;
 }

@@ -1,47 +1,15 @@
 // Tools, command patterns (repeated, excessive output, slowest) and duplicated work.
 import type { CommandStats, Duplication, ToolRow } from './analysis-model.ts';
 import { preview, round } from './coerce.ts';
-import type { CommandRecord, RunData, ToolStat } from './model.ts';
+import type { CommandRecord, RunData } from './model.ts';
+import { toolTable } from './tool-table.ts';
 
 export const EXCESSIVE_OUTPUT_CHARS = 10_000;
 const WORKFLOW_TOOLS = new Set(['new_answer', 'vote', 'stop']);
 const TOP = 10;
 
 export function toolRows(runs: RunData[]): ToolRow[] {
-  const totals = new Map<string, ToolStat>();
-  const add = (t: ToolStat): void => {
-    const cur = totals.get(t.name) ?? { name: t.name, calls: 0, failures: 0, totalMs: 0, outputChars: 0 };
-    totals.set(t.name, {
-      name: t.name,
-      calls: cur.calls + t.calls,
-      failures: cur.failures + t.failures,
-      totalMs: cur.totalMs + t.totalMs,
-      outputChars: cur.outputChars + t.outputChars,
-    });
-  };
-  for (const run of runs) {
-    if (run.metrics && run.metrics.tools.length > 0) run.metrics.tools.forEach(add);
-    else if (run.status?.agents.some((a) => a.tools.length > 0)) run.status.agents.flatMap((a) => a.tools).forEach(add);
-    else if (run.events && run.events.tools.length > 0) {
-      for (const t of run.events.tools)
-        add({ name: t.name, calls: 1, failures: t.isError ? 1 : 0, totalMs: (t.seconds ?? 0) * 1000, outputChars: t.outputChars });
-    } else {
-      for (const c of run.snapshots.flatMap((s) => s.trace?.toolCalls ?? [])) {
-        if (!WORKFLOW_TOOLS.has(c.tool))
-          add({ name: c.tool, calls: 1, failures: c.isError ? 1 : 0, totalMs: 0, outputChars: c.resultChars ?? 0 });
-      }
-    }
-  }
-  return [...totals.values()]
-    .sort((a, b) => b.totalMs - a.totalMs || b.calls - a.calls || a.name.localeCompare(b.name))
-    .map((t) => ({
-      name: t.name,
-      calls: t.calls,
-      failures: t.failures,
-      totalSeconds: round(t.totalMs / 1000),
-      avgSeconds: t.calls > 0 ? round(t.totalMs / t.calls / 1000) : 0,
-      outputChars: t.outputChars,
-    }));
+  return toolTable(runs).map(({ agentId: _agent, ...row }) => row);
 }
 
 function traceCommands(run: RunData): CommandRecord[] {

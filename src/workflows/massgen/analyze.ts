@@ -5,7 +5,7 @@ import type { TurnAnalysis } from './analysis-model.ts';
 import { DEFAULT_STALE_AFTER_SECONDS } from './analysis-state.ts';
 import { buildTurnAnalysis } from './build-analysis.ts';
 import type { LogWarning, RunData, TurnUnit } from './model.ts';
-import { listDir } from './fs-safe.ts';
+import { listDir, lstatSafe } from './fs-safe.ts';
 import { readRun } from './read-run.ts';
 import { subtractPreviousTurn } from './cumulative.ts';
 import { resolveTurnUnit } from './discover.ts';
@@ -81,10 +81,12 @@ async function previousTurnRun(unit: TurnUnit, limits: { maxJsonBytes?: number }
 
 export async function analyzeTurnUnit(unit: TurnUnit, options: AnalyzeOptions = {}): Promise<AnalyzeResult> {
   const { runs, warnings } = await readTurnUnit(unit, options);
+  const next = unit.turnDir ? await lstatSafe(path.join(unit.logDir, `turn_${unit.turn + 1}`)) : null;
   const analysis = buildTurnAnalysis({
     unit,
     runs,
     warnings,
+    nextTurnExists: next?.kind === 'dir',
     nowMs: options.nowMs ?? Date.now(),
     staleAfterSeconds: options.staleAfterSeconds ?? DEFAULT_STALE_AFTER_SECONDS,
   });

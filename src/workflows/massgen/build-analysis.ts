@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { AgentAnalysis, AnswerRecord, ChecklistItem, FlowEvent, IgnoredVote, TurnAnalysis, VoteRecord } from './analysis-model.ts';
 import { costSummary, tokensByAgent } from './analysis-cost.ts';
 import { errorSummary } from './analysis-errors.ts';
-import { decideState, hasEndOfRunFiles } from './analysis-state.ts';
+import { decideState, hasEndOfRunFiles, STATE_RULE } from './analysis-state.ts';
 import { apiSummary, phaseRows, roundRows, wallClock } from './analysis-timing.ts';
 import { checklistPhases } from './analysis-checklist.ts';
 import { answersOf, finishVotes, ignoredVotesOf, labelPrefix, restartsOf, votesOf } from './analysis-votes.ts';
@@ -20,6 +20,8 @@ export interface TurnInput {
   warnings: LogWarning[];
   nowMs: number;
   staleAfterSeconds: number;
+  /** Whether turn_{N+1} exists in the same log folder (a continuation's orphan turn is followed by the rest). */
+  nextTurnExists?: boolean;
 }
 
 const FLOW_TYPES = new Set([
@@ -204,6 +206,30 @@ function agentRows(
   });
 }
 
+/**
+ * `massgen --automation --session-id S` writes a new log folder whose turn_N holds only events.jsonl,
+ * massgen.log and execution_metadata.yaml (naming S as continued) and whose turn_{N+1} holds the rest
+ * (spec §9). That turn did not stop early: it is the same run as the next turn, counted there.
+ */
+function continuationState(runs: RunData[], input: TurnInput): TurnAnalysis['state'] | null {
+  if (!input.nextTurnExists || !input.unit.turnDir) return null;
+  const reportDir = input.unit.turnDir;
+  const marker = strongestMarker(runs.flatMap((r) => sessionMarkersOf(r, path.relative(reportDir, r.dir))));
+  if (marker?.role !== 'continued') return null;
+  if (runs.some((r) => r.status || r.metrics || r.coordination || r.mappings || r.snapshots.length > 0 || hasEndOfRunFiles(r))) return null;
+  return {
+    value: 'continued',
+    finishReason: null,
+    finishReasonDetails: `continues MassGen session ${marker.id}; the run's other files are in turn_${input.unit.turn + 1}`,
+    isComplete: null,
+    heartbeatSource: 'none',
+    lastActivity: null,
+    ageSeconds: null,
+    staleAfterSeconds: input.staleAfterSeconds,
+    rule: `${STATE_RULE}; a turn holding only events.jsonl, massgen.log and execution_metadata.yaml that continue a --session-id session, followed by turn N+1, is continued (counted with turn N+1)`,
+  };
+}
+
 export function buildTurnAnalysis(input: TurnInput): TurnAnalysis {
   const { unit, runs } = input;
   const clock = buildClock(runs);
@@ -252,7 +278,7 @@ export function buildTurnAnalysis(input: TurnInput): TurnAnalysis {
         endOfRunFiles: hasEndOfRunFiles(r),
       })),
     },
-    state: decideState(runs, input.nowMs, input.staleAfterSeconds),
+    state: continuationState(runs, input) ?? decideState(runs, input.nowMs, input.staleAfterSeconds),
     question:
       runs.map((r) => r.status?.question ?? r.metrics?.question ?? r.coordination?.userPrompt ?? r.metadata?.query).find((q) => q) ?? null,
     winner,

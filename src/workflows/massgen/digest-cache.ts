@@ -8,7 +8,8 @@ import path from 'node:path';
 import { digestOf } from './runs-digest.ts';
 import type { TurnDigest } from './runs-summary-model.ts';
 
-const VERSION = 1;
+// 2: digests carry deniedTools.
+const VERSION = 2;
 /** A file whose mtime is within this of the moment it was read may still change unseen. */
 const RACY_MS = 1000;
 

@@ -240,7 +240,18 @@ export interface EventsSummary {
   errors: { agentId: string | null; timestamp: string | null; message: string; source: 'error-event' | 'text' }[];
   timeouts: { timestamp: string | null; reason: string }[];
   commands: CommandRecord[];
-  tools: { name: string; agentId: string | null; seconds: number | null; outputChars: number; isError: boolean; argsKey: string }[];
+  tools: {
+    name: string;
+    agentId: string | null;
+    seconds: number | null;
+    outputChars: number;
+    isError: boolean;
+    argsKey: string;
+    /** `tool_complete` with status "denied" (MassGen 0.1.97+: a permission hook blocked the call; it never ran). */
+    denied: boolean;
+    /** The `result` text of a failed or denied call (capped), else null. */
+    reason: string | null;
+  }[];
   roundStarts: { agentId: string | null; round: number; timestamp: string | null }[];
   finalAnswerAt: string | null;
   postEvaluations: number;
@@ -257,6 +268,8 @@ export interface TextLogSummary {
   commands: CommandRecord[];
   /** `Created session … : S` / `Using session from CLI: S` lines (session-marker.ts). */
   sessionMarkers: { line: number; id: string; role: 'created' | 'continued' }[];
+  /** MCP errors at any level but DEBUG (MassGen logs most of them at INFO). */
+  mcpErrors: { line: number; level: string; message: string }[];
 }
 
 export interface ExecutionMetadata {

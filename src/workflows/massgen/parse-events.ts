@@ -239,15 +239,15 @@ export class EventsAccumulator {
         break;
       case 'tool_complete': {
         const result = data.result;
-        const chars = typeof result === 'string' ? result.length : JSON.stringify(result ?? '').length;
-        this.toolComplete(
-          str(data.tool_id),
-          str(data.tool_name) ?? 'unknown',
-          agentId,
-          num(data.elapsed_seconds),
-          chars,
-          data.is_error === true,
-        );
+        const text = typeof result === 'string' ? result : JSON.stringify(result ?? '');
+        const isError = data.is_error === true;
+        const denied = str(data.status) === 'denied';
+        // The result text is the only reason a killed run keeps (no metrics_events.json): kept for failed and denied calls.
+        const reason = isError || denied ? text.slice(0, 500) : null;
+        this.toolComplete(str(data.tool_id), str(data.tool_name) ?? 'unknown', agentId, num(data.elapsed_seconds), text.length, isError, {
+          denied,
+          reason,
+        });
         break;
       }
     }
@@ -266,12 +266,24 @@ export class EventsAccumulator {
     seconds: number | null,
     outputChars: number,
     isError: boolean,
+    outcome: { denied: boolean; reason: string | null } = { denied: false, reason: null },
   ): void {
     const start = toolId !== null ? this.pendingTools.get(toolId) : undefined;
     if (toolId !== null) this.pendingTools.delete(toolId);
     const who = agentId ?? start?.agentId ?? null;
-    this.push(this.summary.tools, { name, agentId: who, seconds, outputChars, isError, argsKey: start?.argsKey ?? `${name}:?` });
-    if (start?.command)
+    const { denied, reason } = outcome;
+    this.push(this.summary.tools, {
+      name,
+      agentId: who,
+      seconds,
+      outputChars,
+      isError,
+      argsKey: start?.argsKey ?? `${name}:?`,
+      denied,
+      reason,
+    });
+    // A call a permission hook denied (MassGen 0.1.97+) never ran: it is no command and has no timing.
+    if (start?.command && !denied)
       this.push(this.summary.commands, {
         agentId: who,
         command: start.command,
@@ -296,7 +308,9 @@ export class EventsAccumulator {
       return;
     }
     const seconds = field(/"elapsed_seconds":\s*([0-9.eE+-]+)/);
-    this.toolComplete(toolId, name, agentId, seconds === null ? null : Number(seconds), end - start, /"is_error":\s*true/.test(tail));
+    const isError = /"is_error":\s*true/.test(tail);
+    const denied = field(/"status":\s*"([^"]*)"/) === 'denied';
+    this.toolComplete(toolId, name, agentId, seconds === null ? null : Number(seconds), end - start, isError, { denied, reason: null });
   }
 }
 

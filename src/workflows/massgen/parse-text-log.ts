@@ -9,9 +9,15 @@ const LEVEL = /^(\d{2}:\d{2}:\d{2})(?:\.\d+)?\s*\|\s*([A-Z]+)\s*\|/;
 const COMMAND_KEY = Buffer.from('"command"');
 const TRACEBACK = Buffer.from('Traceback');
 const KEEP = 200;
+const MCP = Buffer.from('MCP');
+/**
+ * MassGen logs MCP trouble through `_log_mcp_activity` (massgen/mcp_tools), which writes at INFO level
+ * ("MCP unexpected error …", "MCP: … failed"): no ERROR line, no failed tool call anywhere else.
+ */
+const MCP_ERROR = /\bMCP\b[^|]*?\b(error|errors|failed|failure|exception|disconnected|not connected|timed out|timeout)\b/i;
 
 export function emptyTextLogSummary(): TextLogSummary {
-  return { lines: 0, byLevel: {}, errors: [], exceptions: [], timeouts: [], commands: [], sessionMarkers: [] };
+  return { lines: 0, byLevel: {}, errors: [], exceptions: [], timeouts: [], commands: [], sessionMarkers: [], mcpErrors: [] };
 }
 
 export async function parseTextLog(
@@ -53,6 +59,10 @@ export class TextLogAccumulator {
       const level = match[2] ?? 'UNKNOWN';
       s.byLevel[level] = (s.byLevel[level] ?? 0) + 1;
       if (level === 'ERROR' || level === 'CRITICAL') this.keep(s.errors, { line: lineNo, time: this.lastTime, message: message(line) });
+      if (level !== 'DEBUG' && this.kind === 'massgen' && line.includes(MCP)) {
+        const text = message(line);
+        if (MCP_ERROR.test(text)) this.keep(s.mcpErrors, { line: lineNo, level, message: text });
+      }
       if (level === 'INFO' && this.kind === 'massgen' && s.sessionMarkers.length < 10 && line.includes(LOG_MARKER_HINT)) {
         const marker = markerOfLogLine(line.toString('utf8', 0, Math.min(line.length, 400)));
         if (marker) s.sessionMarkers.push({ line: lineNo, ...marker });

@@ -35,15 +35,39 @@ function stateBanner(a: TurnAnalysis): string | null {
     return `> **In progress:** this turn is still running (heartbeat ${s.ageSeconds} s old, threshold ${s.staleAfterSeconds} s). Figures are a snapshot; analyze again when it finishes.`;
   if (s.value === 'incomplete')
     return `> **Incomplete:** the run stopped without its end-of-run files (last heartbeat ${s.ageSeconds} s ago, threshold ${s.staleAfterSeconds} s; ${mdText(s.finishReasonDetails ?? 'phase unknown')}). It was killed or crashed.`;
+  if (s.value === 'continued')
+    return `> **Continuation:** this turn holds the event stream of a \`--session-id\` continuation (${mdText(s.finishReasonDetails ?? '')}); it is counted once, with that turn.`;
   if (s.value === 'error' || s.value === 'timeout') return `> **Finished with ${s.value}:** ${mdText(s.finishReasonDetails ?? '')}`;
   return null;
+}
+
+/**
+ * The votes as the dashboard's votes tab counts them: every recorded vote, those that counted (neither
+ * replaced by the voter's later vote nor cast for an answer its author later replaced), and the votes
+ * restarts ignored, which are separate events and not among the recorded ones.
+ */
+function voteWords(a: TurnAnalysis): { recorded: string; detail: string } {
+  const votes = a.votes;
+  const counted = votes.filter((v) => !v.superseded && !v.stale).length;
+  const skipped = votes.filter((v) => v.superseded).length;
+  const stale = votes.filter((v) => v.stale).length;
+  const ignored = a.overview.ignoredVotes;
+  const recorded = `${a.overview.votes} recorded vote(s), ${counted} of which counted`;
+  const parts = [
+    `${counted} counted`,
+    ...(skipped > 0 ? [`${skipped} skipped (superseded by the voter's later vote)`] : []),
+    ...(stale > 0 ? [`${stale} stale`] : []),
+  ];
+  const extra =
+    ignored > 0 ? `; ${ignored} more vote(s) ignored by restarts (separate vote_ignored events, not among the ${a.overview.votes})` : '';
+  return { recorded: `${recorded}${extra}`, detail: `${a.overview.votes} recorded: ${parts.join(', ')}${extra}` };
 }
 
 function executiveSummary(a: TurnAnalysis): string {
   const o = a.overview;
   const parts = [
     `Turn ${a.source.turn} of ${mdCode(a.source.session)} is **${a.state.value}**.`,
-    `${o.agents} agent(s) produced ${o.answers} answer(s) and ${o.votes} vote(s) (${o.ignoredVotes} ignored by restarts) in ${secs(o.wallClockSeconds)} of wall-clock time.`,
+    `${o.agents} agent(s) produced ${o.answers} answer(s) and ${voteWords(a).recorded}, in ${secs(o.wallClockSeconds)} of wall-clock time.`,
     a.winner.agentId
       ? `Winner: **${mdText(a.winner.agentId)}**${a.winner.finalPresented ? ', who presented the final answer' : ''}.`
       : 'No winner was recorded.',
@@ -64,7 +88,7 @@ function overview(a: TurnAnalysis): string {
       ['Winner', a.winner.agentId ? `${a.winner.agentId} (${a.winner.source})` : 'none'],
       ['Total Cost', `${usd(o.totalCostUsd)} (${o.costSource})`],
       ['Total Answers', o.answers],
-      ['Total Votes', `${o.votes} (${o.finalVotes} final, ${o.ignoredVotes} ignored)`],
+      ['Total Votes', voteWords(a).detail],
       ['Total Restarts', `${o.restarts} agent restart(s), ${o.orchestrationRestarts} orchestration restart(s)`],
       ['Attempts', a.source.attempts.map((t) => `attempt ${t.attempt}: ${t.finishReason ?? 'no finish_reason'}`).join('; ')],
       ['MassGen version', a.source.massgenVersion ?? 'unknown'],
@@ -279,11 +303,28 @@ function cost(a: TurnAnalysis): string {
       : `Cache hit rate (cached input / input tokens): ${c.cacheHitRate} (${c.cachedInputTokens} of ${c.inputTokens}).`,
     '### Tool Cost Impact',
     table(
-      ['Tool', 'Calls', 'Failures', 'Total (s)', 'Avg (s)', 'Output chars'],
-      a.tools.map((t) => [t.name, t.calls, t.failures, t.totalSeconds, t.avgSeconds, t.outputChars]),
+      ['Tool', 'Calls', 'Failures', 'Denied', 'Total (s)', 'Avg (s)', 'Output chars'],
+      a.tools.map((t) => [t.name, t.calls, t.failures, t.denied ?? 0, t.totalSeconds, t.avgSeconds, t.outputChars]),
       'no tool executions recorded',
     ),
   ].join('\n\n');
+}
+
+/** Denied calls per agent and tool (a permission hook blocked them; they never ran), with the reasons given. */
+function deniedTable(calls: TurnAnalysis['errors']['deniedToolCalls']): string {
+  const groups = new Map<string, { agentId: string | null; tool: string; count: number; reasons: Set<string> }>();
+  for (const c of calls) {
+    const key = `${c.agentId ?? ''}\u0000${c.tool}`;
+    const g = groups.get(key) ?? { agentId: c.agentId, tool: c.tool, count: 0, reasons: new Set<string>() };
+    g.count += 1;
+    if (c.reason) g.reasons.add(c.reason);
+    groups.set(key, g);
+  }
+  return table(
+    ['Agent', 'Tool', 'Denied', 'Reason'],
+    [...groups.values()].map((g) => [g.agentId, g.tool, g.count, [...g.reasons].slice(0, 3).join(' / ')]),
+    'no denied tool calls',
+  );
 }
 
 function errors(a: TurnAnalysis): string {
@@ -301,6 +342,14 @@ function errors(a: TurnAnalysis): string {
       e.failedToolCalls.map((x) => [x.tool, x.agentId, x.source, x.message]),
       'no failed tool calls',
     ),
+    '### Denied Tool Calls',
+    deniedTable(e.deniedToolCalls ?? []),
+    '### MCP Errors',
+    table(
+      ['Line', 'Level', 'Message'],
+      (e.mcpErrors ?? []).map((x) => [x.line, x.level, x.message]),
+      'no MCP errors in massgen.log',
+    ),
     '### Agent Errors',
     table(
       ['Agent', 'Type', 'Source', 'Message'],
@@ -312,7 +361,7 @@ function errors(a: TurnAnalysis): string {
       e.apiErrors.map((x) => [x.agentId, x.time, x.source, x.message]),
       'no API errors',
     ),
-    `massgen.log: ${e.logErrorLines} ERROR/CRITICAL line(s), ${e.logWarningLines} WARNING line(s).`,
+    `massgen.log: ${e.logErrorLines} ERROR/CRITICAL line(s), ${e.logWarningLines} WARNING line(s), ${(e.mcpErrors ?? []).length} MCP error line(s).`,
     '### Timeouts',
     table(
       ['Agent', 'Source', 'Message'],

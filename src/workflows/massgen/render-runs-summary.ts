@@ -118,6 +118,7 @@ function totalsSection(s: RunsSummary): string[] {
         ['Enforcement retries', int(t.enforcementRetries)],
         ['Lost buffer characters', int(t.bufferCharsLost)],
         ['API errors', int(t.apiErrors)],
+        ['Denied tool calls', int(t.deniedToolCalls ?? 0)],
         ['Runs with a winner', int(t.turnsWithWinner)],
         ['Unanimous votes', `${int(t.unanimousTurns)} of ${int(t.votedTurns)} voted runs (${pct(t.unanimousRate)})`],
       ],
@@ -195,6 +196,12 @@ function reliabilitySection(s: RunsSummary): string[] {
     ...table(
       ['Backend', 'Errors'],
       s.apiErrors.byBackend.map((r) => [mdCell(r.backend), int(r.errors)]),
+    ),
+    '## Denied tool calls by agent and tool',
+    '',
+    ...table(
+      ['Agent', 'Tool', 'Denied'],
+      (s.deniedToolCalls?.byAgentTool ?? []).map((r) => [mdCell(r.agent), mdCell(r.tool), int(r.denied)]),
     ),
     '## Lost buffer characters by model',
     '',

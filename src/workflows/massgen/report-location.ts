@@ -9,8 +9,15 @@ import type { TurnUnit } from './model.ts';
 
 /** Reports of logs that live outside the project, relative to the project root. */
 export const OUTSIDE_REPORTS_DIR = '.refinery/massgen';
+/** The analyze pipeline's summary stage writes these; nothing else does (one writer per artifact). */
 export const SUMMARY_JSON = 'runs-summary.json';
 export const SUMMARY_MARKDOWN = 'RUNS_SUMMARY.md';
+/**
+ * `refinery logs summary` writes its own copy under these names: were it to write the stage's files, each
+ * would find the other's output modified and the summary stage would run again after every command.
+ */
+export const LOGS_SUMMARY_JSON = 'logs-summary.json';
+export const LOGS_SUMMARY_MARKDOWN = 'LOGS_SUMMARY.md';
 
 /** As the pipeline decides: an absolute path, or one that starts by leaving the project. */
 export function isOutsideProject(logsArg: string): boolean {

@@ -107,5 +107,11 @@ export function digestOf(raw: unknown): TurnDigest | null {
     agents,
     enforcement,
     apiErrors: tally(arr(errors.apiErrors).map((e) => str(obj(e)?.agentId))),
+    deniedTools: tally(arr(errors.deniedToolCalls).map((e) => `${str(obj(e)?.agentId) ?? ''}\u0000${str(obj(e)?.tool) ?? 'unknown'}`)).map(
+      ([k, n]) => {
+        const [agent = '', tool = 'unknown'] = (k ?? '').split('\u0000');
+        return [agent === '' ? null : agent, tool, n] as [string | null, string, number];
+      },
+    ),
   };
 }

@@ -44,6 +44,8 @@ export interface TurnDigest {
   enforcement: [string, string, number][];
   /** API errors: [agentId or null, count]. */
   apiErrors: [string | null, number][];
+  /** Tool calls a permission hook denied: [agentId or null, tool, count]. */
+  deniedTools: [string | null, string, number][];
 }
 
 export interface RunRef {
@@ -110,6 +112,8 @@ export interface RunsSummary {
     enforcementRetries: number;
     bufferCharsLost: number;
     apiErrors: number;
+    /** Tool calls a permission hook denied (MassGen 0.1.97+); they never ran. */
+    deniedToolCalls: number;
     costUsd: number;
     agentCostUsd: number;
     wallClockSeconds: number;
@@ -137,6 +141,7 @@ export interface RunsSummary {
     byModel: { model: string; backend: string; retries: number }[];
   };
   apiErrors: { byBackend: { backend: string; errors: number }[] };
+  deniedToolCalls: { byAgentTool: { agent: string; tool: string; denied: number }[] };
   bufferCharsLost: { byModel: { model: string; chars: number }[] };
   winners: { byAgent: { agent: string; wins: number }[]; byModel: { model: string; wins: number }[] };
   perRun: {

@@ -226,7 +226,9 @@ function byRunOrder(a: DigestEntry, b: DigestEntry): number {
 export function summarizeRuns(all: DigestEntry[], options: SummaryOptions): RunsSummary {
   const since = options.since ?? null;
   const groupBy = options.groupBy ?? 'model';
-  const entries = all.filter((e) => since === null || (e.digest.date !== null && e.digest.date >= since)).sort(byRunOrder);
+  const dated = all.filter((e) => since === null || (e.digest.date !== null && e.digest.date >= since)).sort(byRunOrder);
+  // A continuation's orphan turn is the same run as its next turn: it shows in its session's story only.
+  const entries = dated.filter((e) => e.digest.state !== 'continued');
   const digests = entries.map((e) => e.digest);
   const sum = (pick: (d: TurnDigest) => number): number => digests.reduce((s, d) => s + pick(d), 0);
   const costMicros = sum((d) => d.costMicros ?? 0);
@@ -238,6 +240,7 @@ export function summarizeRuns(all: DigestEntry[], options: SummaryOptions): Runs
   const reasons = new Counter();
   const enforcementByModel = new Counter();
   const apiByBackend = new Counter();
+  const deniedByAgentTool = new Counter();
   const bufferByModel = new Counter();
   const winsByAgent = new Counter();
   const winsByModel = new Counter();
@@ -257,6 +260,7 @@ export function summarizeRuns(all: DigestEntry[], options: SummaryOptions): Runs
       enforcementByModel.add(`${modelOf(d, agent)}\u0000${backendOf(d, agent)}`, n);
     }
     for (const [agent, n] of d.apiErrors) apiByBackend.add(agent === null ? UNKNOWN : backendOf(d, agent), n);
+    for (const [agent, tool, n] of d.deniedTools ?? []) deniedByAgentTool.add(`${agent ?? UNKNOWN}\u0000${tool}`, n);
     let attributed = 0;
     for (const a of d.agents) {
       bufferByModel.add(a.model ?? UNKNOWN, a.bufferCharsLost);
@@ -288,7 +292,7 @@ export function summarizeRuns(all: DigestEntry[], options: SummaryOptions): Runs
   const bySeconds = entries
     .filter((e) => e.digest.wallClockSeconds !== null)
     .sort((a, b) => (b.digest.wallClockSeconds ?? 0) - (a.digest.wallClockSeconds ?? 0) || byRunOrder(a, b));
-  const { stories, continues } = sessionStories(entries);
+  const { stories, continues } = sessionStories(dated);
   const perRun = (pick: (d: TurnDigest) => number): { total: number; mean: number; max: number } => {
     const total = sum(pick);
     return { total, mean: digests.length > 0 ? round3(total / digests.length) : 0, max: Math.max(0, ...digests.map(pick)) };
@@ -311,6 +315,7 @@ export function summarizeRuns(all: DigestEntry[], options: SummaryOptions): Runs
       enforcementRetries: sum((d) => d.enforcement.reduce((s, [, , n]) => s + n, 0)),
       bufferCharsLost: sum((d) => d.bufferCharsLost),
       apiErrors: sum((d) => d.apiErrors.reduce((s, [, n]) => s + n, 0)),
+      deniedToolCalls: sum((d) => (d.deniedTools ?? []).reduce((s, [, , n]) => s + n, 0)),
       costUsd: usd(costMicros),
       agentCostUsd: usd(agentCostMicros),
       wallClockSeconds: round3(known.reduce((s, x) => s + x, 0)),
@@ -347,6 +352,12 @@ export function summarizeRuns(all: DigestEntry[], options: SummaryOptions): Runs
       }),
     },
     apiErrors: { byBackend: apiByBackend.sorted().map(([backend, errors]) => ({ backend, errors })) },
+    deniedToolCalls: {
+      byAgentTool: deniedByAgentTool.sorted().map(([key, denied]) => {
+        const [agent = UNKNOWN, tool = UNKNOWN] = key.split('\u0000');
+        return { agent, tool, denied };
+      }),
+    },
     bufferCharsLost: { byModel: bufferByModel.sorted().map(([model, chars]) => ({ model, chars })) },
     winners: {
       byAgent: winsByAgent.sorted().map(([agent, wins]) => ({ agent, wins })),

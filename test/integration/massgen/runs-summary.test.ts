@@ -17,8 +17,9 @@ afterEach(() => project?.cleanup());
 const LOGS = '.massgen/massgen_logs';
 const registry = new SchemaRegistry(REPO_ROOT);
 
-function readSummary(p: TempProject, dir = LOGS): RunsSummary {
-  const summary = JSON.parse(readFileSync(p.path(path.join(dir, 'runs-summary.json')), 'utf8')) as RunsSummary;
+/** `refinery logs summary` writes logs-summary.json; the analyze pipeline's summary stage runs-summary.json. */
+function readSummary(p: TempProject, file: 'logs-summary.json' | 'runs-summary.json' = 'logs-summary.json', dir = LOGS): RunsSummary {
+  const summary = JSON.parse(readFileSync(p.path(path.join(dir, file)), 'utf8')) as RunsSummary;
   expect(registry.validate('runs-summary', summary)).toEqual({ ok: true });
   return summary;
 }
@@ -52,7 +53,7 @@ describe('refinery logs summary', () => {
       'vote_and_answer',
       'vote_no_answers',
     ]);
-    const markdown = readFileSync(project.path(path.join(LOGS, 'RUNS_SUMMARY.md')), 'utf8');
+    const markdown = readFileSync(project.path(path.join(LOGS, 'LOGS_SUMMARY.md')), 'utf8');
     expect(markdown).toContain('```mermaid\nxychart-beta');
     expect(markdown).toContain('```mermaid\npie title Enforcement retries by reason');
     expect(markdown).toContain('(log_20251201_093050_370528/turn_2/ANALYSIS_REPORT.md)');
@@ -63,7 +64,7 @@ describe('refinery logs summary', () => {
     generateLogs({ outDir: project.path(LOGS), seed: 5, scripts: fleetScripts(100) });
     const result = await runCli(['logs', 'summary'], { cwd: project.root });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toContain(`wrote ${LOGS}/RUNS_SUMMARY.md`);
+    expect(result.stdout).toContain(`wrote ${LOGS}/LOGS_SUMMARY.md`);
     const summary = readSummary(project);
     const analyses = analysesUnder(project.path(LOGS));
     expect(summary.totals.sessions).toBe(100);
@@ -142,7 +143,7 @@ describe('analyze pipeline summary stage', () => {
     const first = await runCli(['run', 'analyze', '--json'], { cwd: project.root });
     expect(first.code, first.stderr).toBe(0);
     expect(stageEnds(first.stdout).summary).toBe('succeeded');
-    const summary = readSummary(project);
+    const summary = readSummary(project, 'runs-summary.json');
     const analyses = analysesUnder(project.path(LOGS));
     expectTotalsOf(summary, analyses);
     expectPartsAddUp(summary);
@@ -160,6 +161,24 @@ describe('analyze pipeline summary stage', () => {
     ).toEqual(['summary', expect.stringMatching(/^turn\[log_\d+_\d+_\d+\/turn_1\]$/)]);
     const summaryEnd = third.stdout.split('\n').filter((l) => l.includes('"stage":"summary"') && l.includes('"stage-end"'))[0] ?? '';
     expect(summaryEnd).toContain('1 analyses read, 6 unchanged');
-    expect(readSummary(project).totals.sessions).toBe(6);
+    expect(readSummary(project, 'runs-summary.json').totals.sessions).toBe(6);
+  }, 120_000);
+
+  it('one writer - run analyze, logs summary, run analyze: the summary stage is up to date the second time; the command writes its own files', async () => {
+    project = tempProject();
+    cpSync(path.join(REPO_ROOT, 'pipelines/analyze.yaml'), project.path('pipelines/analyze.yaml'));
+    generateLogs({ outDir: project.path(LOGS), seed: 5, scripts: fleetScripts(3) });
+    const first = await runCli(['run', 'analyze', '--json'], { cwd: project.root });
+    expect(first.code, first.stderr).toBe(0);
+    expect(stageEnds(first.stdout).summary).toBe('succeeded');
+    const stageFile = readFileSync(project.path(path.join(LOGS, 'runs-summary.json')), 'utf8');
+    const cli = await runCli(['logs', 'summary'], { cwd: project.root });
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stderr).toMatch(/analyzed 0 turn\(s\), \d+ up to date/);
+    expect(readFileSync(project.path(path.join(LOGS, 'runs-summary.json')), 'utf8')).toBe(stageFile);
+    expect(readSummary(project).totals).toEqual(readSummary(project, 'runs-summary.json').totals);
+    const again = await runCli(['run', 'analyze', '--json'], { cwd: project.root });
+    expect(again.code, again.stderr).toBe(0);
+    expect(stageEnds(again.stdout).summary).toBe('fresh');
   }, 120_000);
 });

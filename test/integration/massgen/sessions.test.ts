@@ -70,20 +70,23 @@ describe('MassGen sessions continued with --session-id', () => {
         ],
         turns: [
           expect.objectContaining({ session: first, turn: 1, role: 'created' }),
-          expect.objectContaining({ session: second, turn: 1, role: 'continued' }),
+          expect.objectContaining({ session: second, turn: 1, role: 'continued', state: 'continued' }),
           expect.objectContaining({ session: second, turn: 2, role: 'member', state: 'completed' }),
         ],
       },
     ]);
     const rows = summary.runs.filter((r) => r.session === second);
-    expect(rows.map((r) => [r.turn, r.continues])).toEqual([
-      [1, first],
-      [2, first],
-    ]);
+    // The orphan turn_1 is the continuation's event stream, the same run as turn_2: counted once.
+    expect(rows.map((r) => [r.turn, r.continues])).toEqual([[2, first]]);
+    expect(summary.totals.turns).toBe(2);
+    expect(summaryRun.stdout).not.toContain('run-incomplete');
     expect(summary.runs.find((r) => r.session === first)?.continues).toBeNull();
-    expectTotalsOf(summary, analysesUnder(p.path(LOGS)));
+    // The continuation's orphan turn is counted with its turn_2, not as a run of its own.
+    const counted = analysesUnder(p.path(LOGS)).filter((a) => (a as unknown as { state: { value: string } }).state.value !== 'continued');
+    expect(counted).toHaveLength(2);
+    expectTotalsOf(summary, counted);
     expectPartsAddUp(summary);
-    const markdown = readFileSync(p.path(path.join(LOGS, 'RUNS_SUMMARY.md')), 'utf8');
+    const markdown = readFileSync(p.path(path.join(LOGS, 'LOGS_SUMMARY.md')), 'utf8');
     expect(markdown).toContain('## Sessions continued across log folders');
     expect(markdown).toContain(`\`${second}\` continues \`${first}\``);
 
@@ -91,6 +94,12 @@ describe('MassGen sessions continued with --session-id', () => {
       source: { massgenSession: unknown };
     };
     expect(orphan.source.massgenSession).toMatchObject({ id, role: 'continued' });
+    const orphanAnalysis = orphan as unknown as { state: { value: string }; recommendations: { id: string; priority: string }[] };
+    expect(orphanAnalysis.state.value).toBe('continued');
+    expect(orphanAnalysis.recommendations.map((r) => r.id)).not.toContain('run-incomplete');
+    const orphanReport = readFileSync(p.path(path.join(LOGS, second, 'turn_1/ANALYSIS_REPORT.md')), 'utf8');
+    expect(orphanReport).not.toContain('stopped before it finished');
+    expect(orphanReport).toContain('**Continuation:**');
 
     const listed = JSON.parse((await runCli(['logs', 'list', '--json'], { cwd: p.root })).stdout) as {
       session: string;
