@@ -38,7 +38,10 @@ function rel(cwd: string, p: string): string {
 }
 
 /** Everything that would stop a call, before any: config, backend names, keys, programs. */
-function prepare(io: CommandIo, options: SelfOptions): { client: LlmClient; names: string[]; calls: { made: number; cached: number } } | string {
+function prepare(
+  io: CommandIo,
+  options: SelfOptions,
+): { client: LlmClient; names: string[]; calls: { made: number; cached: number } } | string {
   const budget = options.budgetUsd === undefined ? Number.POSITIVE_INFINITY : Number(options.budgetUsd);
   if (!(budget >= 0)) return `--budget-usd must be a non-negative number, got '${options.budgetUsd}'`;
   const massgen = massgenConfigProblem(io.cwd, options.config);
@@ -71,7 +74,14 @@ function prepare(io: CommandIo, options: SelfOptions): { client: LlmClient; name
   return { client, names: choice.names, calls };
 }
 
-export async function selfAnalyze(io: CommandIo, unit: TurnUnit, dir: string, options: SelfOptions, fail: Fail, staleAfterSeconds: number): Promise<number> {
+export async function selfAnalyze(
+  io: CommandIo,
+  unit: TurnUnit,
+  dir: string,
+  options: SelfOptions,
+  fail: Fail,
+  staleAfterSeconds: number,
+): Promise<number> {
   const target = path.join(dir, SELF_ANALYSIS_FILE);
   if (!options.force && existsSync(target)) {
     io.stdout.write(`kept the existing self-analysis ${rel(io.cwd, target)} (pass --force to run the analysts again)\n`);
@@ -108,7 +118,9 @@ export async function selfAnalyze(io: CommandIo, unit: TurnUnit, dir: string, op
     );
   const { made, cached } = prepared.calls;
   const cost = prepared.client.budget.spentUsd;
-  io.stdout.write(`${made} model call(s), ${cached} from the response cache, $${cost.toFixed(4)}\nwrote ${rel(io.cwd, path.join(dir, REPORT_FILE))}\nwrote ${rel(io.cwd, target)}\n`);
+  io.stdout.write(
+    `${made} model call(s), ${cached} from the response cache, $${cost.toFixed(4)}\nwrote ${rel(io.cwd, path.join(dir, REPORT_FILE))}\nwrote ${rel(io.cwd, target)}\n`,
+  );
   if (result.partial) {
     io.stderr.write('refinery logs: partial self-analysis: an analyst failed (its section says why); exit 1\n');
     return 1;

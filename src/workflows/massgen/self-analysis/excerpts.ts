@@ -60,13 +60,23 @@ function section(title: string, file: string, body: string): string {
   return `### ${title}: ${file}\n${body}\n`;
 }
 
+/**
+ * The facts without what changes with the clock alone (when it was analyzed, the age of the last
+ * activity): an unchanged turn then makes the same prompts, and a rerun is answered from the cache.
+ */
+function stableFacts(analysis: TurnAnalysis): unknown {
+  const { analyzedAt: _analyzedAt, state, ...rest } = analysis;
+  const { ageSeconds: _ageSeconds, ...stableState } = state;
+  return { ...rest, state: stableState };
+}
+
 /** The pack for one turn; `root` is the turn folder (or the log folder of a legacy flat log). */
 export function buildExcerptPack(root: string, analysis: TurnAnalysis): ExcerptPack {
   const files: string[] = [];
   walk(root, root, files);
   const fileLines = new Map<string, number>();
   const parts: string[] = [];
-  const facts = JSON.stringify(analysis);
+  const facts = JSON.stringify(stableFacts(analysis));
   parts.push(
     `## Facts (analysis.json; cite them by JSON pointer, e.g. /overview/votes)\n${facts.length > PACK_LIMITS.factsChars ? `${facts.slice(0, PACK_LIMITS.factsChars)} [... truncated]` : facts}\n`,
   );
@@ -90,7 +100,8 @@ export function buildExcerptPack(root: string, analysis: TurnAnalysis): ExcerptP
       continue;
     }
     fileLines.set(file, lineCount(text));
-    if (name === 'answer.txt' && /(^|\/)final\//.test(file)) finals.push(section('Final answer', file, numbered(text, PACK_LIMITS.finalAnswerChars)));
+    if (name === 'answer.txt' && /(^|\/)final\//.test(file))
+      finals.push(section('Final answer', file, numbered(text, PACK_LIMITS.finalAnswerChars)));
     else if (name === 'answer.txt') answers.push(section('Answer', file, numbered(text, PACK_LIMITS.answerChars)));
     else if (name === 'vote.json') votes.push(section('Vote', file, numbered(text, PACK_LIMITS.voteChars)));
     else {
@@ -100,7 +111,9 @@ export function buildExcerptPack(root: string, analysis: TurnAnalysis): ExcerptP
         const line = lines[i] as string;
         if (!FLAGGED.test(line)) continue;
         flagged += 1;
-        picked.push(`${file}:${i + 1}| ${line.length > PACK_LIMITS.logLineChars ? `${line.slice(0, PACK_LIMITS.logLineChars)} [...]` : line}`);
+        picked.push(
+          `${file}:${i + 1}| ${line.length > PACK_LIMITS.logLineChars ? `${line.slice(0, PACK_LIMITS.logLineChars)} [...]` : line}`,
+        );
       }
       if (picked.length > 0) logs.push(picked.join('\n'));
     }

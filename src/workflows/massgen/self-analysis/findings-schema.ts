@@ -49,7 +49,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 function readEvidence(value: unknown): Evidence | string {
   if (!isObject(value)) return 'evidence is not an object';
-  if (typeof value.fact === 'string') return { fact: value.fact, value: value.value === undefined || value.value === null ? null : String(value.value) };
+  if (typeof value.fact === 'string')
+    return { fact: value.fact, value: value.value === undefined || value.value === null ? null : String(value.value) };
   const lines = value.lines;
   if (typeof value.file === 'string' && Array.isArray(lines) && lines.length === 2 && lines.every((n) => Number.isInteger(n)))
     return { file: value.file, lines: [lines[0] as number, lines[1] as number] };

@@ -67,7 +67,7 @@ export function combinedReport(deterministic: string, result: SelfAnalysis, base
     "## Analysts' findings",
     '',
     'Model analysts judged the facts above from three perspectives. A finding is shown only when every piece of its',
-    'evidence exists in analysis.json or the turn\'s files and agrees with the facts; the others are listed as unverified.',
+    "evidence exists in analysis.json or the turn's files and agrees with the facts; the others are listed as unverified.",
     ...(result.partial ? ['', '**Partial:** at least one analyst failed (see its section).'] : []),
     '',
   ];

@@ -47,7 +47,12 @@ async function runAnalyst(
   const answer = await askWithRepair(
     client,
     backend,
-    { tag: `self-${perspective}`, prompt: analystPrompt(perspective, input.analysis.question, input.pack.text), jsonSchema: FINDINGS_SCHEMA, temperature: 0 },
+    {
+      tag: `self-${perspective}`,
+      prompt: analystPrompt(perspective, input.analysis.question, input.pack.text),
+      jsonSchema: FINDINGS_SCHEMA,
+      temperature: 0,
+    },
     findingsReader,
     signal,
   );
