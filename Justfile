@@ -14,6 +14,11 @@ analyze *args:
     for a in "$@"; do case "$a" in *=*) argv+=(--param "$a") ;; *) argv+=("$a") ;; esac; done
     exec node bin/refinery.js run analyze "${argv[@]}"
 
+# just analyze-self [RUN] [--turn N] [--force] [--backends a,b,c]: the deterministic report plus three model analysts.
+# Analyze one MassGen turn with model analysts (correctness, efficiency, behavior); see docs/self-analysis.md.
+analyze-self *args:
+    {{refinery}} logs analyze --mode self {{args}}
+
 # just refine deliverable=a.md,b.ts query="what it must do" backends=claude,codex,gemini
 # (default: the bundled offline example; backends are names in refinery.config.yaml).
 # Refine a deliverable with several model judges until they converge.

@@ -32,6 +32,7 @@ export const TOOLS_HELP = `tools    The tool calls of one turn (default: the las
 export const LOGS_USAGE = `Usage:
   refinery logs list [--logs-dir D] [--reports DIR] [--analyzed|--unanalyzed] [--limit N] [--json]
   refinery logs analyze [RUN] [--logs-dir D] [--log-dir PATH] [--reports DIR] [--turn N] [--stale-after SECONDS]
+  refinery logs analyze --mode self [RUN] [--turn N] [--force] [--backends a,b,c] [--config FILE] [--budget-usd N]
 ${SUMMARY_USAGE}
 ${TOOLS_USAGE}
 ${BUNDLE_USAGE}
@@ -43,6 +44,12 @@ analyze  Analyze one turn of a session (default: the last turn of the newest ses
          analysis.json + ANALYSIS_REPORT.md into turn_N/ (the session root for legacy flat logs).
          RUN is a log_* name, a # of \`refinery logs list\` (1: the newest) or a path, as for bundle;
          --log-dir takes a session root (log_*), a turn_N dir or an attempt_M dir.
+         --mode self: then three model analysts (correctness, efficiency, behavior) judge the facts; their
+         findings, each checked against its evidence, follow the report (and go to self-analysis.json).
+         Backends: --backends (round-robin over the three), else self_analysis.backends in the --config file
+         (default refinery.config.yaml), else its first OpenAI-compatible backend. An existing
+         self-analysis is kept without --force. Exit 1: partial (an analyst failed; the report is written);
+         exit 2: an unknown backend, a missing key or program, before any call. See docs/self-analysis.md.
 ${SUMMARY_HELP}
 ${TOOLS_HELP}
 ${BUNDLE_HELP}

@@ -132,8 +132,17 @@ async function analyze(argv: string[], io: CommandIo): Promise<number> {
       reports: { type: 'string' },
       turn: { type: 'string', short: 't' },
       'stale-after': { type: 'string' },
+      mode: { type: 'string' },
+      force: { type: 'boolean' },
+      backends: { type: 'string' },
+      config: { type: 'string' },
+      'budget-usd': { type: 'string' },
     },
   });
+  const mode = values.mode ?? 'deterministic';
+  if (mode !== 'deterministic' && mode !== 'self') return fail(io, `--mode is deterministic or self, got '${values.mode}'`);
+  const selfOnly = (['force', 'backends', 'config', 'budget-usd'] as const).filter((k) => values[k] !== undefined);
+  if (mode !== 'self' && selfOnly.length > 0) return fail(io, `--${selfOnly[0]} belongs to --mode self`);
   const turn = values.turn === undefined ? undefined : Number(values.turn);
   if (turn !== undefined && (!Number.isInteger(turn) || turn < 0)) return fail(io, `--turn must be a turn number, got '${values.turn}'`);
   const stale = values['stale-after'] === undefined ? DEFAULT_STALE_AFTER_SECONDS : Number(values['stale-after']);
@@ -143,6 +152,17 @@ async function analyze(argv: string[], io: CommandIo): Promise<number> {
   const unit = await pickUnit(io, logsDir, positionals[0], values['log-dir'], turn, values['logs-dir']);
   // What the user named is not there or holds no run: their input, like every other missing path.
   if (typeof unit === 'string') return fail(io, unit);
+  if (mode === 'self') {
+    const location = reportLocation(io.cwd, values['log-dir'] ?? values['logs-dir'] ?? '.massgen/massgen_logs', values.reports);
+    const options = {
+      force: values.force ?? false,
+      backends: values.backends,
+      config: values.config ?? 'refinery.config.yaml',
+      budgetUsd: values['budget-usd'],
+    };
+    const { selfAnalyze } = await import('./logs-self.ts');
+    return selfAnalyze(io, unit, reportDirIn(location, unit), options, (message, code) => fail(io, message, code), stale);
+  }
   const [{ analyzeTurnUnit }, { SchemaRegistry }] = await Promise.all([
     import('../../workflows/massgen/analyze.ts'),
     import('../../engine/artifacts/schema-registry.ts'),

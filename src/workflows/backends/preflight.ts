@@ -51,12 +51,17 @@ function backendProblems(name: string, config: BackendConfig, root: string, env:
  * so a run never pays for its first stages and then fails on its third: an unknown name, a key
  * variable that is not set, a program that is not installed, a missing recordings folder.
  */
-export function checkBackends(root: string, names: readonly string[], env: NodeJS.ProcessEnv = process.env): string[] {
+export function checkBackends(
+  root: string,
+  names: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+  file = 'refinery.config.yaml',
+): string[] {
   const wanted = [...new Set(names)].filter((n) => n !== '');
   if (wanted.length === 0) return [];
   let config;
   try {
-    config = loadBackendsConfig(root);
+    config = loadBackendsConfig(root, file);
   } catch (error) {
     if (error instanceof BackendConfigError) return [error.message];
     throw error;
