@@ -41,6 +41,12 @@ export interface TaskContext<P> {
   readonly outputs: Readonly<Record<string, string>>;
   /** Output name -> final path relative to root (where the artifact will live). */
   readonly outputTargets: Readonly<Record<string, string>>;
+  /**
+   * Variables the engine adds for every process this stage starts (`$` has them already): the
+   * stage's W3C trace context (`TRACEPARENT`) when the run exports traces. Pass them to a
+   * process a task starts itself: `{ ...process.env, ...ctx.env }`.
+   */
+  readonly env: Readonly<Record<string, string>>;
   /** zx `$` bound to the project root (cwd) and the abort signal. */
   readonly $: Shell;
   readonly signal: AbortSignal;
