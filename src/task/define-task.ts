@@ -12,6 +12,29 @@ export type TaskReport =
       costUsd: number;
       latencyMs: number;
       cached: boolean;
+      /** Where a cached answer came from. */
+      cache?: 'local' | 'remote';
+      /** The provider, in the OpenTelemetry GenAI conventions' words (`openai`, `anthropic`, `ollama`, ...). */
+      system?: string;
+      /** What the call was for (`evaluate`, `vote`, ...). */
+      tag?: string;
+      /** Tries it took (0 for a cached answer). */
+      attempts?: number;
+      /** How the answer schema reached the model (response_format, ollama_format, cli_option, prompt, refused, none). */
+      schemaVia?: string;
+    }
+  | {
+      /** A job handed to an agent (the delegate task), once it ended. */
+      kind: 'job';
+      jobId: string;
+      agent: string;
+      type: string;
+      /** How it ended: completed, error, timeout, ... */
+      outcome: string;
+      iterations: number;
+      /** ISO 8601 time the job was registered. */
+      startedAt: string;
+      durationMs: number;
     }
   | { kind: 'warning'; message: string }
   | { kind: 'metric'; name: string; value: number; unit?: string };
