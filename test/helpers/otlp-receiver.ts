@@ -32,8 +32,8 @@ export interface OtlpReceiver {
   readonly url: string;
   readonly requests: ReceivedRequest[];
   spans(): ReceivedSpan[];
-  /** Resolves once a span named `name` has arrived. */
-  waitForSpan(name: string): Promise<ReceivedSpan>;
+  /** Resolves with the spans received so far once `test` holds on them (checked as each request arrives). */
+  until(test: (spans: ReceivedSpan[]) => boolean): Promise<ReceivedSpan[]>;
   close(): Promise<void>;
 }
 
@@ -111,7 +111,12 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      requests.push({ contentType: req.headers['content-type'] ?? '', headers: req.headers, path: req.url ?? '', body: Buffer.concat(chunks) });
+      requests.push({
+        contentType: req.headers['content-type'] ?? '',
+        headers: req.headers,
+        path: req.url ?? '',
+        body: Buffer.concat(chunks),
+      });
       const json = (req.headers['content-type'] ?? '').includes('json');
       res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' });
       res.end(json ? '{}' : undefined);
@@ -125,12 +130,12 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests,
     spans,
-    waitForSpan(name) {
+    until(test) {
       return new Promise((resolve) => {
         const check = (): boolean => {
-          const found = spans().find((s) => s.name === name);
-          if (found) resolve(found);
-          return Boolean(found);
+          const now = spans();
+          if (test(now)) resolve(now);
+          return test(now);
         };
         if (check()) return;
         const wake = (): void => {

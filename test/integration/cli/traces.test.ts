@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../../helpers/fake-openai-server.ts';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../../helpers/otlp-receiver.ts';
 import { REPO_ROOT, runCli, tempProject, type TempProject } from '../../helpers/project.ts';
+import { WatchProcess } from '../watch/watch-process.ts';
 
 // A run exported as one OpenTelemetry trace to a real OTLP/HTTP receiver on 127.0.0.1, through
 // the real CLI: the spans' links and attributes, the TRACEPARENT a stage's processes get, no
@@ -108,7 +109,11 @@ describe('traces', () => {
     receiver = await startOtlpReceiver();
     const result = await runCli(['run', 'demo', '-p', `token=${PARAM_KEY}`], {
       cwd: project.root,
-      env: env({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'refinery-test', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=ci' }),
+      env: env({
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_SERVICE_NAME: 'refinery-test',
+        OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=ci',
+      }),
     });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -155,7 +160,10 @@ describe('traces', () => {
     const calls = spans.filter((s) => s.name === 'chat test-model');
     expect(calls).toHaveLength(2);
     for (const call of calls) expect(call.parentSpanId).toBe(ask.spanId);
-    const [made, cached] = [calls.find((c) => c.attributes['refinery.llm.cache_hit'] === false), calls.find((c) => c.attributes['refinery.llm.cache_hit'] === true)];
+    const [made, cached] = [
+      calls.find((c) => c.attributes['refinery.llm.cache_hit'] === false),
+      calls.find((c) => c.attributes['refinery.llm.cache_hit'] === true),
+    ];
     expect(made?.kind).toBe(3); // SPAN_KIND_CLIENT
     expect(made?.attributes).toMatchObject({
       'gen_ai.operation.name': 'chat',
@@ -194,7 +202,10 @@ describe('traces', () => {
     expect(byName(spans, 'run demo').resource['service.name']).toBe('from-file');
     expect(byName(spans, 'stage hello').parentSpanId).toBe(byName(spans, 'run demo').spanId);
     expect(`${result.stdout}${result.stderr}`).not.toContain(token);
-    const runLog = readFileSync(path.join(project.root, '.refinery', 'runs', String(byName(spans, 'run demo').attributes['refinery.run.id']), 'events.jsonl'), 'utf8');
+    const runLog = readFileSync(
+      path.join(project.root, '.refinery', 'runs', String(byName(spans, 'run demo').attributes['refinery.run.id']), 'events.jsonl'),
+      'utf8',
+    );
     expect(runLog).not.toContain(token);
   });
 
@@ -220,7 +231,10 @@ describe('traces', () => {
       expect(baseline.code, baseline.stdout + baseline.stderr).toBe(0);
       const baselineTook = Date.now() - started;
       started = Date.now();
-      const result = await runCli(['run', 'demo', '-p', 'token=t', '--force'], { cwd: project.root, env: env({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }) });
+      const result = await runCli(['run', 'demo', '-p', 'token=t', '--force'], {
+        cwd: project.root,
+        env: env({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }),
+      });
       const took = Date.now() - started;
       server?.close();
       expect(result.code, kind).toBe(0);
@@ -233,6 +247,31 @@ describe('traces', () => {
       project = undefined;
       await model?.close();
       model = undefined;
+    }
+  });
+
+  it('traces - watch: one trace per triggered run, each with its own root and the stage that ran', async () => {
+    receiver = await startOtlpReceiver();
+    project = tempProject({
+      'src/a.txt': 'a1\n',
+      'pipelines/w.yaml':
+        'pipeline: w\nstages:\n  copy: { run: "cat src/a.txt > ${outputs.o}", inputs: [src/a.txt], outputs: { o: out/a.txt } }\n',
+    });
+    const watcher = new WatchProcess([], project.root, { env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } });
+    try {
+      await watcher.nth(1, 'run-end');
+      project.write('src/a.txt', 'a2\n');
+      await watcher.nth(2, 'run-end');
+      const runIds = watcher.events.filter((e) => e.type === 'run-end').map((e) => e.runId);
+      const isRoot = (s: ReceivedSpan): boolean => s.name === 'run w';
+      const spans = await receiver.until((all) => all.filter(isRoot).length >= 2 && all.filter((x) => x.name === 'stage copy').length >= 2);
+      const [first, second] = spans.filter(isRoot);
+      expect(new Set([first?.attributes['refinery.run.id'], second?.attributes['refinery.run.id']])).toEqual(new Set(runIds));
+      expect(first?.traceId).not.toBe(second?.traceId);
+      const copies = spans.filter((s) => s.name === 'stage copy');
+      expect(copies.map((c) => c.traceId).sort()).toEqual([first?.traceId, second?.traceId].sort());
+    } finally {
+      await watcher.stop();
     }
   });
 
@@ -250,7 +289,9 @@ describe('traces', () => {
         env: env({ NODE_OPTIONS: `--import ${hooks}`, MODULES_FILE: modulesFile, ...extra }),
       });
       expect(result.code, result.stdout + result.stderr).toBe(0);
-      return readFileSync(modulesFile, 'utf8').split('\n').filter((l) => l.includes('@opentelemetry'));
+      return readFileSync(modulesFile, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('@opentelemetry'));
     };
     expect(await loaded({})).toEqual([]);
     receiver = await startOtlpReceiver();
