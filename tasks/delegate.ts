@@ -77,6 +77,7 @@ export default defineTask({
         : { name: p.reviewer, session: p.reviewer_session, agent: makeAgent(agentChoice(p, 'reviewer', show)) };
     const broker = await acquireBroker({ ...(p.broker ? { url: p.broker } : {}), env: process.env });
     let result;
+    const started = new Date();
     try {
       result = await delegateJob({
         paths,
@@ -108,6 +109,16 @@ export default defineTask({
       await broker.release();
     }
     ctx.report({ kind: 'metric', name: 'delegate.iterations', value: result.iterations });
+    ctx.report({
+      kind: 'job',
+      jobId: result.jobId,
+      agent: p.agent,
+      type: p.type,
+      outcome: result.outcome,
+      iterations: result.iterations,
+      startedAt: started.toISOString(),
+      durationMs: Date.now() - started.getTime(),
+    });
     if (result.exitCode !== 0) {
       throw new Error(
         `delegate job ${result.jobId} ended ${result.outcome}: ${result.reason} (audit log: ${path.relative(ctx.root, result.logDir)})`,

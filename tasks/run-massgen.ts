@@ -68,7 +68,8 @@ export default defineTask({
     const outcome = await runMassgen({
       argv,
       cwd: ctx.root,
-      env: process.env,
+      // The stage span's TRACEPARENT among them, for a MassGen that joins the trace.
+      env: { ...process.env, ...ctx.env },
       ...(params.timeout > 0 ? { timeoutMs: params.timeout * 1000 } : {}),
       signal: ctx.signal,
       pollMs: params.poll_ms,

@@ -12,6 +12,29 @@ export type TaskReport =
       costUsd: number;
       latencyMs: number;
       cached: boolean;
+      /** Where a cached answer came from. */
+      cache?: 'local' | 'remote';
+      /** The provider, in the OpenTelemetry GenAI conventions' words (`openai`, `anthropic`, `ollama`, ...). */
+      system?: string;
+      /** What the call was for (`evaluate`, `vote`, ...). */
+      tag?: string;
+      /** Tries it took (0 for a cached answer). */
+      attempts?: number;
+      /** How the answer schema reached the model (response_format, ollama_format, cli_option, prompt, refused, none). */
+      schemaVia?: string;
+    }
+  | {
+      /** A job handed to an agent (the delegate task), once it ended. */
+      kind: 'job';
+      jobId: string;
+      agent: string;
+      type: string;
+      /** How it ended: completed, error, timeout, ... */
+      outcome: string;
+      iterations: number;
+      /** ISO 8601 time the job was registered. */
+      startedAt: string;
+      durationMs: number;
     }
   | { kind: 'warning'; message: string }
   | { kind: 'metric'; name: string; value: number; unit?: string };
@@ -41,6 +64,12 @@ export interface TaskContext<P> {
   readonly outputs: Readonly<Record<string, string>>;
   /** Output name -> final path relative to root (where the artifact will live). */
   readonly outputTargets: Readonly<Record<string, string>>;
+  /**
+   * Variables the engine adds for every process this stage starts (`$` has them already): the
+   * stage's W3C trace context (`TRACEPARENT`) when the run exports traces. Pass them to a
+   * process a task starts itself: `{ ...process.env, ...ctx.env }`.
+   */
+  readonly env: Readonly<Record<string, string>>;
   /** zx `$` bound to the project root (cwd) and the abort signal. */
   readonly $: Shell;
   readonly signal: AbortSignal;

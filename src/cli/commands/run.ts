@@ -34,6 +34,9 @@ import { remoteCacheMayBeConfigured } from '../../engine/remote-cache/configured
 import type { StageCache } from '../../engine/remote-cache/stage-cache.ts';
 import { redactSecrets } from '../../security/known-secrets.ts';
 import { canSkipByStat, refineryVersion, skippedStages } from '../../engine/state/noop-recording.ts';
+import type { Tracing } from '../../engine/telemetry/tracing.ts';
+import type { RunTrace } from '../../engine/telemetry/run-trace.ts';
+import { startTracing } from '../tracing.ts';
 
 const USAGE = `Usage: refinery run [PIPELINE] [options]
 
@@ -104,10 +107,12 @@ function runBus(
   runId: string,
   pipeline: string,
   warn?: StateWarn,
+  trace?: RunTrace,
 ): { bus: EventBus; close: () => Array<WriteProblem | undefined> } {
   const bus = new EventBus(runId, pipeline);
   const jsonl = jsonlSink(io.cwd, runId, warn);
   bus.subscribe(jsonl.sink);
+  if (trace) bus.subscribe(trace.sink);
   for (const sink of io.daemon?.sinks ?? []) bus.subscribe(sink);
   bus.subscribe(terminalSink(io, flags));
   // A relative --junit path is from where the command was typed (a watch answering it runs elsewhere).
@@ -135,9 +140,10 @@ function reportNoop(
   flags: RunFlags,
   unchanged: { pipeline: string; stages: string[]; skipped: ReadonlyMap<string, string> },
   concurrency: number,
+  trace: RunTrace | undefined,
 ): number {
   const started = Date.now();
-  const { bus, close } = runBus(io, flags, newRunId(), unchanged.pipeline);
+  const { bus, close } = runBus(io, flags, newRunId(), unchanged.pipeline, undefined, trace);
   bus.emit({ type: 'run-start', stages: unchanged.stages.length, params: {}, concurrency });
   // One event per stage only where someone reads them stage by stage: a no-op of 10,000
   // stages would spend more time on events than on checking.
@@ -286,7 +292,19 @@ async function openTarget(
   };
 }
 
+/** The run, with its trace exported when OTEL_EXPORTER_OTLP_* or `telemetry:` says so. */
 async function run(argv: string[], io: CommandIo): Promise<number> {
+  const tracing = await startTracing(io, 'run');
+  if (tracing === 'error') return 2;
+  try {
+    return await runTraced(argv, io, tracing);
+  } finally {
+    // The last spans go out within 2 s, whatever the collector does.
+    await tracing?.shutdown();
+  }
+}
+
+async function runTraced(argv: string[], io: CommandIo, tracing: Tracing | undefined): Promise<number> {
   const parsed = parseOrReport(io, 'run', USAGE, () => parseRunFlags(argv));
   if (!parsed) return 2;
   const { flags, positionals } = parsed;
@@ -315,7 +333,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   if (last && flags.verbose) io.stderr.write(checkLine(last));
   if (last && 'unchanged' in last) {
     if (record) io.daemon?.recordHolds(record, io.daemon.epoch, { kind: 'confirmed' });
-    return reportNoop(io, flags, last.unchanged, concurrency);
+    return reportNoop(io, flags, last.unchanged, concurrency, tracing?.forRun());
   }
   // Some files changed, nothing else: only the stages they reach need checking (an edited
   // pipeline is not the one the last run's plan was expanded from).
@@ -388,7 +406,8 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       return 1;
     }
     const runId = newRunId();
-    const { bus, close } = runBus(io, flags, runId, target.spec.name, warn);
+    const trace = tracing?.forRun();
+    const { bus, close } = runBus(io, flags, runId, target.spec.name, warn, trace);
     const skipped = skippedStages(bus, changed?.skipped);
     // Loaded only when something may run: the no-op path above needs none of them.
     const { execute, FileHashes, StageState, SchemaRegistry, removeLeftoverStaging, startRunnersAhead, commandLookahead } = engine;
@@ -425,6 +444,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       ...(select ? { select, reportUnselected: !shard, eventPerUnselected: stageByStage(flags), previouslySkipped: changed?.skipped } : {}),
       ...(target.partial ? { unlisted: target.partial.unlisted } : {}),
       ...(remote ? { stageCache: remote.stages } : {}),
+      ...(trace ? { stageEnv: trace.stageEnv } : {}),
     }).finally(() => {
       remote?.close();
       // Stopped at the run's end already, unless the run ended before it began (a cycle, say).

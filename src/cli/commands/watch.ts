@@ -3,6 +3,8 @@ import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
 import { findPipelineFile, parseParamFlags, printDiagnostics } from '../session.ts';
 import { EventBus } from '../../engine/events/bus.ts';
+import type { Tracing } from '../../engine/telemetry/tracing.ts';
+import { startTracing } from '../tracing.ts';
 import { terminalSink } from '../terminal-sink.ts';
 import { jsonlSink } from '../../engine/events/jsonl-sink.ts';
 import { mqttSink, type MqttSink } from '../../engine/events/mqtt-sink.ts';
@@ -286,6 +288,23 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     io.stderr.write(`refinery watch: ${ui}\n`);
     return 2;
   }
+  const tracing = await startTracing(io, 'watch');
+  if (tracing === 'error') return 2;
+  try {
+    return await watchTraced(io, flags, pipelines, settings, ui, tracing);
+  } finally {
+    await tracing?.shutdown();
+  }
+}
+
+async function watchTraced(
+  io: CommandIo,
+  flags: WatchFlags,
+  pipelines: LoadedPipeline[],
+  settings: Settings,
+  ui: Exclude<Awaited<ReturnType<typeof checkUiSettings>>, string> | undefined,
+  tracing: Tracing | undefined,
+): Promise<number> {
   const warn = stateWarn(io);
   const lock = acquireProjectLock(io.cwd, warn);
   if (!lock.ok) {
@@ -341,10 +360,13 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
         const bus = new EventBus(runId, pipeline);
         const jsonl = jsonlSink(io.cwd, runId, warn);
         bus.subscribe(jsonl.sink);
+        // One trace per triggered run.
+        const trace = tracing?.forRun();
+        if (trace) bus.subscribe(trace.sink);
         bus.subscribe(terminalSink(io, flags));
         if (mqtt.sink) bus.subscribe(mqtt.sink.sink);
         if (dashboard) bus.subscribe(dashboard.hub.sink);
-        return { bus, close: () => reportWriteProblems(io, [jsonl.close()]) };
+        return { bus, close: () => reportWriteProblems(io, [jsonl.close()]), ...(trace ? { stageEnv: trace.stageEnv } : {}) };
       },
     });
     const server = await serveDaemon({

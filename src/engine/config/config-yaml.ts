@@ -1,7 +1,8 @@
 // How refinery.config.yaml is read into plain data, for every section's loader (backends, remote
 // cache): a YAML error or an alias that expands too far comes back as one located message, never a
 // throw from inside the YAML library.
-import { isAlias, LineCounter, parseDocument, visit } from 'yaml';
+import { isAlias, isMap, isNode, isScalar, LineCounter, parseDocument, visit } from 'yaml';
+import { didYouMean } from '../diagnostics/format.ts';
 
 /** Nodes an alias may expand to in all, far above any honest config and far below a billion laughs. */
 export const MAX_CONFIG_ALIAS_COUNT = 100;
@@ -40,4 +41,43 @@ export function parseConfigYaml(text: string, file: string): ConfigYaml {
       error: `${firstAlias(doc, counter, file)}: YAML aliases here expand to more than ${MAX_CONFIG_ALIAS_COUNT} nodes, which refinery refuses (it is how a billion-laughs file exhausts memory); write the values out instead of nesting aliases`,
     };
   }
+}
+
+/** `file:line:col` of the value at `at` (or of the key `key` in the map there), else of the nearest parent. */
+export function located(file: string, text: string, at: readonly PropertyKey[], key?: string): string {
+  const counter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: counter });
+  const map = key === undefined ? undefined : doc.getIn(at as unknown[], true);
+  const pair = isMap(map) ? map.items.find((p) => isScalar(p.key) && p.key.value === key) : undefined;
+  if (isScalar(pair?.key) && pair.key.range) {
+    const pos = counter.linePos(pair.key.range[0]);
+    return `${file}:${pos.line}:${pos.col}`;
+  }
+  for (let depth = at.length; depth >= 0; depth--) {
+    const node = doc.getIn(at.slice(0, depth) as unknown[], true);
+    if (isNode(node) && node.range) {
+      const pos = counter.linePos(node.range[0]);
+      return `${file}:${pos.line}:${pos.col}`;
+    }
+  }
+  return file;
+}
+
+/** What zod found wrong in section `section` of a config file, one located line per issue. */
+export function sectionIssues(
+  file: string,
+  text: string,
+  section: string,
+  issues: ReadonlyArray<{ code: string; path: readonly PropertyKey[]; message: string; keys?: readonly string[] }>,
+  allowed: readonly string[],
+): string[] {
+  return issues.map((issue) => {
+    const at = [section, ...issue.path];
+    if (issue.code === 'unrecognized_keys') {
+      const key = issue.keys?.[0] as string;
+      const hint = didYouMean(key, [...allowed]);
+      return `${located(file, text, at, key)} ${at.map(String).join('.')}: unknown key '${key}'${hint ? `; did you mean '${hint}'?` : ''} (allowed: ${allowed.join(', ')})`;
+    }
+    return `${located(file, text, at)} ${at.map(String).join('.')}: ${issue.message}`;
+  });
 }

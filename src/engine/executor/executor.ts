@@ -94,6 +94,8 @@ export interface ExecuteOptions {
   budgetUsd?: number;
   /** A remote cache: stale stages are looked up there before they run, and their results stored. */
   stageCache?: StageCache;
+  /** Variables for every process a stage starts, besides the run's environment (StageContextOptions.stageEnv). */
+  stageEnv?: (inst: StageInstance) => Readonly<Record<string, string>>;
 }
 
 export interface ExecuteResult {

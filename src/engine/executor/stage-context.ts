@@ -37,7 +37,14 @@ export interface StageContextOptions {
   runnersAhead?: RunnerPool;
   /** commandLookahead's answer for the run: the runners it starts share a jobserver of this many tokens. */
   commandLookahead?: number;
+  /**
+   * Variables for every process a stage starts, besides the run's environment, asked once as the
+   * stage gets its slot (a trace exporter gives the stage span's TRACEPARENT).
+   */
+  stageEnv?: (inst: StageInstance) => Readonly<Record<string, string>>;
 }
+
+const NO_VARIABLES: Readonly<Record<string, string>> = Object.freeze({});
 
 function countRunStages(plan: Plan): number {
   return plan.instances.reduce((n, i) => (i.spec.kind === 'run' ? n + 1 : n), 0);
@@ -158,6 +165,7 @@ export class StageContexts {
       taskFile: options.taskFile,
       budget: this.budget,
       environment: this.environment,
+      stageEnv: options.stageEnv?.(inst) ?? NO_VARIABLES,
       ...(options.observations ? { observations: options.observations } : {}),
       scope: (outputs) =>
         scopeFor(inst, {

@@ -44,6 +44,8 @@ export interface StageRunContext {
    * `process.env` whole goes through Node for each variable, ~40 µs a command).
    */
   environment: Readonly<NodeJS.ProcessEnv>;
+  /** Variables this stage's processes get on top of `environment` (StageContextOptions.stageEnv). */
+  stageEnv: Readonly<Record<string, string>>;
 }
 
 export interface StageOutcome {
@@ -116,7 +118,7 @@ async function runCommandStage(
   const { pieces, values } = renderCommand(inst, scope);
   const spec = {
     cwd: ctx.root,
-    env: { ...ctx.environment, ...renderEnv(inst, scope), REFINERY_STAGE: inst.id, REFINERY_RUN_ID: ctx.runId },
+    env: { ...ctx.environment, ...ctx.stageEnv, ...renderEnv(inst, scope), REFINERY_STAGE: inst.id, REFINERY_RUN_ID: ctx.runId },
     pieces,
     values,
     signal,
@@ -170,11 +172,13 @@ async function runTaskStage(
     inputs,
     outputs: Object.fromEntries(staged.map((o) => [o.name, o.staging])),
     outputTargets: targets,
+    env: ctx.stageEnv,
     // zx's $ is made on first use: most tasks never call it.
     get $() {
       shell ??= boundShell({
         cwd: ctx.root,
         signal,
+        ...(Object.keys(ctx.stageEnv).length > 0 ? { env: { ...process.env, ...ctx.stageEnv } } : {}),
         onLine: (stream, message) => ctx.bus.emit({ type: 'stage-log', stage: inst.id, stream, message }),
       });
       return shell.$;

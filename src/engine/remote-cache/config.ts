@@ -5,12 +5,10 @@
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { isMap, isNode, isScalar, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { rememberSecret } from '../../security/known-secrets.ts';
 import { REMOTE_CACHE_CONFIG_FILE } from './configured.ts';
-import { didYouMean } from '../diagnostics/format.ts';
-import { parseConfigYaml } from '../config/config-yaml.ts';
+import { parseConfigYaml, sectionIssues } from '../config/config-yaml.ts';
 
 export interface RemoteCacheSettings {
   /** Without credentials and without a trailing slash: safe to print. */
@@ -76,26 +74,6 @@ function truthy(value: string | undefined): boolean {
   return value !== undefined && ['1', 'true', 'yes', 'on'].includes(value.trim().toLowerCase());
 }
 
-/** `file:line:col` of the value at `at` (or of the key `key` in the map there), else of the nearest parent. */
-function located(file: string, text: string, at: readonly PropertyKey[], key?: string): string {
-  const counter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: counter });
-  const map = key === undefined ? undefined : doc.getIn(at as unknown[], true);
-  const pair = isMap(map) ? map.items.find((p) => isScalar(p.key) && p.key.value === key) : undefined;
-  if (isScalar(pair?.key) && pair.key.range) {
-    const pos = counter.linePos(pair.key.range[0]);
-    return `${file}:${pos.line}:${pos.col}`;
-  }
-  for (let depth = at.length; depth >= 0; depth--) {
-    const node = doc.getIn(at.slice(0, depth) as unknown[], true);
-    if (isNode(node) && node.range) {
-      const pos = counter.linePos(node.range[0]);
-      return `${file}:${pos.line}:${pos.col}`;
-    }
-  }
-  return file;
-}
-
 /** The `remote_cache:` section; undefined when the file or the section is absent. */
 function readFileConfig(root: string, file: string): { config?: FileConfig; error?: string } {
   const absolute = path.resolve(root, file);
@@ -107,15 +85,7 @@ function readFileConfig(root: string, file: string): { config?: FileConfig; erro
   if (!data || typeof data !== 'object' || data.remote_cache === undefined || data.remote_cache === null) return {};
   const parsed = remoteCacheSchema.safeParse(data.remote_cache);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => {
-      const at = ['remote_cache', ...issue.path];
-      if (issue.code === 'unrecognized_keys') {
-        const key = issue.keys[0] as string;
-        const hint = didYouMean(key, Object.keys(remoteCacheSchema.shape));
-        return `${located(file, text, at, key)} ${at.map(String).join('.')}: unknown key '${key}'${hint ? `; did you mean '${hint}'?` : ''} (allowed: ${Object.keys(remoteCacheSchema.shape).join(', ')})`;
-      }
-      return `${located(file, text, at)} ${at.map(String).join('.')}: ${issue.message}`;
-    });
+    const lines = sectionIssues(file, text, 'remote_cache', parsed.error.issues, Object.keys(remoteCacheSchema.shape));
     return { error: `invalid remote cache config:\n${lines.join('\n')}` };
   }
   return { config: parsed.data };

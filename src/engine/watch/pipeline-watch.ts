@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { Graph } from '../graph/graph.ts';
 import type { EventBus } from '../events/bus.ts';
+import type { StageInstance } from '../types/plan.ts';
 import { newRunId } from '../events/bus.ts';
 import type { SchemaRegistry } from '../artifacts/schema-registry.ts';
 import type { FileHashes } from '../state/file-hashes.ts';
@@ -35,7 +36,10 @@ export interface WatchShared {
   onBusy: BusyPolicy;
   overrides: Readonly<Record<string, string>>;
   /** A bus for one run, with the caller's sinks on it; close() once the run ended. */
-  openRun(runId: string, pipeline: string): { bus: EventBus; close(): void };
+  openRun(
+    runId: string,
+    pipeline: string,
+  ): { bus: EventBus; close(): void; stageEnv?: (inst: StageInstance) => Readonly<Record<string, string>> };
   notify(notice: WatchNotice): void;
   /** The set of paths to watch changed (reload or new foreach items). */
   retarget(): void;
@@ -422,7 +426,7 @@ export class PipelineWatch {
   private async run(cycle: Cycle): Promise<void> {
     const { plan } = this.pipeline.expansion;
     const runId = newRunId();
-    const { bus, close } = this.shared.openRun(runId, this.name);
+    const { bus, close, stageEnv } = this.shared.openRun(runId, this.name);
     const running: Running = { controller: new AbortController(), selection: cycle.selection, restart: false };
     this.running = running;
     let result: ExecuteResult;
@@ -447,6 +451,7 @@ export class PipelineWatch {
         expandIteration: (loop, i) => pipeline.expansion.expandIteration(loop, i),
         ...(recording ? { observations: recording.observations } : {}),
         ...(this.shared.runners ? { runners: this.shared.runners } : {}),
+        ...(stageEnv ? { stageEnv } : {}),
       });
       if (recording && result.status === 'succeeded')
         result.writeProblems.push(...this.record(pipeline, recording).filter((p) => p !== undefined));

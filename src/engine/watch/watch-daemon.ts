@@ -4,6 +4,7 @@ import { newRunId } from '../events/bus.ts';
 import { stagingDir } from '../executor/staging.ts';
 import { RunnerPool, runnerPoolSupported } from '../shell/runner-pool.ts';
 import type { EventBus } from '../events/bus.ts';
+import type { StageInstance } from '../types/plan.ts';
 import type { ExecuteResult } from '../executor/executor.ts';
 import { FileHashes } from '../state/file-hashes.ts';
 import type { StageState } from '../state/stage-state.ts';
@@ -28,7 +29,10 @@ export interface WatchOptions {
   onBusy: BusyPolicy;
   concurrency: number;
   keepGoing: boolean;
-  openRun(runId: string, pipeline: string): { bus: EventBus; close(): void };
+  openRun(
+    runId: string,
+    pipeline: string,
+  ): { bus: EventBus; close(): void; stageEnv?: (inst: StageInstance) => Readonly<Record<string, string>> };
   notify(notice: WatchNotice): void;
   /** Called after every run, with its result. */
   onRunEnd?(pipeline: string, result: ExecuteResult): void;

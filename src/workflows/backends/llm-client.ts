@@ -23,6 +23,10 @@ export interface LlmCallRecord {
   originalCostUsd: number;
   latencyMs: number;
   cached: boolean;
+  /** Where a cached answer came from: this machine's cache or the shared remote one. */
+  cacheSource?: 'local' | 'remote';
+  /** The provider, as the OpenTelemetry GenAI conventions name it (gen_ai.system). */
+  system?: string;
   attempts: number;
   /** How the answer schema reached the model, when the request had one. */
   schema?: SchemaVia;
@@ -51,6 +55,20 @@ export interface LlmClientOptions {
 
 function apiKeyEnvNames(config: BackendsConfig): string[] {
   return Object.values(config.backends).flatMap((entry) => (entry.kind === 'openai' && entry.api_key_env ? [entry.api_key_env] : []));
+}
+
+/** The provider behind a backend, in the words of the OpenTelemetry GenAI conventions' gen_ai.system. */
+export function genAiSystem(config: BackendConfig): string {
+  if (config.kind === 'openai') return config.api === 'ollama' || /:11434(\/|$)/.test(config.base_url) ? 'ollama' : 'openai';
+  if (config.kind === 'command')
+    return config.preset === 'claude'
+      ? 'anthropic'
+      : config.preset === 'codex'
+        ? 'openai'
+        : config.preset === 'gemini'
+          ? 'gcp.gemini'
+          : 'command';
+  return 'replay';
 }
 
 const pools = new Map<string, WorkQueue>();
@@ -129,12 +147,20 @@ export class LlmClient {
     const backend = this.backend(name);
     const key = this.keyFor(name, request);
     let hit = this.cache?.get(key);
+    let source: 'local' | 'remote' = 'local';
     if (!hit && this.options.remote) {
       hit = await this.options.remote.get(key, this.options.warn);
+      source = 'remote';
       if (hit) this.cache?.put(hit);
     }
     if (hit)
-      return this.finish(request, { ...hit.result, backend: name, costUsd: 0, latencyMs: 0, cached: true, attempts: 0 }, hit.costUsd);
+      return this.finish(
+        request,
+        { ...hit.result, backend: name, costUsd: 0, latencyMs: 0, cached: true, attempts: 0 },
+        hit.costUsd,
+        config,
+        source,
+      );
     const pool = poolFor(name, config.concurrency ?? DEFAULT_CONCURRENCY[config.kind]);
     return pool.run(async () => {
       this.budget.assertAvailable();
@@ -154,11 +180,17 @@ export class LlmClient {
       const entry = { key, backend: name, result: value, costUsd, latencyMs, savedAt: new Date().toISOString() };
       this.cache?.put(entry);
       this.options.remote?.put(entry, this.options.warn);
-      return this.finish(request, { ...value, backend: name, costUsd, latencyMs, cached: false, attempts }, costUsd);
+      return this.finish(request, { ...value, backend: name, costUsd, latencyMs, cached: false, attempts }, costUsd, config);
     }, signal);
   }
 
-  private finish(request: LlmRequest, response: LlmResponse, originalCostUsd: number): LlmResponse {
+  private finish(
+    request: LlmRequest,
+    response: LlmResponse,
+    originalCostUsd: number,
+    config: BackendConfig,
+    cacheSource?: 'local' | 'remote',
+  ): LlmResponse {
     this.options.onCall?.({
       backend: response.backend,
       model: response.model,
@@ -169,6 +201,8 @@ export class LlmClient {
       originalCostUsd: Number.isFinite(originalCostUsd) ? originalCostUsd : 0,
       latencyMs: response.latencyMs,
       cached: response.cached,
+      ...(response.cached && cacheSource ? { cacheSource } : {}),
+      system: genAiSystem(config),
       attempts: response.attempts,
       ...(response.schemaVia ? { schema: response.schemaVia } : {}),
       ...(request.check ? { valid: request.check(response.text) } : {}),

@@ -53,6 +53,11 @@ export function llmClientFor(
         costUsd: call.costUsd,
         latencyMs: call.latencyMs,
         cached: call.cached,
+        ...(call.cacheSource ? { cache: call.cacheSource } : {}),
+        ...(call.system ? { system: call.system } : {}),
+        tag: call.tag,
+        attempts: call.attempts,
+        ...(call.schema ? { schemaVia: call.schema } : {}),
       });
     },
   });

@@ -26,6 +26,7 @@ function context(
     inputs: [],
     outputs: { analysis: path.join(staging, 'analysis.json'), report: path.join(staging, 'ANALYSIS_REPORT.md') },
     outputTargets: { analysis: `${turn}/analysis.json`, report: `${turn}/ANALYSIS_REPORT.md` },
+    env: {},
     $: undefined as never,
     signal: controller.signal,
     cacheDir: () => staging,

@@ -58,6 +58,7 @@ export async function runTask<S extends z.ZodType>(task: TaskDefinition<S>, rawP
     stage,
     runId,
     inputs: [...(options.inputs ?? [])].sort(),
+    env: {},
     outputs,
     outputTargets: options.outputs,
     $: boundShell({ cwd: options.root, signal }).$,
