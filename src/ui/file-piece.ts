@@ -15,7 +15,7 @@ function readAt(fd: number, start: number, end: number): Buffer {
 }
 
 /** Where in `text` a PEM private key begins that does not end in it; -1 when none. */
-function openPem(text: string): number {
+export function openPem(text: string): number {
   let open = -1;
   PEM_BEGIN.lastIndex = 0;
   for (let m = PEM_BEGIN.exec(text); m !== null; m = PEM_BEGIN.exec(text)) open = PEM_END.test(text.slice(m.index)) ? -1 : m.index;
