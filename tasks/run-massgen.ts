@@ -7,7 +7,7 @@ import { splitWords } from '../src/workflows/massgen/experiments/command-words.t
 import { experimentRecord } from '../src/workflows/massgen/experiments/experiment-record.ts';
 import { runMassgen } from '../src/workflows/massgen/experiments/massgen-process.ts';
 import { findProgram } from '../src/workflows/massgen/experiments/find-program.ts';
-import { progressMessage } from '../src/workflows/massgen/experiments/status-progress.ts';
+import { logDirLine, progressLine } from '../src/workflows/massgen/experiments/progress-line.ts';
 import { defineTask } from '../src/task/define-task.ts';
 
 async function readJson<T>(root: string, rel: string, what: string): Promise<T> {
@@ -73,9 +73,10 @@ export default defineTask({
       ...(params.timeout > 0 ? { timeoutMs: params.timeout * 1000 } : {}),
       signal: ctx.signal,
       pollMs: params.poll_ms,
+      // The dashboard links a running cell to its live page from this line.
+      onLogDir: (logDir) => ctx.log(logDirLine(path.relative(ctx.root, logDir).split(path.sep).join('/'))),
       onProgress: (status, elapsedMs) => {
-        const seconds = Math.round(elapsedMs / 1000);
-        ctx.progress(status?.fraction ?? 0, `${status ? progressMessage(status) : 'waiting for status.json'} · ${seconds}s`);
+        ctx.progress(status?.fraction ?? 0, progressLine(status, elapsedMs));
       },
     }).catch((error: NodeJS.ErrnoException) => {
       throw new Error(

@@ -8,6 +8,7 @@ import { LiveClient } from './live.ts';
 import { pipelinesView, pipelineView, stageView } from './pages/pipelines.ts';
 import { compareView, runsView, runView } from './pages/runs.ts';
 import { massgenView, turnView } from './pages/massgen.ts';
+import { liveRunView } from './pages/experiments.ts';
 import { refineListView, refineView } from './pages/refine.ts';
 import { jobsView, jobView } from './pages/jobs.ts';
 import { fileView } from './pages/file.ts';
@@ -82,6 +83,7 @@ function viewFor(app: App, parts: string[]): View {
       return runsView(app);
     case 'massgen':
       if (a === 'turn' && b) return turnView(app, b);
+      if (a === 'live' && b) return liveRunView(app, b);
       return massgenView(app);
     case 'refine':
       return a ? refineView(app, a) : refineListView(app);

@@ -10,6 +10,8 @@ import { isPipelineName } from './data/pipelines.ts';
 import type { MassGenStore, SessionSort } from './data/massgen.ts';
 import type { RefineStore } from './data/refine.ts';
 import type { JobStore } from './data/jobs.ts';
+import type { ExperimentStore } from './data/experiments.ts';
+import { liveRun, outputPiece } from './data/massgen-live.ts';
 import { stageHistory } from './data/stage-history.ts';
 import type { ActionRunner } from './actions.ts';
 import { HttpError, intParam, readJsonBody, sendJson, stringParam } from './http-reply.ts';
@@ -21,6 +23,7 @@ export interface ApiContext {
   runs: RunStore;
   pipelines: PipelineStore;
   massgen: MassGenStore;
+  experiments: ExperimentStore;
   refine: RefineStore;
   jobs: JobStore;
   /** Undefined: read-only (no --allow-actions). */
@@ -171,6 +174,27 @@ const GET_ROUTES: Array<[RegExp, Handler]> = [
     },
   ],
   [/^\/api\/massgen\/charts$/, async (ctx) => ({ points: await ctx.massgen.chartPoints() })],
+  [/^\/api\/massgen\/experiments$/, async (ctx) => ({ grids: await ctx.experiments.grids() })],
+  [
+    /^\/api\/massgen\/live$/,
+    async (ctx, url) => {
+      const dir = stringParam(url, 'dir', 4096);
+      const abs = ctx.massgen.locate(dir);
+      if (!abs) notFound(`MassGen run '${dir}'`);
+      return liveRun(ctx.root, abs);
+    },
+  ],
+  [
+    /^\/api\/massgen\/live\/output$/,
+    async (ctx, url) => {
+      const dir = stringParam(url, 'dir', 4096);
+      const file = stringParam(url, 'file', 256);
+      const abs = ctx.massgen.locate(dir);
+      const piece = abs ? outputPiece(abs, file, intParam(url, 'offset', 0, 0, Number.MAX_SAFE_INTEGER)) : undefined;
+      if (!piece) notFound(`agent output '${file}' of '${dir}'`);
+      return piece;
+    },
+  ],
   [/^\/api\/refine\/sessions$/, async (ctx) => ({ sessions: await ctx.refine.list() })],
   [
     /^\/api\/refine\/sessions\/([^/]+)$/,

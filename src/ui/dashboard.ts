@@ -12,6 +12,7 @@ import { RunTracker } from './data/run-tracker.ts';
 import { PipelineStore } from './data/pipelines.ts';
 import { PlanAssessor } from './data/assess.ts';
 import { MassGenStore } from './data/massgen.ts';
+import { ExperimentStore } from './data/experiments.ts';
 import { RefineStore } from './data/refine.ts';
 import { JobStore, watchJobs } from './data/jobs.ts';
 import { ChildRunActions, type ActionRunner } from './actions.ts';
@@ -62,11 +63,13 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     overrides: options.overrides ?? {},
     watched: options.watched ?? [],
   });
+  const experiments = new ExperimentStore(options.root, pipelines, runs);
   const childActions = options.allowActions && !options.actions ? new ChildRunActions(options.root, target) : undefined;
   const actions = options.allowActions ? (options.actions ?? childActions) : undefined;
   const unsubscribe = hub.subscribe((m) => {
     if (m.kind !== 'run-event') return;
     tracker.apply(m.event);
+    experiments.apply(m.event);
     if (m.event.type === 'run-start' || m.event.type === 'run-end') runs.invalidate(m.event.runId);
     if (m.event.type === 'run-end') assessor.invalidate(m.event.pipeline);
   });
@@ -90,7 +93,8 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       hub,
       runs,
       pipelines,
-      massgen: new MassGenStore(options.root, logsDirs),
+      massgen: new MassGenStore(options.root, logsDirs, (turnDir) => experiments.analysisDirFor(turnDir)),
+      experiments,
       refine: new RefineStore(options.root),
       jobs,
       actions,

@@ -1,6 +1,6 @@
 // Which MassGen logs folders the dashboard shows when none is named: MassGen's own
 // (.massgen/massgen_logs) and the `logs` param of the project's pipelines (the analyze pipeline's,
-// resolved as a run would), those that exist inside the project.
+// resolved as a run would), those that exist inside the project; MassGen's own even before it exists.
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { PipelineStore } from './data/pipelines.ts';
@@ -27,11 +27,14 @@ export function checkLogsDir(root: string, dir: string): { ok: true; dir: string
 }
 
 export async function defaultLogsDirs(root: string, pipelines: PipelineStore): Promise<string[]> {
-  const candidates = new Set<string>([path.join(root, '.massgen', 'massgen_logs')]);
+  const massgen = path.join(root, '.massgen', 'massgen_logs');
+  const candidates = new Set<string>([massgen]);
   for (const name of pipelines.names()) {
     const loaded = await pipelines.load(name);
     const logs = loaded?.ok ? loaded.pipeline.params.logs : undefined;
     if (typeof logs === 'string' && logs !== '') candidates.add(path.resolve(root, logs));
   }
-  return [...candidates].filter((d) => existsSync(d) && checkLogsDir(root, d).ok);
+  // MassGen's own folder counts before it exists: an experiments run started later makes it, and
+  // its running cells' pages are served from it (each request checks it is inside the project).
+  return [...candidates].filter((d) => (existsSync(d) ? checkLogsDir(root, d).ok : d === massgen));
 }

@@ -11,6 +11,7 @@ import { diffView } from '../diff.ts';
 import { chip, empty, errorBox, h, link, replace, route, seconds, section, svg, table, usd } from '../dom.ts';
 import { renderMarkdown } from '../markdown.ts';
 import type { ChartPoint, SessionRow } from '../../src/ui/data/massgen.ts';
+import { experimentGrids, liveHref } from './experiments.ts';
 
 const COLUMNS: Array<[string, string | null]> = [
   ['session', 'time'],
@@ -65,11 +66,13 @@ export function massgenView(app: App): View {
       ? `Logs folders: ${app.overview.logsDirs.join(', ')}`
       : 'No MassGen logs folder here (.massgen/massgen_logs); start with --logs-dir D.',
   );
+  const grids = experimentGrids(app);
   const el = h(
     'div',
     { class: 'page' },
     h('h1', null, 'MassGen runs'),
     folders,
+    grids.el,
     h('div', { class: 'toolbar' }, search, stateSelect, analyzedSelect),
     box,
     pager,
@@ -219,8 +222,14 @@ export function massgenView(app: App): View {
   return {
     el,
     title: 'MassGen',
-    onLive: (m) => m.kind === 'run-event' && m.event.type === 'stage-end' && refresh(),
-    reload: () => refresh(),
+    onLive: (m) => {
+      grids.onLive(m);
+      if (m.kind === 'run-event' && m.event.type === 'stage-end') refresh();
+    },
+    reload: () => {
+      grids.reload();
+      refresh();
+    },
   };
 }
 
@@ -616,6 +625,7 @@ export function turnView(app: App, dir: string): View {
     replace(
       body,
       h('h1', null, `${data.session} · turn ${data.turn}`),
+      h('p', { class: 'small' }, link(liveHref(data.sessionDir), 'status and agent outputs (live while the run goes on)')),
       a
         ? h(
             'div',

@@ -9,7 +9,7 @@ import { listSessions, resolveTurnUnit, reportDirOf, turnUnitsOfSession } from '
 import { readCapped } from '../../workflows/massgen/fs-safe.ts';
 import { timestampOf } from '../../workflows/massgen/list-logs.ts';
 import type { TurnUnit } from '../../workflows/massgen/model.ts';
-import { relativeInProject, safeSegments } from '../safe-path.ts';
+import { realRoot, relativeInProject, safeSegments } from '../safe-path.ts';
 import { isObject } from './jsonl.ts';
 
 export interface TurnRow {
@@ -164,7 +164,19 @@ export class MassGenStore {
     private readonly root: string,
     /** Absolute folders holding log_* sessions, all inside the project. */
     readonly logsDirs: readonly string[],
+    /**
+     * Where else a turn's analysis may be (absolute folder of analysis.json + ANALYSIS_REPORT.md):
+     * an experiment cell's, which the experiments pipeline writes beside its experiment.json.
+     */
+    private readonly analysisElsewhere: (turnDir: string) => Promise<string | undefined> = async () => undefined,
   ) {}
+
+  /** The folder holding a turn's analysis: its own report folder, else where an experiment put it. */
+  private async analysisDir(reportDir: string): Promise<string> {
+    if (mtime(path.join(reportDir, 'analysis.json')) >= 0) return reportDir;
+    const rel = relativeInProject(this.root, reportDir);
+    return (rel ? await this.analysisElsewhere(rel) : undefined) ?? reportDir;
+  }
 
   /** Session folders of every logs folder, newest name first. */
   private async sessionDirs(): Promise<Array<{ dir: string; logsDir: string }>> {
@@ -198,14 +210,22 @@ export class MassGenStore {
   private async row(dir: string, logsDir: string): Promise<SessionRow> {
     const cached = this.sessionsCache.get(dir);
     // The session folder changes when a turn is added; a turn folder when its analysis is renamed in.
+    // An analysis kept elsewhere (an experiment cell's) counts too.
+    const elsewhere = async (turns: Array<{ dir: string }>): Promise<number[]> =>
+      Promise.all(turns.map(async (t) => mtime(path.join(await this.analysisDir(path.join(this.root, t.dir)), 'analysis.json'))));
     if (cached) {
-      const stamp = [mtime(dir), ...cached.row.turns.map((t) => mtime(path.join(this.root, t.dir)))].join(':');
+      const stamp = [
+        mtime(dir),
+        ...cached.row.turns.map((t) => mtime(path.join(this.root, t.dir))),
+        ...(await elsewhere(cached.row.turns)),
+      ].join(':');
       if (stamp === cached.stamp) return cached.row;
     }
     const units = await turnUnitsOfSession(dir);
-    const turns: TurnRow[] = units.map((unit) => {
+    const analysisDirs = await Promise.all(units.map((unit) => this.analysisDir(reportDirOf(unit))));
+    const turns: TurnRow[] = units.map((unit, i) => {
       const reportDir = reportDirOf(unit);
-      const numbers = this.analysisNumbers(path.join(reportDir, 'analysis.json'));
+      const numbers = this.analysisNumbers(path.join(analysisDirs[i] as string, 'analysis.json'));
       return {
         turn: unit.turn,
         dir: relativeInProject(this.root, reportDir) ?? '',
@@ -227,7 +247,7 @@ export class MassGenStore {
       state: turns.at(-1)?.state ?? null,
       analyzedTurns: turns.filter((t) => t.analyzed).length,
     };
-    const stamp = [mtime(dir), ...turns.map((t) => mtime(path.join(this.root, t.dir)))].join(':');
+    const stamp = [mtime(dir), ...turns.map((t) => mtime(path.join(this.root, t.dir))), ...(await elsewhere(turns))].join(':');
     this.sessionsCache.set(dir, { stamp, row });
     return row;
   }
@@ -278,8 +298,8 @@ export class MassGenStore {
     return { total: rows.length, rows: rows.slice(query.offset, query.offset + query.limit) };
   }
 
-  /** A root-relative folder that is inside one of the logs folders; undefined otherwise. */
-  private locate(rel: string): string | undefined {
+  /** A root-relative folder that is inside one of the logs folders (inside the project); undefined otherwise. */
+  locate(rel: string): string | undefined {
     if (!safeSegments(rel, false)) return undefined;
     let real: string;
     try {
@@ -287,6 +307,7 @@ export class MassGenStore {
     } catch {
       return undefined;
     }
+    const rootReal = realRoot(this.root);
     for (const logsDir of this.logsDirs) {
       let base: string;
       try {
@@ -294,6 +315,8 @@ export class MassGenStore {
       } catch {
         continue;
       }
+      // A logs folder counted before it existed (MassGen's own) must still be inside the project.
+      if (!base.startsWith(`${rootReal}${path.sep}`)) continue;
       if (real.startsWith(`${base}${path.sep}`)) return path.join(this.root, rel);
     }
     return undefined;
@@ -307,7 +330,8 @@ export class MassGenStore {
     if (!resolved.ok) return undefined;
     const unit = resolved.unit;
     const reportDir = reportDirOf(unit);
-    const analysisText = await readCapped(path.join(reportDir, 'analysis.json'), ANALYSIS_CAP);
+    const analysisDir = await this.analysisDir(reportDir);
+    const analysisText = await readCapped(path.join(analysisDir, 'analysis.json'), ANALYSIS_CAP);
     let analysis: unknown = null;
     let analysisProblem: string | null = null;
     if (analysisText.ok) {
@@ -321,12 +345,13 @@ export class MassGenStore {
         }
       }
     }
-    const report = await readCapped(path.join(reportDir, 'ANALYSIS_REPORT.md'), REPORT_CAP);
+    const report = await readCapped(path.join(analysisDir, 'ANALYSIS_REPORT.md'), REPORT_CAP);
     return {
       session: path.basename(unit.logDir),
       sessionDir: relativeInProject(this.root, unit.logDir),
       turn: unit.turn,
       dir: relativeInProject(this.root, reportDir),
+      analysisDir: relativeInProject(this.root, analysisDir),
       layout: unit.layout,
       attempts: unit.attempts.map((a) => ({ attempt: a.attempt, dir: relativeInProject(this.root, a.dir) })),
       analysis,

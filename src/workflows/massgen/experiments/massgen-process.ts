@@ -16,6 +16,8 @@ export interface MassgenRunSpec {
   /** Told of the status each time it changes, and at least every `heartbeatMs` while the run goes on. */
   onProgress(status: LiveStatus | undefined, elapsedMs: number): void;
   heartbeatMs?: number;
+  /** Told once, as soon as MassGen prints its LOG_DIR line (absolute). */
+  onLogDir?(logDir: string): void;
 }
 
 export interface MassgenOutcome {
@@ -61,8 +63,10 @@ export async function runMassgen(spec: MassgenRunSpec): Promise<MassgenOutcome> 
     const m = /^(LOG_DIR|STATUS|ANSWER):\s*(.+?)\s*$/.exec(line);
     if (!m) return false;
     const abs = path.resolve(spec.cwd, m[2] as string);
-    if (m[1] === 'LOG_DIR') out.logDir = abs;
-    else if (m[1] === 'STATUS') out.statusFile = abs;
+    if (m[1] === 'LOG_DIR') {
+      if (out.logDir === undefined) spec.onLogDir?.(abs);
+      out.logDir = abs;
+    } else if (m[1] === 'STATUS') out.statusFile = abs;
     else out.answerFile = abs;
     return true;
   };

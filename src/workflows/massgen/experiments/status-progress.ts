@@ -1,5 +1,7 @@
 import { readFile } from 'node:fs/promises';
 
+export { progressMessage } from './progress-line.ts';
+
 /** What of a MassGen status.json a running cell shows (the file is rewritten every 2 s while the run goes on). */
 export interface LiveStatus {
   fraction: number;
@@ -7,6 +9,8 @@ export interface LiveStatus {
   agents: Record<string, { status: string; error: string | null }>;
   winner: string | null;
   finishReason: string | null;
+  /** `is_complete`: MassGen has finished writing this run. */
+  complete: boolean;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -35,6 +39,7 @@ export function liveStatusOf(json: unknown): LiveStatus | undefined {
     agents,
     winner: typeof results.winner === 'string' ? results.winner : null,
     finishReason: typeof json.finish_reason === 'string' ? json.finish_reason : null,
+    complete: json.is_complete === true,
   };
 }
 
@@ -54,14 +59,6 @@ export async function readLiveStatus(file: string): Promise<LiveStatus | undefin
   } catch {
     return undefined;
   }
-}
-
-/** The progress line of a running cell: `enforcement · agent_a voted, agent_b streaming`. */
-export function progressMessage(status: LiveStatus): string {
-  const agents = Object.entries(status.agents)
-    .map(([id, a]) => `${id} ${a.status}`)
-    .join(', ');
-  return agents ? `${status.phase} · ${agents}` : status.phase;
 }
 
 /** The agents' errors, one line each: `agent_a: Error code: 500 ...`. */
