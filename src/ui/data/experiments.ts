@@ -75,11 +75,18 @@ const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 const taskOf = (inst: StageInstance): string | undefined => (inst.spec.kind === 'task' ? inst.spec.task : undefined);
 
+/** The run's params and vars, as its plan holds them. */
+interface Given {
+  params: Record<string, unknown>;
+  vars: Record<string, unknown>;
+}
+
 /** A stage's `with:` rendered as a run renders it (no artifact read); undefined when it does not render. */
-function renderedWith(inst: StageInstance, pipeline: string, params: Record<string, unknown>): Record<string, unknown> | undefined {
+function renderedWith(inst: StageInstance, pipeline: string, given: Given): Record<string, unknown> | undefined {
   if (inst.spec.kind !== 'task') return undefined;
   const scope = scopeFor(inst, {
-    params,
+    params: given.params,
+    vars: given.vars,
     pipeline,
     artifacts: lazyRecord(() => undefined),
     outputs: Object.fromEntries(Object.entries(inst.outputs).map(([k, o]) => [k, o.path])),
@@ -94,17 +101,13 @@ function renderedWith(inst: StageInstance, pipeline: string, params: Record<stri
   }
 }
 
-function renderedParam(inst: StageInstance, pipeline: string, params: Record<string, unknown>, key: string): unknown {
-  return renderedWith(inst, pipeline, params)?.[key];
+function renderedParam(inst: StageInstance, pipeline: string, given: Given, key: string): unknown {
+  return renderedWith(inst, pipeline, given)?.[key];
 }
 
 /** config, question and repeat of a cell's stage, from its rendered `with:`. */
-function cellParams(
-  inst: StageInstance,
-  pipeline: string,
-  params: Record<string, unknown>,
-): { config: string; question: string; repeat: number } | undefined {
-  const rendered = renderedWith(inst, pipeline, params);
+function cellParams(inst: StageInstance, pipeline: string, given: Given): { config: string; question: string; repeat: number } | undefined {
+  const rendered = renderedWith(inst, pipeline, given);
   if (!rendered || typeof rendered.config !== 'string' || typeof rendered.question !== 'string') return undefined;
   const repeat = Number(rendered.repeat ?? 1);
   return { config: rendered.config, question: rendered.question, repeat: Number.isInteger(repeat) ? repeat : 1 };
@@ -179,20 +182,21 @@ export class ExperimentStore {
   async grid(name: string, analyses = new Map<string, string>()): Promise<ExperimentGrid | undefined> {
     const states = await this.pipelines.states(name);
     if (!states || 'error' in states) return undefined;
-    const { params } = states.pipeline.expansion.plan;
+    const { params, vars } = states.pipeline.expansion.plan;
+    const given: Given = { params, vars: vars ?? {} };
     const cells: ExperimentCell[] = [];
     // experiment.json -> the analysis an analyze-experiment stage makes of it.
     const analysisOf = new Map<string, string>();
     for (const item of states.items) {
       const inst = item.inst;
       if (!inst || taskOf(inst) !== ANALYZE_TASK || !inst.outputs.analysis) continue;
-      const experiment = renderedParam(inst, name, params, 'experiment');
+      const experiment = renderedParam(inst, name, given, 'experiment');
       if (typeof experiment === 'string') analysisOf.set(path.normalize(experiment), inst.outputs.analysis.path);
     }
     for (const item of states.items) {
       const inst = item.inst;
       if (!inst || taskOf(inst) !== CELL_TASK) continue;
-      const where = cellParams(inst, name, params);
+      const where = cellParams(inst, name, given);
       if (!where) continue;
       const experimentPath = inst.outputs.experiment?.path;
       const record = this.record(experimentPath);
