@@ -1,7 +1,7 @@
 // The runners' jobserver (runner.py's TOKENS argument): jobs beyond the run's -j wait in their
 // runners for a token, so a command starts the moment another ends, without refinery in between;
 // a waiting job can be dropped before it starts (an abort, or a run stopped after a failure).
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -75,12 +75,14 @@ describe.skipIf(skipWithout(python))('RunnerPool with a jobserver', () => {
 
   it('jobserver - a job aborted while it waits for a token never starts, and the runners go on', async () => {
     const p = jobserverPool(1);
-    const { outcome: first } = await holding(p, 'sleep 0.3; echo done > first');
+    // The first command holds the only token until the test lets it go: no race with the abort.
+    const { outcome: first } = await holding(p, 'while [ ! -f go ]; do sleep 0.02; done; echo done > first');
     const abort = new AbortController();
     const waiting = run(p, 'echo ran > waiting', abort.signal);
     abort.abort();
     expect(await waiting).toMatchObject({ exitCode: null, aborted: true });
     expect(existsSync(path.join(dir, 'first'))).toBe(false);
+    writeFileSync(path.join(dir, 'go'), '');
     expect((await first).exitCode).toBe(0);
     expect((await run(p, 'echo later > later')).exitCode).toBe(0);
     expect(existsSync(path.join(dir, 'waiting'))).toBe(false);
