@@ -212,8 +212,14 @@ export class RunnerPool {
    * must not start. Each answers at once, as not started (`notStarted`).
    */
   dropWaiting(): void {
+    // A job already on its way here (its stage was being prepared as the failure came in) must
+    // not start either: it would take the token the failed command gives back.
+    if (this.holdsWaitingJobs) this.halted = true;
     for (const runner of this.all) if (runner.waiting) runner.cancel();
   }
+
+  /** Set once a failure stopped the run: no job given after that starts. */
+  private halted = false;
 
   /** Whether a job given to the pool may wait in a runner for a jobserver token before it starts. */
   get holdsWaitingJobs(): boolean {
@@ -283,6 +289,7 @@ export class RunnerPool {
    * and, when none works, is spawned directly: it runs once either way.
    */
   async run(spec: PoolJob): Promise<CommandOutcome> {
+    if (this.halted) return { ...NOT_STARTED, aborted: false, notStarted: true };
     let program = this.programs.current();
     while (program) {
       const runner = this.acquire(program);

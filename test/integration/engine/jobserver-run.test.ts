@@ -60,18 +60,20 @@ describe.skipIf(skipWithout(python))('refinery run through the jobserver', () =>
     project = tempProject({ 'pipelines/many.yaml': pipeline((i) => logged(i, 'exit 1')) });
     const r = await runCli(['run', 'many', '-j', '2', '--json'], { cwd: project.root });
     expect(r.code).toBe(1);
-    // The two that started fail; the two that waited in runners and the rest never start.
+    // The ones that started (two, or one where the first failed before the second was spawned)
+    // fail; the ones that waited in runners and the rest never start.
     const ran = logLines(project)
       .filter((l) => l.startsWith('+'))
       .map((l) => l.split(' ')[2]);
-    expect(ran).toHaveLength(2);
+    expect(ran.length).toBeGreaterThanOrEqual(1);
+    expect(ran.length).toBeLessThanOrEqual(2);
     const all = events(r.stdout);
     expect(all.filter((e) => e.type === 'stage-start').map((e) => e.stage)).toEqual(expect.arrayContaining(ran));
-    expect(all.filter((e) => e.type === 'stage-start')).toHaveLength(2);
+    expect(all.filter((e) => e.type === 'stage-start')).toHaveLength(ran.length);
     const ends = all.filter((e) => e.type === 'stage-end');
     expect(ends.filter((e) => e.status === 'failed').map((e) => e.stage)).toEqual(expect.arrayContaining(ran));
     const notStarted = ends.filter((e) => e.status === 'blocked');
-    expect(notStarted).toHaveLength(43);
+    expect(notStarted).toHaveLength(45 - ran.length);
     for (const e of notStarted) expect(e).toMatchObject({ code: 'stopped-after-failure', attempts: 0 });
   });
 

@@ -89,7 +89,7 @@ describe.skipIf(skipWithout(python))('RunnerPool with a jobserver', () => {
     expect(readFileSync(path.join(dir, 'later'), 'utf8')).toBe('later\n');
   });
 
-  it('jobserver - after a command fails, jobs dropped before its token is given back never start', async () => {
+  it('jobserver - after a command fails, jobs dropped before its token is given back never start, nor jobs given after', async () => {
     const p = jobserverPool(1);
     const { outcome: failing } = await holding(p, 'sleep 0.1; exit 3');
     const waiting = run(p, 'echo ran > waiting');
@@ -98,8 +98,10 @@ describe.skipIf(skipWithout(python))('RunnerPool with a jobserver', () => {
     p.dropWaiting();
     expect(failed.exitCode).toBe(3);
     expect(await waiting).toMatchObject({ exitCode: null, notStarted: true });
-    expect((await run(p, 'echo later > later')).exitCode).toBe(0);
+    // A job given after the drop (its stage was still being prepared) does not start either.
+    expect(await run(p, 'echo later > later')).toMatchObject({ exitCode: null, notStarted: true });
     expect(existsSync(path.join(dir, 'waiting'))).toBe(false);
+    expect(existsSync(path.join(dir, 'later'))).toBe(false);
   });
 
   it('jobserver - after a command fails, a waiting job starts once its token is given back', async () => {
