@@ -245,6 +245,9 @@ export interface RecordVouch {
   mayHaveChanged: ReadonlySet<number>;
 }
 
+/** How a record came to hold: found unchanged, or written anew (with the record, or only the paths the run looked at). */
+export type RecordUpdate = { kind: 'confirmed' } | { kind: 'written'; record?: NoopRecord; observed: Iterable<string> | undefined };
+
 /** What the last run recorded, compared with the disk now. */
 export type LastRunComparison =
   /** Nothing it looked at changed: every stage is still up to date. */
