@@ -45,7 +45,6 @@ module.exports = {
     parser: 'swc',
     doNotFollow: { path: 'node_modules' },
     exclude: { path: '^(node_modules|dist)/' },
-    tsConfig: { fileName: 'tsconfig.json' },
     moduleSystems: ['es6', 'cjs'],
   },
 };
