@@ -8,10 +8,9 @@ import { preflightPlan } from '../executor/preflight.ts';
 import { shardMembers, unsharded } from '../executor/shard.ts';
 import { commandLookahead, startRunnersAhead } from '../executor/stage-context.ts';
 import { removeLeftoverStaging } from '../executor/staging.ts';
-import { resolveRemoteCache, type RemoteCacheSettings } from '../remote-cache/config.ts';
+import type { RemoteCacheSettings } from '../remote-cache/config.ts';
 import { remoteCacheMayBeConfigured } from '../remote-cache/configured.ts';
-import { RemoteCache } from '../remote-cache/remote-cache.ts';
-import { stageCache, type StageCache } from '../remote-cache/stage-cache.ts';
+import type { StageCache } from '../remote-cache/stage-cache.ts';
 import { FileHashes } from '../state/file-hashes.ts';
 import { canSkipByStat, refineryVersion, skippedStages } from '../state/noop-recording.ts';
 import type { Observations } from '../state/observations.ts';
@@ -43,9 +42,11 @@ interface Chosen {
 }
 
 /** The remote cache from the request, the environment and refinery.config.yaml; `{ error }` when misconfigured. */
-function resolveRemote(request: RunRequest): RemoteCacheSettings | undefined | { error: string } {
+async function resolveRemote(request: RunRequest): Promise<RemoteCacheSettings | undefined | { error: string }> {
   const { remote, root, env } = request;
   if (remote.off || !remoteCacheMayBeConfigured(root, env, remote.flagUrl)) return undefined;
+  // The remote cache's modules (and the YAML and schema libraries they use) load only when one may be configured.
+  const { resolveRemoteCache } = await import('../remote-cache/config.ts');
   const resolved = resolveRemoteCache({
     root,
     env,
@@ -65,6 +66,10 @@ async function openRemote(
   lookup: boolean,
   remote: RemoteRequest,
 ): Promise<{ stages: StageCache; close: () => void }> {
+  const [{ RemoteCache }, { stageCache }] = await Promise.all([
+    import('../remote-cache/remote-cache.ts'),
+    import('../remote-cache/stage-cache.ts'),
+  ]);
   const cache = new RemoteCache(settings, refineryVersion());
   const detach = remote.attach ? await remote.attach(cache, runId) : undefined;
   return {
@@ -89,7 +94,7 @@ function choose(request: RunRequest, target: RunTarget): Chosen {
 /** From the changed files to the recorded run: the phases after the up-to-date check. */
 export async function runChanged(request: RunRequest, checked: CheckedRun): Promise<RunOutcome> {
   const { root, warn } = request;
-  const remote = resolveRemote(request);
+  const remote = await resolveRemote(request);
   if (remote && 'error' in remote) return { code: 'remote-cache-invalid', message: remote.error };
   const partial = checked.changed ? partialTarget(root, request.pipelineFile, checked.key, checked.changed) : undefined;
   const opened = partial

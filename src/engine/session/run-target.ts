@@ -11,9 +11,8 @@ import { projectResolver, type NameResolver } from '../pipeline/resolve-names.ts
 import { Locator } from '../pipeline/locate.ts';
 import { readPartialPlan } from '../pipeline/plan-record.ts';
 import { parseLocatedYaml } from '../pipeline/yaml-source.ts';
-import { affectedStages } from './affected.ts';
 import { readSource } from './find-pipeline.ts';
-import { loadPipeline, type LoadOutcome } from './open-pipeline.ts';
+import type { LoadOutcome } from './open-pipeline.ts';
 
 export interface RunTarget {
   plan: Plan;
@@ -61,6 +60,8 @@ export async function fullTarget(
   changed: ChangedFiles | undefined,
   warn: StateWarn,
 ): Promise<{ target: RunTarget } | Extract<LoadOutcome, { ok: false }>> {
+  // Loaded only for a full check: a run of what a few changed files reach parses no YAML.
+  const [{ loadPipeline }, { affectedStages }] = await Promise.all([import('./open-pipeline.ts'), import('./affected.ts')]);
   const opened = await loadPipeline(root, pipelineFile, params, { warn, observations, strictParams: true });
   if (!opened.ok) return opened;
   const { pipeline } = opened;
