@@ -1,9 +1,5 @@
-import type { FileHashes } from '../engine/state/file-hashes.ts';
-import type { StageState } from '../engine/state/stage-state.ts';
-import type { RecordVouch } from '../engine/state/run-manifest.ts';
-import type { RunnerPool } from '../engine/shell/runner-pool.ts';
 import type { EventSink } from '../engine/events/bus.ts';
-import type { RecordUpdate } from '../engine/watch/record-trust.ts';
+import type { SessionServices } from '../engine/session/types.ts';
 
 /** Where a command writes; only the CLI layer touches the real console. */
 export interface CommandIo {
@@ -21,24 +17,10 @@ export interface CommandIo {
   readonly daemon?: DaemonServices;
 }
 
-/** What a watch daemon lends a command it runs for a client. */
-export interface DaemonServices {
-  /** The watch's own stage journal of a pipeline it watches: one writer per journal. */
-  stageState(pipeline: string): StageState | undefined;
-  /** The watch's content-hash cache. */
-  readonly hashes: FileHashes;
+/** What a watch daemon lends a command it runs for a client: what it lends a run session, and its event sinks. */
+export interface DaemonServices extends SessionServices {
   /** The watch's own event sinks (its MQTT topics, its dashboard): a run it answers is seen there too. */
   readonly sinks: readonly EventSink[];
-  /** The watch's command runners, warm already. */
-  readonly runners: RunnerPool | undefined;
-  /** The watch holds the project lock, and runs nothing else while this command runs. */
-  readonly holdsLock: true;
-  /** Taken after every change made before the request was seen, before the command looked at anything. */
-  readonly epoch: number;
-  /** For a no-op record: the record and the few paths that may have changed since it held (undefined: stat them all). */
-  vouch(recordFile: string): RecordVouch | undefined;
-  /** The record matched the disk at `epoch`: this command found nothing changed, or wrote it anew after looking at `observed`. */
-  recordHolds(recordFile: string, epoch: number, update: RecordUpdate): void;
 }
 
 export interface Command {

@@ -16,3 +16,14 @@ export function concurrencyFlag(raw: string | undefined): { value: number } | { 
   const value = raw === undefined ? os.availableParallelism() : Number(raw);
   return Number.isInteger(value) && value >= 1 ? { value } : { error: `-j ${raw}: expected a whole number ≥ 1` };
 }
+
+/** `-p KEY=VALUE` flags as a record; an error message for one without `=`. */
+export function parseParamFlags(values: readonly string[]): { params: Record<string, string>; error?: string } {
+  const params: Record<string, string> = {};
+  for (const v of values) {
+    const eq = v.indexOf('=');
+    if (eq <= 0) return { params, error: `--param ${v}: expected key=value` };
+    params[v.slice(0, eq)] = v.slice(eq + 1);
+  }
+  return { params };
+}

@@ -1,19 +1,13 @@
+// A command's side of the session's load phase: the pipeline it names, opened, or its errors printed.
 import type { CommandIo } from './command.ts';
 import type { Diagnostic } from '../engine/types/source.ts';
-import type { PipelineSpec } from '../engine/types/pipeline.ts';
 import { formatDiagnostics } from '../engine/diagnostics/format.ts';
-import { loadPipelineCached } from '../engine/pipeline/cached-load.ts';
-import { projectResolver, type NameResolver } from '../engine/pipeline/resolve-names.ts';
-import { resolveParams } from '../engine/pipeline/params.ts';
-import { expandPipeline, type Expansion } from '../engine/pipeline/expand.ts';
-import { lazyRecord } from '../engine/expr/evaluate.ts';
+import { findPipelineFile } from '../engine/session/find-pipeline.ts';
+import { type LoadedPipeline, type LoadOutcome, loadPipeline } from '../engine/session/open-pipeline.ts';
 import type { Observations } from '../engine/state/observations.ts';
 import { stateWarn } from './state-report.ts';
 import { isBuiltinPipeline, speakOfParams } from './builtin-pipeline.ts';
-import { findPipelineFile, parseParamFlags } from './pipeline-file.ts';
-import { existsInProject } from '../engine/paths/inside-project.ts';
-
-export { findPipelineFile, parseParamFlags, readSource } from './pipeline-file.ts';
+import { parseParamFlags } from './flags.ts';
 
 export function useColor(io: CommandIo): boolean {
   return Boolean(io.stdout.isTTY) && io.env.NO_COLOR === undefined && io.env.TERM !== 'dumb';
@@ -24,30 +18,30 @@ export function printDiagnostics(io: CommandIo, diagnostics: readonly Diagnostic
   io.stderr.write(formatDiagnostics(diagnostics, { sources, color, cwd: io.cwd }));
 }
 
-export interface OpenedPipeline {
-  spec: PipelineSpec;
-  resolver: NameResolver;
-  expansion: Expansion;
-  params: Record<string, unknown>;
+/** A pipeline that did not open, located; an error of a built-in pipeline's expansion is said of the params the user passed. */
+export function printPipelineErrors(
+  io: CommandIo,
+  failed: Pick<Extract<LoadOutcome, { ok: false }>, 'file' | 'source' | 'diagnostics' | 'phase'>,
+  passed: Readonly<Record<string, string>>,
+): void {
+  const builtin = failed.phase === 'expand' && isBuiltinPipeline(failed.file, io.cwd);
+  printDiagnostics(
+    io,
+    builtin ? speakOfParams(failed.diagnostics, passed, io.cwd) : failed.diagnostics,
+    new Map([[failed.file, failed.source]]),
+  );
 }
 
-/** Loads, checks and expands a pipeline; prints located diagnostics and returns undefined on error. */
+/** Loads, checks and expands the pipeline a command names; prints located diagnostics and returns undefined on error. */
 export async function openPipeline(
   io: CommandIo,
   arg: string | undefined,
   rawParams: readonly string[],
   observations?: Observations,
-): Promise<OpenedPipeline | undefined> {
+): Promise<LoadedPipeline | undefined> {
   const found = findPipelineFile(io.cwd, arg);
   if (!found.file) {
     io.stderr.write(`refinery: ${found.error}\n`);
-    return undefined;
-  }
-  const resolver = projectResolver(io.cwd);
-  const loaded = await loadPipelineCached(io.cwd, found.file, resolver, stateWarn(io));
-  const sources = new Map([[found.file, loaded.text]]);
-  if (!loaded.spec) {
-    printDiagnostics(io, loaded.diagnostics, sources);
     return undefined;
   }
   const flags = parseParamFlags(rawParams);
@@ -55,24 +49,14 @@ export async function openPipeline(
     io.stderr.write(`refinery: ${flags.error}\n`);
     return undefined;
   }
-  const exists = (rel: string): boolean => existsInProject(io.cwd, rel);
-  const { params, diagnostics } = resolveParams(loaded.spec, flags.params, {
-    exists: (rel) => (observations ? observations.probe(rel, exists) : exists(rel)),
-  });
-  if (diagnostics.length) {
-    printDiagnostics(io, diagnostics, sources);
-    return undefined;
-  }
-  const expansion = expandPipeline(loaded.spec, {
-    root: io.cwd,
-    params,
-    artifacts: lazyRecord(() => undefined),
+  const opened = await loadPipeline(io.cwd, found.file, flags.params, {
+    warn: stateWarn(io),
+    strictParams: true,
     ...(observations ? { observations } : {}),
   });
-  if (expansion.diagnostics.length) {
-    const builtin = isBuiltinPipeline(found.file, io.cwd);
-    printDiagnostics(io, builtin ? speakOfParams(expansion.diagnostics, flags.params, io.cwd) : expansion.diagnostics, sources);
+  if (!opened.ok) {
+    printPipelineErrors(io, opened, flags.params);
     return undefined;
   }
-  return { spec: loaded.spec, resolver, expansion, params };
+  return opened.pipeline;
 }

@@ -1,5 +1,6 @@
 import type { z as zod } from 'zod';
-import type { Shell } from '../engine/shell/zx.ts';
+// The type of `$` a task gets is zx's own; zx itself enters at run time in engine/shell/zx.ts.
+import type { Shell } from 'zx';
 
 /** What a task may report besides its output files; each becomes a run event. */
 export type TaskReport =

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Command, CommandIo } from '../command.ts';
-import { findPipelineFile, parseParamFlags, printDiagnostics } from '../session.ts';
+import { printDiagnostics } from '../session.ts';
+import { findPipelineFile } from '../../engine/session/find-pipeline.ts';
 import { EventBus } from '../../engine/events/bus.ts';
 import type { Tracing } from '../../engine/telemetry/tracing.ts';
 import { startTracing } from '../tracing.ts';
@@ -13,11 +14,11 @@ import { removeLeftoverStaging } from '../../engine/executor/staging.ts';
 import { prepareStateFolders } from '../../engine/state/state-folders.ts';
 import { writeProblem } from '../../engine/state/write-problem.ts';
 import { reportLockRefusal, reportWriteProblems, stateWarn } from '../state-report.ts';
-import { loadPipeline, type LoadedPipeline } from '../../engine/watch/load-pipeline.ts';
+import { loadPipeline, type LoadedPipeline } from '../../engine/session/open-pipeline.ts';
 import { WatchDaemon } from '../../engine/watch/watch-daemon.ts';
 import type { BusyPolicy, WatchNotice } from '../../engine/watch/types.ts';
 import type { BrokerConfig } from '../../workflows/mqtt/broker-config.ts';
-import { concurrencyFlag, parseOrReport } from '../flags.ts';
+import { concurrencyFlag, parseOrReport, parseParamFlags } from '../flags.ts';
 import { checkUiSettings } from './ui.ts';
 import type { Dashboard } from '../../ui/dashboard.ts';
 import { serveDaemon, type ServeNotice } from '../daemon/serve.ts';
@@ -131,7 +132,7 @@ async function loadAll(io: CommandIo, args: string[], overrides: Record<string, 
       io.stderr.write(`refinery watch: ${found.error}\n`);
       return undefined;
     }
-    const outcome = await loadPipeline(io.cwd, found.file, overrides, stateWarn(io));
+    const outcome = await loadPipeline(io.cwd, found.file, overrides, { warn: stateWarn(io) });
     if (!outcome.ok) {
       printDiagnostics(io, outcome.diagnostics, new Map([[outcome.file, outcome.source]]));
       return undefined;

@@ -2,9 +2,8 @@ import { chmodSync, lstatSync, mkdirSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import type { CommandIo, DaemonServices } from '../command.ts';
+import type { Command, CommandIo, DaemonServices } from '../command.ts';
 import { terminalText } from '../terminal-text.ts';
-import { COMMANDS } from '../commands.ts';
 import { describeFsError, isFsError } from '../../engine/state/write-problem.ts';
 import type { WatchDaemon } from '../../engine/watch/watch-daemon.ts';
 import type { EventSink } from '../../engine/events/bus.ts';
@@ -33,6 +32,13 @@ export interface DaemonServer {
 }
 
 type Request = Extract<ClientMessage, { type: 'request' }>;
+
+/** The commands a watch answers, loaded as main() loads them (not through commands.ts, which loads the watch). */
+const SERVED: Record<DaemonCommand, () => Promise<Command>> = {
+  run: async () => (await import('../commands/run.ts')).runCommand,
+  plan: async () => (await import('../commands/plan.ts')).planCommand,
+  status: async () => (await import('../commands/status.ts')).statusCommand,
+};
 
 /** The folder for the socket, owner-only; a reason when it cannot be made so. */
 function ownerOnlyFolder(dir: string): string | undefined {
@@ -166,7 +172,7 @@ export async function serveDaemon(options: {
         forceSignal: force.signal,
         ...(services ? { daemon: services } : {}),
       };
-      const command = await (COMMANDS[request.command] as (typeof COMMANDS)[string]).load();
+      const command = await SERVED[request.command]();
       try {
         return await command.run(request.argv, io);
       } catch (error) {

@@ -1,4 +1,4 @@
-import type { StageRecord } from './stage-state.ts';
+import type { StageRecord } from './stage-record.ts';
 
 export type JournalLine = { s: string; f: null } | { s: string; f: string; r: StageRecord };
 

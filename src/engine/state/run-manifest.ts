@@ -176,24 +176,6 @@ export function writeNoopRecord(root: string, pipelineFile: string, record: Noop
   return undefined;
 }
 
-/** Records what the run looked at; a write that fails (a full disk) is returned: the next run checks fully. */
-/** Writes this run's no-op record; the record too, for the watch daemon that can vouch for it at once. */
-export function writeManifest(
-  root: string,
-  pipelineFile: string,
-  pipeline: string,
-  key: string,
-  stages: readonly string[],
-  seen: Observations,
-  skipped: ReadonlyMap<string, string>,
-  warn?: StateWarn,
-  /** The last run's record, when this run checked only what changed: what it did not look at again is carried over. */
-  previous?: PreviousRecord,
-): { problem: WriteProblem | undefined; record: NoopRecord } {
-  const record = buildNoopRecord(key, pipeline, stages, seen, skipped, previous);
-  return { problem: writeNoopRecord(root, pipelineFile, record, warn), record };
-}
-
 /** [name, value, ...]: the last record's pairs that this run did not see again, then this run's. */
 function pairs<T, U>(
   previous: ReadonlyArray<string | T> | undefined,
@@ -244,6 +226,9 @@ export interface RecordVouch {
   record: NoopRecord;
   mayHaveChanged: ReadonlySet<number>;
 }
+
+/** How a record came to hold: found unchanged, or written anew (with the record, or only the paths the run looked at). */
+export type RecordUpdate = { kind: 'confirmed' } | { kind: 'written'; record?: NoopRecord; observed: Iterable<string> | undefined };
 
 /** What the last run recorded, compared with the disk now. */
 export type LastRunComparison =

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import type { FileStamp } from './file-hashes.ts';
+import type { StageRecord } from './stage-record.ts';
 import { writeFileAtomicSync } from './atomic-file.ts';
 import { ensureStateDir, setAsideAndWarn, type StateWarn } from './set-aside.ts';
 import { writeProblem, type WriteProblem } from './write-problem.ts';
@@ -14,40 +14,8 @@ import {
   sameJournal,
   writeJournalIndex,
 } from './journal-index.ts';
+export type { FingerprintParts, StageRecord } from './stage-record.ts';
 import { endsWhole, entryId, isDropLine, type JournalLine, lineEnd, lineNumberAt, parseLine, previousLine } from './journal-lines.ts';
-
-/** What a fingerprint was made of, kept so `refinery why` can say what changed. */
-export interface FingerprintParts {
-  /** Hash of the task source or the command. */
-  code: string;
-  /** Hash of resolved params (`with:` or the rendered command). */
-  params: string;
-  /** Input path -> content hash. */
-  inputs: Record<string, string>;
-  /**
-   * Each stage it `needs:` -> a hash of what that stage wrote (its outputs' contents), or
-   * 'skipped'. A stage it depends on only by reading its outputs as inputs is not here: those
-   * files are in `inputs`, by content. (A record of an earlier refinery holds every upstream's
-   * fingerprint here.)
-   */
-  deps: Record<string, string>;
-  /** Resolved params one by one, so `refinery why` can name the one that changed (param-values.ts); not hashed. */
-  values?: Record<string, string>;
-  /** Schema name -> hash of the schema file. */
-  schemas: Record<string, string>;
-  /** Set when the result is not shared through a remote cache, and why (its params name the project folder by absolute path). */
-  local?: string;
-}
-
-export interface StageRecord {
-  stage: string;
-  fingerprint: string;
-  parts: FingerprintParts;
-  outputs: Record<string, FileStamp>;
-  runId: string;
-  finishedAt: string;
-  durationMs: number;
-}
 
 const EMPTY = Buffer.alloc(0);
 const NEWLINE = Buffer.from('\n');

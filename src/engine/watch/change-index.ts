@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { StageInstance } from '../types/plan.ts';
 import { isGlob, matchGlob, staticPrefix } from '../paths/glob.ts';
-import type { LoadedPipeline } from './load-pipeline.ts';
+import type { LoadedPipeline } from '../session/open-pipeline.ts';
 import type { FileChange } from './types.ts';
 import { ancestorDirs } from '../paths/ancestors.ts';
 

@@ -10,13 +10,12 @@ import { StageState } from '../state/stage-state.ts';
 import type { StateWarn } from '../state/set-aside.ts';
 import { execute, type ExecuteResult } from '../executor/executor.ts';
 import { stagesAskingToBeRedone } from '../executor/stale-check.ts';
-import { loadPipeline, overridesFor, reexpand, type LoadedPipeline } from './load-pipeline.ts';
+import { loadPipeline, overridesFor, reexpand, type LoadedPipeline } from '../session/open-pipeline.ts';
+import { recordRun } from '../session/record-run.ts';
 import { Observations } from '../state/observations.ts';
-import { buildNoopRecord, manifestFile, manifestKey, writeNoopRecord } from '../state/run-manifest.ts';
+import { manifestFile, manifestKey, type RecordUpdate } from '../state/run-manifest.ts';
 import type { NoopRecord } from '../state/noop-record.ts';
-import type { RecordUpdate } from './record-trust.ts';
 import { canSkipByStat, carryAll, lastRecord, refineryVersion, skippedStages } from '../state/noop-recording.ts';
-import { writePlanRecord } from '../pipeline/plan-record.ts';
 import type { WriteProblem } from '../state/write-problem.ts';
 import type { RunnerPool } from '../shell/runner-pool.ts';
 import { ChangeIndex, type Classification, type OwnWrite } from './change-index.ts';
@@ -303,7 +302,9 @@ export class PipelineWatch {
   }
 
   private async reload(): Promise<boolean> {
-    const outcome = await loadPipeline(this.shared.root, this.pipeline.file, this.shared.overrides, this.shared.warn);
+    const outcome = await loadPipeline(this.shared.root, this.pipeline.file, this.shared.overrides, {
+      ...(this.shared.warn ? { warn: this.shared.warn } : {}),
+    });
     if (!outcome.ok) {
       this.shared.notify({
         kind: 'reload-failed',
@@ -396,30 +397,30 @@ export class PipelineWatch {
     return last.record;
   }
 
-  private record(pipeline: LoadedPipeline, recording: Recording): Array<WriteProblem | undefined> {
+  private record(pipeline: LoadedPipeline, recording: Recording): WriteProblem[] {
     const { root } = this.shared;
     const { plan } = pipeline.expansion;
-    const problems: Array<WriteProblem | undefined> = [];
-    if (!this.planRecorded) {
-      const problem = writePlanRecord(root, recording.key, plan);
-      problems.push(problem);
-      if (problem) return problems;
-      this.planRecorded = true;
-    }
-    const stages = plan.instances.map((i) => i.id);
-    const previous = recording.previous ? carryAll(recording.previous) : undefined;
-    const record = buildNoopRecord(recording.key, pipeline.spec.name, stages, recording.observations, recording.skipped, previous);
-    const problem = writeNoopRecord(root, pipeline.file, record, this.shared.warn);
-    problems.push(problem);
-    if (!problem) {
-      const stamp = fileStamp(manifestFile(root, pipeline.file));
-      this.lastRecord = stamp ? { record, stamp } : undefined;
-      this.shared.recordHolds(manifestFile(root, pipeline.file), recording.epoch, {
-        kind: 'written',
-        record,
-        observed: recording.observations.files.keys(),
-      });
-    }
+    const writePlan = !this.planRecorded;
+    const { problems, record } = recordRun(root, {
+      pipelineFile: pipeline.file,
+      key: recording.key,
+      plan,
+      stages: plan.instances.map((i) => i.id),
+      observations: recording.observations,
+      skipped: recording.skipped,
+      ...(recording.previous ? { previous: carryAll(recording.previous) } : {}),
+      writePlan,
+      ...(this.shared.warn ? { warn: this.shared.warn } : {}),
+    });
+    if (!record) return problems;
+    this.planRecorded = true;
+    const stamp = fileStamp(manifestFile(root, pipeline.file));
+    this.lastRecord = stamp ? { record, stamp } : undefined;
+    this.shared.recordHolds(manifestFile(root, pipeline.file), recording.epoch, {
+      kind: 'written',
+      record,
+      observed: recording.observations.files.keys(),
+    });
     return problems;
   }
 
@@ -453,8 +454,7 @@ export class PipelineWatch {
         ...(this.shared.runners ? { runners: this.shared.runners } : {}),
         ...(stageEnv ? { stageEnv } : {}),
       });
-      if (recording && result.status === 'succeeded')
-        result.writeProblems.push(...this.record(pipeline, recording).filter((p) => p !== undefined));
+      if (recording && result.status === 'succeeded') result.writeProblems.push(...this.record(pipeline, recording));
     } finally {
       close();
       this.running = undefined;

@@ -2,7 +2,7 @@ import { lstatSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ancestorDirs } from '../paths/ancestors.ts';
 import type { NoopRecord } from '../state/noop-record.ts';
-import { type RecordVouch, readManifest } from '../state/run-manifest.ts';
+import { type RecordUpdate, type RecordVouch, readManifest } from '../state/run-manifest.ts';
 import type { ChangeLedger } from './change-ledger.ts';
 
 type Stamp = [number, number, number];
@@ -24,9 +24,6 @@ interface Held {
   stamp: Stamp;
   prepared: Prepared | undefined;
 }
-
-/** How a record came to hold: found unchanged, or written anew (with the record, or only the paths the run looked at). */
-export type RecordUpdate = { kind: 'confirmed' } | { kind: 'written'; record?: NoopRecord; observed: Iterable<string> | undefined };
 
 /**
  * Which no-op records (`.refinery/state/noop-*.json`) the watch daemon can vouch for, and since

@@ -13,7 +13,7 @@ import { ChangeBatcher } from './change-batcher.ts';
 import { ChangeLedger } from './change-ledger.ts';
 import { RecordTrust } from './record-trust.ts';
 import { startFsWatcher, type FsWatcher } from './fs-watcher.ts';
-import type { LoadedPipeline } from './load-pipeline.ts';
+import type { LoadedPipeline } from '../session/open-pipeline.ts';
 import { PipelineWatch, type WatchShared } from './pipeline-watch.ts';
 import type { BusyPolicy, FileChange, WatchNotice } from './types.ts';
 

@@ -10,7 +10,7 @@ import { WorkQueue } from '../../engine/executor/work-queue.ts';
 import { redactSecrets, rememberSecretsOf } from '../../security/known-secrets.ts';
 import type { BackendConfig, BackendsConfig } from './config-schema.ts';
 import type { Backend, LlmRequest, LlmResponse, SchemaVia } from './types.ts';
-import type { RemoteResponses } from '../../engine/remote-cache/llm-store.ts';
+import type { RemoteResponses } from './remote-responses.ts';
 
 export interface LlmCallRecord {
   backend: string;

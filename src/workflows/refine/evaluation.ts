@@ -1,8 +1,10 @@
 import { checkCritique, type Critique } from './critique.ts';
-import type { AnswerReader } from './judge-call.ts';
+import type { AnswerReader, ParseOutcome } from './judge-call.ts';
 import { extractJson, isRecord } from './json-extract.ts';
 import { checkNextTasks, type NextTasksOk } from './next-tasks.ts';
 import { checkVerdict, type ParsedVerdict } from './verdict.ts';
+
+export type { ParseOutcome } from './judge-call.ts';
 
 /** One judge's evaluation, parsed from its answer. */
 export interface Evaluation {
@@ -13,9 +15,6 @@ export interface Evaluation {
   /** Why next_tasks is unusable (iterate only). */
   nextTasksProblem?: string;
 }
-
-/** `complete` is false when something optional is missing and a repair may still help. */
-export type ParseOutcome<T> = { ok: true; value: T; complete: boolean; problems: string[] } | { ok: false; reasons: string[] };
 
 /** Parses `{verdict, scores, critique, next_tasks}` (also `{verdict: {verdict, scores}, ...}`). */
 export function evaluationFromValue(value: unknown, criteriaIds: readonly string[]): ParseOutcome<Evaluation> {

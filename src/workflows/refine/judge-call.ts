@@ -3,13 +3,15 @@ import { BackendConfigError, BackendError, BudgetExceededError } from '../backen
 import type { LlmClient } from '../backends/llm-client.ts';
 import type { LlmRequest } from '../backends/types.ts';
 import type { AnswerSchema } from './answer-schemas/strict-parts.ts';
-import type { ParseOutcome } from './evaluation.ts';
 import { extractJson } from './json-extract.ts';
 import { repairPrompt } from './prompts/repair-prompt.ts';
 
 export type JudgeCallResult<T> =
   | { ok: true; value: T; complete: boolean; problems: string[]; attempts: number; rawTexts: string[] }
   | { ok: false; reason: string; attempts: number; rawTexts: string[]; budgetExhausted: boolean };
+
+/** `complete` is false when something optional is missing and a repair may still help. */
+export type ParseOutcome<T> = { ok: true; value: T; complete: boolean; problems: string[] } | { ok: false; reasons: string[] };
 
 /** How one kind of answer is read: where its JSON starts in prose, and what it means once it parsed. */
 export interface AnswerReader<T> {

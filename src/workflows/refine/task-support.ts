@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { budgetForRun, type Budget } from '../backends/budget.ts';
 import { loadBackendsConfig } from '../backends/config-file.ts';
 import { LlmClient } from '../backends/llm-client.ts';
-import { remoteResponsesForRun } from '../../engine/remote-cache/llm-store.ts';
+import { remoteResponsesForRun } from '../backends/remote-responses.ts';
 import { SchemaRegistry } from '../../engine/artifacts/schema-registry.ts';
 import type { TaskContext } from '../../task/define-task.ts';
 import { callNote, type UsageRecorder } from './usage.ts';

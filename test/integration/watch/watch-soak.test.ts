@@ -4,7 +4,7 @@ import vm from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempProject, type TempProject } from '../../helpers/project.ts';
 import { EventBus } from '../../../src/engine/events/bus.ts';
-import { loadPipeline } from '../../../src/engine/watch/load-pipeline.ts';
+import { loadPipeline } from '../../../src/engine/session/open-pipeline.ts';
 import { WatchDaemon } from '../../../src/engine/watch/watch-daemon.ts';
 import type { WatchNotice } from '../../../src/engine/watch/types.ts';
 

@@ -1,7 +1,17 @@
 // The progress line of a running MassGen cell, written by the run-massgen task into its
 // stage-progress events and read back by the dashboard's experiment grid: one rule, both ways.
 // No Node import here: the dashboard's page bundles this module too.
-import type { LiveStatus } from './status-progress.ts';
+
+/** What a status.json says of a run, as the console and the dashboard show it. */
+export interface LiveStatus {
+  fraction: number;
+  phase: string;
+  agents: Record<string, { status: string; error: string | null }>;
+  winner: string | null;
+  finishReason: string | null;
+  /** `is_complete`: MassGen has finished writing this run. */
+  complete: boolean;
+}
 
 /** What a progress line says: the phase, each agent's status, the seconds so far. */
 export interface ProgressLine {

@@ -1,17 +1,10 @@
 import { readFile } from 'node:fs/promises';
 
+import type { LiveStatus } from './progress-line.ts';
 export { progressMessage } from './progress-line.ts';
+export type { LiveStatus } from './progress-line.ts';
 
 /** What of a MassGen status.json a running cell shows (the file is rewritten every 2 s while the run goes on). */
-export interface LiveStatus {
-  fraction: number;
-  phase: string;
-  agents: Record<string, { status: string; error: string | null }>;
-  winner: string | null;
-  finishReason: string | null;
-  /** `is_complete`: MassGen has finished writing this run. */
-  complete: boolean;
-}
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

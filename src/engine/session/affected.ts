@@ -1,7 +1,7 @@
-import type { Plan } from '../engine/types/plan.ts';
-import { buildGraph, downstreamOf } from '../engine/graph/graph.ts';
-import { instanceNode } from '../engine/graph/plan-graph.ts';
-import { isGlob, matchGlob } from '../engine/paths/glob.ts';
+import type { Plan } from '../types/plan.ts';
+import { buildGraph, downstreamOf } from '../graph/graph.ts';
+import { instanceNode } from '../graph/plan-graph.ts';
+import { isGlob, matchGlob } from '../paths/glob.ts';
 
 /**
  * The stages a set of changed files can affect: those that read or write one of them, and

@@ -1,8 +1,8 @@
 // `run --only NAME`: a name that matches no stage is refused before the run starts, so that no
 // run folder is made for it (status would list it as incomplete) and nothing is locked.
-import { didYouMean } from '../engine/diagnostics/format.ts';
-import { unmatchedOnly } from '../engine/executor/selection.ts';
-import type { Plan } from '../engine/types/plan.ts';
+import { didYouMean } from '../diagnostics/format.ts';
+import { unmatchedOnly } from '../executor/selection.ts';
+import type { Plan } from '../types/plan.ts';
 
 /** A pipeline of thousands of stages is not listed in full. */
 const SHOWN = 30;

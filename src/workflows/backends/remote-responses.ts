@@ -2,9 +2,9 @@
 // everywhere else. An answer is one file (`llm/response.json`, the local cache's entry) under the
 // action-cache key derived from the local cache key. The LLM client asks it after a local miss
 // and tells it every new answer; tasks find the store of their run by the run id.
-import { isCachedEntry, type CachedEntry } from '../../workflows/backends/response-cache.ts';
-import { llmCacheKey, sha256Hex } from './keys.ts';
-import type { RemoteCache, Warn } from './remote-cache.ts';
+import { isCachedEntry, type CachedEntry } from './response-cache.ts';
+import { llmCacheKey, sha256Hex } from '../../engine/remote-cache/keys.ts';
+import type { RemoteCache, Warn } from '../../engine/remote-cache/remote-cache.ts';
 
 export const RESPONSE_PATH = 'llm/response.json';
 

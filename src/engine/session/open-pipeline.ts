@@ -10,7 +10,7 @@ import { expandPipeline, normalizeRelative, type Expansion } from '../pipeline/e
 import { ExprEvalError, lazyRecord, renderTemplate, toText } from '../expr/evaluate.ts';
 import { existsInProject } from '../paths/inside-project.ts';
 
-/** A pipeline as the daemon keeps it: checked, with params resolved and stages expanded. */
+/** A pipeline as a session opens it (and the watch keeps it): checked, with params resolved and stages expanded. */
 export interface LoadedPipeline {
   /** Absolute path of the pipeline file. */
   file: string;
@@ -26,7 +26,24 @@ export interface LoadedPipeline {
   observed: Observations;
 }
 
-export type LoadOutcome = { ok: true; pipeline: LoadedPipeline } | { ok: false; file: string; diagnostics: Diagnostic[]; source: string };
+/** Where loading stopped: the file (parse, schema check), the params, or the expansion (vars, foreach). */
+export type LoadPhase = 'load' | 'params' | 'expand';
+
+export type LoadOutcome =
+  | { ok: true; pipeline: LoadedPipeline }
+  | { ok: false; file: string; diagnostics: Diagnostic[]; source: string; phase: LoadPhase };
+
+export interface LoadOptions {
+  /** Told of damaged state files set aside (the parse cache). */
+  warn?: StateWarn;
+  /** A run's observations, holding the pipeline file's stat taken before anything read it; else made here. */
+  observations?: Observations;
+  /**
+   * Every override must be a param the pipeline declares (refinery run). Without it each
+   * pipeline takes the ones it declares and ignores the rest (a watch of several pipelines).
+   */
+  strictParams?: boolean;
+}
 
 const NO_ARTIFACTS = lazyRecord(() => undefined);
 
@@ -35,38 +52,43 @@ export function overridesFor(spec: PipelineSpec, overrides: Readonly<Record<stri
   return Object.fromEntries(Object.entries(overrides).filter(([k]) => k in spec.params));
 }
 
-/** Loads, checks and expands a pipeline file, as `refinery run` does; never prints. */
+/** The session's first phases: load and check a pipeline file, resolve its params, expand its stages; never prints. */
 export async function loadPipeline(
   root: string,
   file: string,
   overrides: Readonly<Record<string, string>>,
-  warn?: StateWarn,
+  options: LoadOptions = {},
 ): Promise<LoadOutcome> {
   const resolver = projectResolver(root);
+  const absolute = path.resolve(root, file);
   // Made before any stat it records is taken (settled-stat.ts); the pipeline file is recorded
   // by its stat taken before its text is read, as `refinery run` records it.
-  const observed = new Observations();
-  observed.file(path.relative(root, path.resolve(root, file)), statStamp(path.resolve(root, file)));
-  const loaded = await loadPipelineCached(root, file, resolver, warn);
-  if (!loaded.spec) return { ok: false, file, diagnostics: loaded.diagnostics, source: loaded.text };
+  let observed = options.observations;
+  if (!observed) {
+    observed = new Observations();
+    observed.file(path.relative(root, absolute), statStamp(absolute));
+  }
+  const seen = observed;
+  const loaded = await loadPipelineCached(root, file, resolver, options.warn);
+  if (!loaded.spec) return { ok: false, file, diagnostics: loaded.diagnostics, source: loaded.text, phase: 'load' };
   const exists = (rel: string): boolean => existsInProject(root, rel);
-  const { params, diagnostics } = resolveParams(loaded.spec, overridesFor(loaded.spec, overrides), {
-    exists: (rel) => observed.probe(rel, exists),
+  const { params, diagnostics } = resolveParams(loaded.spec, options.strictParams ? overrides : overridesFor(loaded.spec, overrides), {
+    exists: (rel) => seen.probe(rel, exists),
   });
-  if (diagnostics.length > 0) return { ok: false, file, diagnostics, source: loaded.text };
-  const expanded = expand(root, loaded.spec, params, observed);
-  if (!expanded.ok) return { ok: false, file, diagnostics: expanded.diagnostics, source: loaded.text };
+  if (diagnostics.length > 0) return { ok: false, file, diagnostics, source: loaded.text, phase: 'params' };
+  const expanded = expand(root, loaded.spec, params, seen);
+  if (!expanded.ok) return { ok: false, file, diagnostics: expanded.diagnostics, source: loaded.text, phase: 'expand' };
   return {
     ok: true,
     pipeline: {
-      file: path.resolve(root, file),
+      file: absolute,
       spec: loaded.spec,
       resolver,
       params,
       expansion: expanded.expansion,
       foreachGlobs: foreachGlobs(loaded.spec, params, expanded.expansion.plan.vars),
       text: loaded.text,
-      observed,
+      observed: seen,
     },
   };
 }

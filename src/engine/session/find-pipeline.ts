@@ -1,9 +1,9 @@
 // Naming the pipeline a command runs, and reading source files: what a no-op run needs of the
-// session, apart from the loading and expanding (session.ts) it does without.
+// session, apart from the loading and expanding (open-pipeline.ts) it does without.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { didYouMean } from '../engine/diagnostics/format.ts';
-import { PACKAGE_ROOT } from '../engine/paths/package-root.ts';
+import { didYouMean } from '../diagnostics/format.ts';
+import { PACKAGE_ROOT } from '../paths/package-root.ts';
 
 /** A pipeline argument: a file path, or a name looked up in pipelines/ of the project, then refinery's. */
 export function findPipelineFile(root: string, arg: string | undefined): { file?: string; error?: string } {
@@ -46,16 +46,6 @@ function pipelineNames(root: string): string[] {
     for (const f of readdirSync(dir)) if (/\.ya?ml$/.test(f)) names.add(f.replace(/\.ya?ml$/, ''));
   }
   return [...names];
-}
-
-export function parseParamFlags(values: readonly string[]): { params: Record<string, string>; error?: string } {
-  const params: Record<string, string> = {};
-  for (const v of values) {
-    const eq = v.indexOf('=');
-    if (eq <= 0) return { params, error: `--param ${v}: expected key=value` };
-    params[v.slice(0, eq)] = v.slice(eq + 1);
-  }
-  return { params };
 }
 
 export function readSource(file: string): string {
