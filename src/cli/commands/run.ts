@@ -55,6 +55,10 @@ Options:
                           look results up there but store nothing (PR builds, laptops)
       --no-remote-cache   run without the remote cache configured elsewhere
       --shard I/N         run the I-th of N shares of the expanded stages (a CI matrix)
+      --workers URL       send stages to \`refinery worker\`s through this MQTT 5 broker (needs a
+                          writable remote cache and REFINERY_WORKER_KEY); -j N adds local slots
+      --lease S           a worker silent this long on a stage it took loses it (default 15)
+      --take-timeout S    a stage no worker takes within S fails the run (default 120)
 
 Exit codes: 0 all stages succeeded or were up to date; 1 a stage failed or an artifact was
 invalid; 2 the pipeline file or the arguments are wrong (nothing ran); 130 interrupted.`;
@@ -73,6 +77,9 @@ export interface RunFlags {
   'remote-cache-read-only': boolean;
   'no-remote-cache': boolean;
   shard?: string;
+  workers?: string;
+  lease?: string;
+  'take-timeout'?: string;
 }
 
 export function parseRunFlags(argv: string[]): { flags: RunFlags; positionals: string[] } {
@@ -93,6 +100,9 @@ export function parseRunFlags(argv: string[]): { flags: RunFlags; positionals: s
       'remote-cache-read-only': { type: 'boolean', default: false },
       'no-remote-cache': { type: 'boolean', default: false },
       shard: { type: 'string' },
+      workers: { type: 'string' },
+      lease: { type: 'string' },
+      'take-timeout': { type: 'string' },
     },
   });
   return { flags: values as RunFlags, positionals };
@@ -295,7 +305,8 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     io.stderr.write(`refinery run: ${jobs.error}\n`);
     return 2;
   }
-  const concurrency = jobs.value;
+  // With workers, the stages that stay here get one slot unless -j asks for more.
+  const concurrency = flags.workers !== undefined && flags.concurrency === undefined ? 1 : jobs.value;
   const params = parseParamFlags(flags.param);
   const found = findPipelineFile(io.cwd, positionals[0]);
   // Made before any stat this run records is taken: see settled-stat.ts.
@@ -337,6 +348,9 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   }
   const remoteSetup = await resolveRemote(io, flags);
   if (remoteSetup === 'error') return 2;
+  const workersPlan =
+    flags.workers === undefined ? undefined : (await import('./run-workers.ts')).checkWorkers(io, flags, remoteSetup, concurrency);
+  if (flags.workers !== undefined && !workersPlan) return 2;
   const target =
     (changed && found.file && noopKey ? await partialTarget(io.cwd, found.file, noopKey, changed) : undefined) ??
     (await openTarget(io, positionals[0], flags.param, observations, changed));
@@ -397,8 +411,23 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     // Started before the state is read, so the runners get ready meanwhile (a watch lends its own).
     // A remote cache's stages may be fetched rather than run: they keep the run's slots as they are.
     const lookahead = io.daemon?.runners || remoteSetup ? undefined : commandLookahead(target.plan, concurrency);
-    const runnersAhead = io.daemon?.runners ? undefined : startRunnersAhead(target.plan, io.cwd, runId, lookahead);
+    const runnersAhead = io.daemon?.runners || workersPlan ? undefined : startRunnersAhead(target.plan, io.cwd, runId, lookahead);
     const remote = remoteSetup ? await openRemote(remoteSetup, runId, !flags.force) : undefined;
+    const workers =
+      workersPlan && remote
+        ? await (await import('./run-workers.ts')).openWorkers(io, workersPlan, {
+            runId,
+            pipelineFile: target.spec.file,
+            params: parseParamFlags(flags.param).params,
+            stages: remote.stages,
+            force: flags.force,
+          })
+        : undefined;
+    if (workersPlan && !workers) {
+      remote?.close();
+      close();
+      return 1;
+    }
     const result = await execute(target.plan, {
       root: io.cwd,
       runId,
@@ -425,7 +454,9 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       ...(select ? { select, reportUnselected: !shard, eventPerUnselected: stageByStage(flags), previouslySkipped: changed?.skipped } : {}),
       ...(target.partial ? { unlisted: target.partial.unlisted } : {}),
       ...(remote ? { stageCache: remote.stages } : {}),
-    }).finally(() => {
+      ...(workers ? { remoteSlots: workers.slots } : {}),
+    }).finally(async () => {
+      await workers?.close();
       remote?.close();
       // Stopped at the run's end already, unless the run ended before it began (a cycle, say).
       runnersAhead?.close();
