@@ -167,7 +167,9 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       transport = await openTransport({
         broker: setup.broker,
         clientId: `refinery-worker-${setup.project}-${name}`.slice(0, 120),
-        sessionExpirySec: 3600,
+        // Long enough to ride out a broker restart; short enough that a worker gone for good stops
+        // being handed its share of the jobs soon (the coordinator sends an untaken job again meanwhile).
+        sessionExpirySec: 60,
         signal: io.signal,
       });
     } catch (error) {

@@ -75,7 +75,11 @@ export class Coordinator implements RemoteSlots {
 
   constructor(private readonly options: CoordinatorOptions) {
     this.localSlots = options.localSlots;
-    this.leases = new Leases({ leaseMs: options.leaseMs, takeMs: options.takeMs });
+    this.leases = new Leases({
+      leaseMs: options.leaseMs,
+      takeMs: options.takeMs,
+      resendMs: Math.max(500, Math.min(options.leaseMs, options.takeMs / 4)),
+    });
     this.guard = new ReplayGuard(options.windowMs);
     this.now = options.now ?? Date.now;
     this.replies = repliesTopic(options.project, options.runId);
@@ -288,6 +292,7 @@ export class Coordinator implements RemoteSlots {
         continue;
       }
       if (due.kind === 'untaken') pending.answer({ kind: 'untaken', waitedMs: due.waitedMs });
+      else if (due.kind === 'resend') this.publish(pending);
       else {
         this.options.warn(
           `worker ${due.workers.join(', ')} said nothing of ${due.job} for ${seconds(due.silentMs)} (its lease): dispatched again`,
