@@ -119,13 +119,14 @@ export class Coordinator implements RemoteSlots {
   }
 
   async run(input: RunStageInput, ctx: StageRunContext, deps: readonly StageInstance[]): Promise<RemoteOutcome> {
-    const started = this.now();
     const { inst } = input;
     const force = this.options.force || input.reason.includes('stale_if');
     if (!force) {
       const hit = await this.options.stages.fetch(input, ctx, true);
       if (hit) return hit;
     }
+    // Dispatching starts here: the lookup above is what a local run with a remote cache makes too.
+    const started = this.now();
     const files = await this.storeFiles(input, ctx, deps);
     if ('problem' in files) return this.failure('no-worker', files.problem);
     const job: Job = {
@@ -152,7 +153,9 @@ export class Coordinator implements RemoteSlots {
       leaseMs: this.options.leaseMs,
       force,
     };
+    const sentAt = this.now();
     const answer = await this.dispatch(job, ctx, input.reason);
+    const answeredAt = this.now();
     switch (answer.kind) {
       case 'aborted':
         return { status: 'aborted', code: 'interrupted', attempts: 0, reason: 'run interrupted' };
@@ -172,7 +175,7 @@ export class Coordinator implements RemoteSlots {
           worker: answer.worker,
         };
       case 'done':
-        return this.take(input, ctx, answer, started);
+        return this.take(input, ctx, answer, { started, sentAt, answeredAt });
     }
   }
 
@@ -181,7 +184,7 @@ export class Coordinator implements RemoteSlots {
     input: RunStageInput,
     ctx: StageRunContext,
     answer: { worker: string; done: Done },
-    started: number,
+    at: { started: number; sentAt: number; answeredAt: number },
   ): Promise<RemoteOutcome> {
     const { worker, done } = answer;
     const fetched = await this.options.stages.fetch(input, ctx, false);
@@ -191,9 +194,10 @@ export class Coordinator implements RemoteSlots {
         `worker ${worker} said it stored the result, but the remote cache has no entry for it that holds (see the warning)`,
         worker,
       );
-    const elapsed = this.now() - started;
-    // What dispatching cost beyond what running it here would: the trips through the broker and the cache.
-    const overhead = Math.max(0, elapsed - done.queuedMs - done.runMs);
+    // What dispatching added to the stage: storing its inputs, the trips through the broker, the
+    // worker's upload and this fetch; not its wait for a worker's slot, nor its run there.
+    const away = at.answeredAt - at.sentAt - done.queuedMs - done.runMs;
+    const overhead = Math.max(0, at.sentAt - at.started + away + (this.now() - at.answeredAt));
     ctx.bus.emit({
       type: 'stage-report',
       stage: input.inst.id,

@@ -40,6 +40,12 @@ export type JobResult =
   | { kind: 'done'; key: string; outputs: Record<string, { sha256: string; size: number }>; runMs: number; how: 'ran' | 'cached' }
   | { kind: 'failed'; code: string; reason: string; attempts: number };
 
+/** A stage that ran and whose result is being stored: its slot is free for the next while the upload goes on. */
+export interface Storing {
+  kind: 'storing';
+  result: Promise<JobResult>;
+}
+
 export interface JobRunnerOptions {
   root: string;
   /** The worker's session: its staging folder and the run id its stages see. */
@@ -99,7 +105,7 @@ export class JobRunner {
     return opened.plan.instances.find((i) => i.id === job.instance)?.spec.pool;
   }
 
-  async run(job: Job): Promise<JobResult> {
+  async run(job: Job): Promise<JobResult | Storing> {
     const opened = await this.open(job);
     if ('problem' in opened) return refused(opened.problem);
     const inst = opened.plan.instances.find((i) => i.id === job.instance);
@@ -135,14 +141,17 @@ export class JobRunner {
     deps: StageInstance[],
     opened: Opened,
     verdict: { fingerprint: string; parts: FingerprintParts; inputs: string[]; reasons: string[] },
-  ): Promise<JobResult> {
+  ): Promise<JobResult | Storing> {
     const started = Date.now();
     const ctx = opened.contexts.forRun(inst, () => deps, verdict.inputs, this.options.signal);
-    const cache = stageCache(this.options.remote, { lookup: !job.force });
+    // The coordinator looked the result up just before it sent the first attempt; a later one may
+    // find what a worker that went silent stored meanwhile.
+    const cache = stageCache(this.options.remote, { lookup: !job.force && job.attempt > 1 });
     let lastWarning = '';
     const stop = opened.bus.subscribe((e) => {
       if (e.type === 'stage-report' && e.stage === inst.id && e.report.kind === 'warning') lastWarning = e.report.message;
     });
+    let storing = false;
     try {
       const input = {
         inst,
@@ -166,21 +175,28 @@ export class JobRunner {
       if (outcome.status !== 'succeeded')
         return { kind: 'failed', code: outcome.code, reason: outcome.reason ?? outcome.status, attempts: outcome.attempts };
       const how = outcome.code === 'from-remote-cache' ? 'cached' : 'ran';
-      const stored = how === 'cached' ? true : await (outcome.stored ?? Promise.resolve(false));
-      if (!stored)
-        return {
-          kind: 'failed',
-          code: 'worker-result-refused',
-          reason: `it ran, but its result could not be stored in the remote cache${lastWarning ? `: ${lastWarning}` : ' (is it read-only?)'}`,
-          attempts: outcome.attempts,
-        };
       const record = ctx.state.get(inst.id);
       const outputs = Object.fromEntries(
         Object.entries(record?.outputs ?? {}).map(([name, stamp]) => [name, { sha256: base64urlToHex(stamp[3]), size: stamp[0] }]),
       );
-      return { kind: 'done', key: stageCacheKey(verdict.fingerprint, this.options.remote.version), outputs, runMs, how };
+      const done: JobResult = { kind: 'done', key: stageCacheKey(verdict.fingerprint, this.options.remote.version), outputs, runMs, how };
+      if (how === 'cached') return done;
+      storing = true;
+      const result = (outcome.stored ?? Promise.resolve(false)).then(
+        (stored): JobResult =>
+          stored
+            ? done
+            : {
+                kind: 'failed',
+                code: 'worker-result-refused',
+                reason: `it ran, but its result could not be stored in the remote cache${lastWarning ? `: ${lastWarning}` : ' (is it read-only?)'}`,
+                attempts: outcome.attempts,
+              },
+      );
+      void result.finally(stop);
+      return { kind: 'storing', result };
     } finally {
-      stop();
+      if (!storing) stop();
     }
   }
 

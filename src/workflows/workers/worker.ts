@@ -8,7 +8,7 @@ import { parseJob } from '../../engine/dispatch/messages.ts';
 import { open, ReplayGuard, seal } from '../../engine/dispatch/envelope.ts';
 import { repliesTopic, sharedJobsTopic } from '../../engine/dispatch/topics.ts';
 import type { WorkerTransport } from '../../engine/dispatch/transport.ts';
-import type { JobResult } from '../../engine/dispatch/worker-jobs.ts';
+import type { JobResult, Storing } from '../../engine/dispatch/worker-jobs.ts';
 import { Dispatcher } from '../../engine/executor/dispatch.ts';
 
 /** What the worker tells its log. */
@@ -22,7 +22,7 @@ export type WorkerEvent =
 
 export interface JobExecutor {
   poolOf(job: Job): Promise<string | undefined>;
-  run(job: Job): Promise<JobResult>;
+  run(job: Job): Promise<JobResult | Storing>;
 }
 
 export interface WorkerOptions {
@@ -134,18 +134,18 @@ export class Worker {
       if (this.stopping || !this.held.has(this.keyOf(held.job))) return;
       held.started = true;
       const startedAt = Date.now();
-      let result: JobResult;
+      let result: JobResult | Storing;
       try {
         result = await this.options.jobs.run(held.job);
       } catch (error) {
-        result = {
-          kind: 'failed',
-          code: 'internal-error',
-          reason: `internal error: ${(error as Error).stack ?? String(error)}`,
-          attempts: 0,
-        };
+        result = failure(error);
       }
-      this.finish(held, result, startedAt);
+      // Its upload goes on without the slot: the next stage starts meanwhile.
+      if (result.kind !== 'storing') return this.finish(held, result, startedAt);
+      void result.result.then(
+        (r) => this.finish(held, r, startedAt),
+        (error: unknown) => this.finish(held, failure(error), startedAt),
+      );
     });
   }
 
@@ -206,4 +206,8 @@ export class Worker {
       this.reply(any, { kind: 'beat', run, jobs });
     }
   }
+}
+
+function failure(error: unknown): JobResult {
+  return { kind: 'failed', code: 'internal-error', reason: `internal error: ${(error as Error).stack ?? String(error)}`, attempts: 0 };
 }
