@@ -65,7 +65,9 @@ try {
   const p50 = percentile(overhead, 50);
   console.log(`${STAGES} stages of sleep 0.5 s`);
   console.log(`  local run -j 2:                      ${(localMs / 1000).toFixed(2)} s`);
-  console.log(`  coordinator + ${WORKERS} workers at -j 2:     ${(workersMs / 1000).toFixed(2)} s  (${[...byWorker].map(([w, n]) => `${w}: ${n}`).join(', ')})`);
+  console.log(
+    `  coordinator + ${WORKERS} workers at -j 2:     ${(workersMs / 1000).toFixed(2)} s  (${[...byWorker].map(([w, n]) => `${w}: ${n}`).join(', ')})`,
+  );
   console.log(`  speed-up:                            ${speedUp.toFixed(2)}x  (target >= 2.5x)  ${speedUp >= 2.5 ? 'ok' : 'MISSED'}`);
   console.log(
     `  dispatch overhead per stage:         p50 ${p50.toFixed(1)} ms, p90 ${percentile(overhead, 90).toFixed(1)} ms, max ${(overhead.at(-1) ?? 0).toFixed(1)} ms over ${overhead.length} stages  (target p50 <= 15 ms)  ${p50 <= 15 ? 'ok' : 'MISSED'}`,
