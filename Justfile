@@ -71,7 +71,7 @@ format:
     npm run format
 
 # All benchmarks.
-bench: bench-graph bench-analyze bench-analyze-run bench-refine bench-jobs bench-ui bench-cache bench-massgen bench-redact
+bench: bench-graph bench-analyze bench-analyze-run bench-refine bench-jobs bench-ui bench-cache bench-massgen bench-redact bench-workers
 
 # Three judges at 300 ms against one judge alone; a cached rerun costs nothing.
 bench-refine:
@@ -89,6 +89,10 @@ bench-ui-stream lines="200000" clients="40":
 # The remote cache (nginx on 127.0.0.1): analyze over 200 generated runs and the refine example, cold local vs warm remote.
 bench-cache runs="200":
     npx tsx bench/cache/run.ts --runs {{runs}}
+
+# 120 stages of sleep 0.5 s: a coordinator and 3 `refinery worker -j 2` (mosquitto + nginx) against one local run at -j 2.
+bench-workers stages="120":
+    npx tsx bench/workers/run.ts --stages {{stages}}
 
 # 1,000 concurrent delegated jobs through mosquitto, restarted once mid-run.
 bench-jobs:

@@ -27,6 +27,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: 'Delegate jobs to agents over MQTT: submit, status, list, wait, verify, logs, publish',
     load: async () => (await import('./commands/jobs.ts')).jobsCommand,
   },
+  worker: {
+    summary: 'Run stages for `refinery run --workers` on this machine (MQTT 5 + remote cache)',
+    load: async () => (await import('./commands/worker.ts')).workerCommand,
+  },
   broker: { summary: 'Run an embedded MQTT broker on 127.0.0.1', load: async () => (await import('./commands/broker.ts')).brokerCommand },
   logs: {
     summary: 'List, analyze, summarize and bundle MassGen log directories',

@@ -32,6 +32,10 @@ Options:
                           look results up there but store nothing (PR builds, laptops)
       --no-remote-cache   run without the remote cache configured elsewhere
       --shard I/N         run the I-th of N shares of the expanded stages (a CI matrix)
+      --workers URL       send stages to \`refinery worker\`s through this MQTT 5 broker (needs a
+                          writable remote cache and REFINERY_WORKER_KEY); -j N adds local slots
+      --lease S           a worker silent this long on a stage it took loses it (default 15)
+      --take-timeout S    a stage no worker takes within S fails the run (default 120)
 
 Exit codes: 0 all stages succeeded or were up to date; 1 a stage failed or an artifact was
 invalid; 2 the pipeline file or the arguments are wrong (nothing ran); 130 interrupted.`;
@@ -50,6 +54,9 @@ export interface RunFlags {
   'remote-cache-read-only': boolean;
   'no-remote-cache': boolean;
   shard?: string;
+  workers?: string;
+  lease?: string;
+  'take-timeout'?: string;
 }
 
 export function parseRunFlags(argv: string[]): { flags: RunFlags; positionals: string[] } {
@@ -70,6 +77,9 @@ export function parseRunFlags(argv: string[]): { flags: RunFlags; positionals: s
       'remote-cache-read-only': { type: 'boolean', default: false },
       'no-remote-cache': { type: 'boolean', default: false },
       shard: { type: 'string' },
+      workers: { type: 'string' },
+      lease: { type: 'string' },
+      'take-timeout': { type: 'string' },
     },
   });
   return { flags: values as RunFlags, positionals };
@@ -127,6 +137,13 @@ async function report(io: CommandIo, outcome: RunOutcome, params: Readonly<Recor
     case 'remote-cache-invalid':
       io.stderr.write(`refinery run: ${redactSecrets(outcome.message)}\n`);
       return 2;
+    case 'workers-need-cache':
+      io.stderr.write(
+        `refinery run: --workers needs a remote cache this machine may write (the workers' inputs and results travel through it): give --remote-cache URL or set REFINERY_REMOTE_CACHE${outcome.readOnly ? ', without --remote-cache-read-only' : ''}\n`,
+      );
+      return 2;
+    case 'workers-unavailable':
+      return 1;
     case 'unknown-only':
       io.stderr.write(`refinery run: ${outcome.message.replaceAll('\n', '\n  ')}\n`);
       return 2;
@@ -178,12 +195,16 @@ async function runTraced(argv: string[], io: CommandIo, tracing: Tracing | undef
     return 2;
   }
   const trace = tracing?.forRun();
+  const workersPlan =
+    flags.workers === undefined ? undefined : (await import('./run-workers.ts')).checkWorkers(io, flags, checked.concurrency);
+  if (flags.workers !== undefined && !workersPlan) return 2;
   const outcome = await runSession({
     root: io.cwd,
     pipelineFile: found.file,
     params: checked.params,
     env: io.env,
-    concurrency: checked.concurrency,
+    // With workers, the stages that stay here get one slot unless -j asks for more.
+    concurrency: flags.workers !== undefined && flags.concurrency === undefined ? 1 : checked.concurrency,
     force: flags.force,
     keepGoing: flags['keep-going'],
     only: flags.only,
@@ -211,6 +232,18 @@ async function runTraced(argv: string[], io: CommandIo, tracing: Tracing | undef
     },
     ...(io.daemon ? { services: io.daemon } : {}),
     ...(trace ? { stageEnv: trace.stageEnv } : {}),
+    ...(workersPlan
+      ? {
+          workers: {
+            open: async (run) =>
+              (await import('./run-workers.ts')).openWorkers(io, workersPlan, {
+                ...run,
+                pipelineFile: found.file as string,
+                params: checked.params,
+              }),
+          },
+        }
+      : {}),
   });
   return report(io, outcome, checked.params);
 }

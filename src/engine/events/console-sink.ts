@@ -122,7 +122,10 @@ export function consoleSink(options: ConsoleOptions): EventSink {
         return;
       case 'stage-start':
         running.set(event.stage, { started: Date.now() });
-        if (!options.live) write(`▶ ${event.stage}  ${event.attempt > 1 ? `attempt ${event.attempt}: ` : ''}${event.reason}\n`);
+        if (!options.live)
+          write(
+            `▶ ${event.stage}  ${event.worker ? `on worker ${event.worker}: ` : ''}${event.attempt > 1 ? `attempt ${event.attempt}: ` : ''}${event.reason}\n`,
+          );
         else draw();
         return;
       case 'stage-progress': {

@@ -15,6 +15,7 @@ import { instanceNode, planGraph } from '../graph/plan-graph.ts';
 import { assessStage } from './assess.ts';
 import { runStage, type RunStageInput, type StageOutcome } from './stage-runner.ts';
 import type { StageCache } from '../remote-cache/stage-cache.ts';
+import type { RemoteSlots } from './remote-slots.ts';
 import { StageContexts, waitingJobs } from './stage-context.ts';
 import { AbortFanOut } from './abort-fan-out.ts';
 import { onlySelection } from './selection.ts';
@@ -96,6 +97,8 @@ export interface ExecuteOptions {
   stageCache?: StageCache;
   /** Variables for every process a stage starts, besides the run's environment (StageContextOptions.stageEnv). */
   stageEnv?: (inst: StageInstance) => Readonly<Record<string, string>>;
+  /** Workers on other machines (`--workers`): stages they may run go to them rather than to a local slot. */
+  remoteSlots?: RemoteSlots;
 }
 
 export interface ExecuteResult {
@@ -120,6 +123,7 @@ interface StageEnd {
   outputs?: Record<string, string>;
   issues?: ArtifactIssue[];
   rejectedDir?: string;
+  worker?: string;
 }
 
 const ZERO_COUNTS = (): Record<StageStatus, number> => ({ succeeded: 0, failed: 0, fresh: 0, skipped: 0, blocked: 0, aborted: 0 });
@@ -140,12 +144,15 @@ export class Executor {
   private readonly stageSignals: AbortFanOut;
   private finish: () => void = () => {};
   private stageOf: Map<string, string> | undefined;
+  /** Stages given a local slot and not finished (with remote slots: whether a local one is free). */
+  private readonly local = new Set<string>();
 
   constructor(
     private readonly plan: Plan,
     private readonly options: ExecuteOptions,
   ) {
     const slots = options.commandLookahead ? options.concurrency + waitingJobs(options.concurrency) : options.concurrency;
+    // With workers and no local slots asked for, one runs the stages that must stay here.
     this.dispatcher = new Dispatcher(slots, plan.pipeline.pools);
     this.stages = new StageContexts(plan, options);
     this.stageSignals = new AbortFanOut(options.signal);
@@ -379,10 +386,19 @@ export class Executor {
     }
   }
 
+  /** Whether a stage goes to a worker: it may, and no local slot asked for (`-j`) is free. */
+  private toWorker(input: RunStageInput): boolean {
+    const remote = this.options.remoteSlots;
+    if (!remote || remote.keepsLocal(input) !== undefined) return false;
+    return this.local.size >= remote.localSlots;
+  }
+
   private dispatch(node: Stage, input: Omit<RunStageInput, 'inst'>): void {
     const schedule = this.schedule;
     const inst = node.stage;
     schedule.running += 1;
+    const remote = this.toWorker({ inst, ...input }) ? this.options.remoteSlots : undefined;
+    if (!remote) this.local.add(node.id);
     const job = async (): Promise<void> => {
       const started = Date.now();
       // The run may have stopped while this stage waited for its slot.
@@ -397,10 +413,12 @@ export class Executor {
       }
       // The stage's own signal, aborted with the run's: the run's signal keeps one listener.
       const own = this.stageSignals.child();
-      const ctx = this.stages.forRun(inst, () => this.depInstances(node), input.inputs, own.signal);
-      const outcome = await (this.options.stageCache
-        ? this.options.stageCache.run({ inst, ...input }, ctx, runStage)
-        : runStage({ inst, ...input }, ctx)
+      const ctx = this.stages.forRun(inst, () => this.depInstances(node), input.inputs, own.signal, remote !== undefined);
+      const outcome = await (remote
+        ? remote.run({ inst, ...input }, ctx, this.depInstances(node))
+        : this.options.stageCache
+          ? this.options.stageCache.run({ inst, ...input }, ctx, runStage)
+          : runStage({ inst, ...input }, ctx)
       ).finally(own.release);
       if (outcome.notStarted) {
         // Dropped while it waited in a runner: it ends as a stage that never got a slot does.
@@ -415,7 +433,8 @@ export class Executor {
       if (outcome.status === 'succeeded') for (const o of Object.values(inst.outputs)) this.stages.artifacts.forget(o.path);
       this.finishStage(node, outcome.status, outcome.startedAt ?? started, outcome);
     };
-    this.dispatcher.dispatch(inst.spec.pool, job).catch((error: unknown) => {
+    // A worker's stage holds no local slot: the workers' own slots and the broker pace them.
+    (remote ? job() : this.dispatcher.dispatch(inst.spec.pool, job)).catch((error: unknown) => {
       this.finishStage(node, 'failed', Date.now(), { ...dispatchFailure(error, this.options.root), attempts: 0 });
     });
   }
@@ -424,9 +443,10 @@ export class Executor {
     node: Stage,
     status: StageStatus,
     started: number,
-    outcome: Omit<StageOutcome, 'status'> & { remote?: RemoteHit },
+    outcome: Omit<StageOutcome, 'status'> & { remote?: RemoteHit; worker?: string },
   ): void {
     this.schedule.running -= 1;
+    this.local.delete(node.id);
     const outputs =
       status === 'succeeded' ? Object.fromEntries(Object.entries(node.stage.outputs).map(([k, o]) => [k, o.path])) : undefined;
     const next = this.settleNode(node, status, {
@@ -439,6 +459,7 @@ export class Executor {
       ...(outcome.issues ? { issues: outcome.issues } : {}),
       ...(outcome.rejectedDir ? { rejectedDir: outcome.rejectedDir } : {}),
       ...(outcome.remote ? { remote: outcome.remote } : {}),
+      ...(outcome.worker ? { worker: outcome.worker } : {}),
     });
     // A stop after a failure also drops the stages waiting in runners for a jobserver token.
     if (status === 'failed' && halt(this.schedule)) this.stages.runners?.dropWaiting();

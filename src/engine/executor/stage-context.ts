@@ -149,11 +149,18 @@ export class StageContexts {
    * Everything `runStage` needs for one stage; `deps` are the instances its expressions may read,
    * `signal` the stage's own (aborted with the run's).
    */
-  forRun(inst: StageInstance, deps: () => StageInstance[], inputs: readonly string[], signal: AbortSignal): StageRunContext {
+  forRun(
+    inst: StageInstance,
+    deps: () => StageInstance[],
+    inputs: readonly string[],
+    signal: AbortSignal,
+    elsewhere = false,
+  ): StageRunContext {
     const { options } = this;
-    if (inst.spec.kind === 'run') this.commands += 1;
-    const lent = inst.spec.kind === 'run' ? options.runners : undefined;
-    const pooled = !lent && inst.spec.kind === 'run' && (this.commands > 1 || this.runStages > 1) && runnerPoolSupported();
+    // A stage a worker runs starts no command here: it needs no runner.
+    if (inst.spec.kind === 'run' && !elsewhere) this.commands += 1;
+    const lent = inst.spec.kind === 'run' && !elsewhere ? options.runners : undefined;
+    const pooled = !lent && !elsewhere && inst.spec.kind === 'run' && (this.commands > 1 || this.runStages > 1) && runnerPoolSupported();
     return {
       root: options.root,
       runId: options.runId,

@@ -22,6 +22,7 @@ export const STAGE_KEYS = [
   'env',
   'loop',
   'stale_if',
+  'local',
 ];
 export const LOOP_KEYS = ['max', 'until', 'stages'];
 export const PARAM_KEYS = ['type', 'default', 'description', 'enum'];
@@ -76,6 +77,7 @@ export interface RawStage {
   stale_if?: string;
   pool?: string;
   timeout?: number | string;
+  local?: boolean;
   retries?: number;
   retry_backoff?: number | string;
   env?: Record<string, string | number | boolean>;
@@ -116,6 +118,10 @@ const stageObject = z.strictObject({
     .optional(),
   pool: z.string().optional(),
   timeout: duration.optional(),
+  local: z
+    .boolean({ error: 'expected true or false' })
+    .describe('Run this stage on the machine that runs the pipeline, never on a `refinery worker` (refinery run --workers).')
+    .optional(),
   retries: z.number().int().min(0).max(20).optional(),
   retry_backoff: duration.optional(),
   env: z

@@ -99,6 +99,7 @@ function stageSpec(id: string, raw: RawStage, path: Path, locator: Locator): Sta
     ...(raw.stale_if !== undefined ? { staleIf: condition(raw.stale_if, [...path, 'stale_if'], locator) } : {}),
     ...(raw.pool ? { pool: raw.pool } : {}),
     ...(raw.timeout !== undefined ? { timeoutMs: parseDurationMs(raw.timeout) } : {}),
+    ...(raw.local === true ? { local: true as const } : {}),
   };
   const locate = (): SourceSpan => locator.span(path, 'key');
   if (raw.task !== undefined) {

@@ -212,7 +212,10 @@ export class RemoteCache {
       writeFileSync(dest, '');
       return { kind: 'hit' };
     }
-    return this.http.getToFile(file.sha256, dest, { sha256: file.sha256, size: file.size });
+    const got = await this.http.getToFile(file.sha256, dest, { sha256: file.sha256, size: file.size });
+    // The server has it: a later upload of the same bytes (a worker's output, now another's input) is not needed.
+    if (got.kind === 'hit' && !this.stored.has(file.sha256)) this.stored.set(file.sha256, Promise.resolve({ kind: 'stored' }));
+    return got;
   }
 
   /** A small blob in memory, its digest checked. */
@@ -289,6 +292,13 @@ export class RemoteCache {
     }
     this.stats.uploaded += 1;
     return true;
+  }
+
+  /** One file as a CAS blob (a worker's input), once per run; undefined when stored, else why not. */
+  async storeFile(file: string, sha256: string, size: number): Promise<string | undefined> {
+    if (size > this.settings.maxBlobBytes) return `it is ${size} bytes, over remote_cache.max_blob_mb`;
+    const put = await this.putBlob(sha256, size, { file, size, sha256 });
+    return put.kind === 'stored' ? undefined : put.message;
   }
 
   private putBlob(sha256: string, size: number, body: PutBody): Promise<PutResult> {

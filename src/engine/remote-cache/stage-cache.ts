@@ -18,12 +18,23 @@ import { base64urlToHex, stageCacheKey } from './keys.ts';
 import type { Manifest } from './manifest.ts';
 import type { EntryFile, RemoteCache, RemoteCacheSummary, Warn } from './remote-cache.ts';
 
-export type CachedOutcome = StageOutcome & { remote?: RemoteHit };
+export type CachedOutcome = StageOutcome & {
+  remote?: RemoteHit;
+  /** Where the stage ran here and its result is being stored: resolves to whether it was. */
+  stored?: Promise<boolean>;
+};
 export type LocalRun = (input: RunStageInput, ctx: StageRunContext) => Promise<StageOutcome>;
 
 /** What the executor calls instead of running a stage itself. */
 export interface StageCache {
   run(input: RunStageInput, ctx: StageRunContext, local: LocalRun): Promise<CachedOutcome>;
+  /**
+   * Only the lookup: the stage's result from the remote cache, published and recorded, or
+   * undefined. `countAsHit` false for a result a worker of this run just made (it saved nothing).
+   */
+  fetch(input: RunStageInput, ctx: StageRunContext, countAsHit: boolean): Promise<CachedOutcome | undefined>;
+  /** Where uploads go (a worker's inputs are stored there too). */
+  readonly remote: RemoteCache;
   /** Waits for the uploads still under way. */
   flush(): Promise<void>;
   summary(): RemoteCacheSummary;
@@ -66,9 +77,14 @@ class RemoteStageCache implements StageCache {
   private warnedLocal = false;
 
   constructor(
-    private readonly remote: RemoteCache,
+    readonly remote: RemoteCache,
     private readonly options: StageCacheOptions,
   ) {}
+
+  fetch(input: RunStageInput, ctx: StageRunContext, countAsHit: boolean): Promise<CachedOutcome | undefined> {
+    const key = stageCacheKey(input.fingerprint, this.remote.version);
+    return this.restore(input, ctx, key, warnFor(ctx, input.inst.id), countAsHit);
+  }
 
   summary(): RemoteCacheSummary {
     return this.remote.summary();
@@ -109,25 +125,34 @@ class RemoteStageCache implements StageCache {
     } finally {
       stop();
     }
-    if (outcome.status === 'succeeded' && this.remote.writable) this.upload(input, ctx, key, { costUsd, llmCalls }, warn);
+    if (outcome.status === 'succeeded' && this.remote.writable) {
+      const stored = this.upload(input, ctx, key, { costUsd, llmCalls }, warn);
+      return { ...outcome, stored };
+    }
     return outcome;
   }
 
-  private upload(input: RunStageInput, ctx: StageRunContext, key: string, cost: { costUsd: number; llmCalls: number }, warn: Warn): void {
+  private upload(
+    input: RunStageInput,
+    ctx: StageRunContext,
+    key: string,
+    cost: { costUsd: number; llmCalls: number },
+    warn: Warn,
+  ): Promise<boolean> {
     const { inst } = input;
     const record = ctx.state.get(inst.id);
-    if (!record || record.fingerprint !== input.fingerprint) return;
-    if (asksToBeRedone(inst, ctx, new ArtifactReader(ctx.root).own(inst))) return;
+    if (!record || record.fingerprint !== input.fingerprint) return Promise.resolve(false);
+    if (asksToBeRedone(inst, ctx, new ArtifactReader(ctx.root).own(inst))) return Promise.resolve(false);
     const files: EntryFile[] = [];
     for (const [name, o] of Object.entries(inst.outputs)) {
       const stamp = record.outputs[name];
-      if (!stamp) return;
+      if (!stamp) return Promise.resolve(false);
       const file = path.join(ctx.root, o.path);
       let mode = 0;
       try {
         mode = statSync(file).mode;
       } catch {
-        return;
+        return Promise.resolve(false);
       }
       files.push({
         name,
@@ -147,11 +172,19 @@ class RemoteStageCache implements StageCache {
       costUsd: cost.costUsd,
       llmCalls: cost.llmCalls,
     };
-    this.remote.track(this.remote.write(key, meta, files, warn));
+    const written = this.remote.write(key, meta, files, warn);
+    this.remote.track(written);
+    return written.catch(() => false);
   }
 
   /** The stage's result from the remote cache, published and recorded; undefined to run it here. */
-  private async restore(input: RunStageInput, ctx: StageRunContext, key: string, warn: Warn): Promise<CachedOutcome | undefined> {
+  private async restore(
+    input: RunStageInput,
+    ctx: StageRunContext,
+    key: string,
+    warn: Warn,
+    countAsHit = true,
+  ): Promise<CachedOutcome | undefined> {
     const { inst } = input;
     const started = Date.now();
     const what = `stage ${inst.id}`;
@@ -207,7 +240,7 @@ class RemoteStageCache implements StageCache {
       discardStaged(staged);
       return undefined;
     }
-    return this.publish(input, ctx, staged, files, manifest, started, warn);
+    return this.publish(input, ctx, staged, files, manifest, started, warn, countAsHit);
   }
 
   /** The entry must be this stage's: the same fingerprint, the same output names at the same paths. */
@@ -229,6 +262,7 @@ class RemoteStageCache implements StageCache {
     manifest: Manifest,
     started: number,
     warn: Warn,
+    countAsHit: boolean,
   ): CachedOutcome | undefined {
     const { inst } = input;
     try {
@@ -257,7 +291,7 @@ class RemoteStageCache implements StageCache {
       discardStaged(staged);
       return undefined;
     }
-    this.remote.served('stage', manifest);
+    if (countAsHit) this.remote.served('stage', manifest);
     const cost = manifest.cost_usd > 0 ? ` and $${manifest.cost_usd.toFixed(4)}` : '';
     return {
       status: 'succeeded',

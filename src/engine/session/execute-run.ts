@@ -96,6 +96,7 @@ export async function runChanged(request: RunRequest, checked: CheckedRun): Prom
   const { root, warn } = request;
   const remote = await resolveRemote(request);
   if (remote && 'error' in remote) return { code: 'remote-cache-invalid', message: remote.error };
+  if (request.workers && (!remote || remote.readOnly)) return { code: 'workers-need-cache', readOnly: remote?.readOnly === true };
   const partial = checked.changed ? partialTarget(root, request.pipelineFile, checked.key, checked.changed) : undefined;
   const opened = partial
     ? { target: partial }
@@ -146,8 +147,15 @@ async function executeAndRecord(
   // Started before the state is read, so the runners get ready meanwhile (a watch lends its own).
   // A remote cache's stages may be fetched rather than run: they keep the run's slots as they are.
   const lookahead = services?.runners || remoteSettings ? undefined : commandLookahead(target.plan, request.concurrency);
-  const runnersAhead = services?.runners ? undefined : startRunnersAhead(target.plan, root, runId, lookahead);
+  const runnersAhead = services?.runners || request.workers ? undefined : startRunnersAhead(target.plan, root, runId, lookahead);
   const remote = remoteSettings ? await openRemote(remoteSettings, runId, !request.force, request.remote) : undefined;
+  const workers =
+    request.workers && remote ? await request.workers.open({ runId, stages: remote.stages, force: request.force }) : undefined;
+  if (request.workers && !workers) {
+    remote?.close();
+    close();
+    return { code: 'workers-unavailable' };
+  }
   const { select, only } = chosen;
   const result: ExecuteResult = await execute(target.plan, {
     root,
@@ -178,7 +186,9 @@ async function executeAndRecord(
       : {}),
     ...(target.partial ? { unlisted: target.partial.unlisted } : {}),
     ...(remote ? { stageCache: remote.stages } : {}),
-  }).finally(() => {
+    ...(workers ? { remoteSlots: workers.slots } : {}),
+  }).finally(async () => {
+    await workers?.close();
     remote?.close();
     // Stopped at the run's end already, unless the run ended before it began (a cycle, say).
     runnersAhead?.close();

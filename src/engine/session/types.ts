@@ -3,6 +3,8 @@ import type { StageInstance } from '../types/plan.ts';
 // caller (the CLI, a watch answering a client) owns the console, exit codes and signals.
 import type { EventSink } from '../events/bus.ts';
 import type { Shard } from '../executor/shard.ts';
+import type { RemoteSlots } from '../executor/remote-slots.ts';
+import type { StageCache } from '../remote-cache/stage-cache.ts';
 import type { RemoteCache } from '../remote-cache/remote-cache.ts';
 import type { RunnerPool } from '../shell/runner-pool.ts';
 import type { FileHashes } from '../state/file-hashes.ts';
@@ -71,8 +73,15 @@ export interface RunRequest {
   notify(notice: SessionNotice): void;
   /** Set when a running watch answers this session for a client. */
   services?: SessionServices;
+  /** Workers on other machines (`--workers`): the caller connects them once the run has its remote cache. */
+  workers?: WorkersRequest;
   /** Variables for every process a stage starts (a trace's TRACEPARENT for the stage's span). */
   stageEnv?: (inst: StageInstance) => Readonly<Record<string, string>>;
+}
+
+/** How a session reaches workers: they need a remote cache it may write, then the caller connects them. */
+export interface WorkersRequest {
+  open(run: { runId: string; stages: StageCache; force: boolean }): Promise<{ slots: RemoteSlots; close(): Promise<void> } | undefined>;
 }
 
 /** What a session tells its caller besides the run's events. */
@@ -92,6 +101,10 @@ export type RunOutcome =
   /** Nothing ran: the pipeline file, its params or its expansion has errors. */
   | { code: 'pipeline-invalid'; phase: LoadPhase; file: string; source: string; diagnostics: Diagnostic[] }
   | { code: 'remote-cache-invalid'; message: string }
+  /** `--workers` without a remote cache this machine may write (inputs and results travel through it). */
+  | { code: 'workers-need-cache'; readOnly: boolean }
+  /** The workers could not be reached (the caller has said why). */
+  | { code: 'workers-unavailable' }
   /** `--only` names no stage of the plan. */
   | { code: 'unknown-only'; message: string }
   /** A backend or tool the tasks need is missing: nothing ran (or was paid for). */

@@ -23,6 +23,8 @@ export interface StageStartEvent extends EventBase {
   attempt: number;
   /** Why it runs, e.g. "input src/a.txt changed". */
   reason: string;
+  /** The `refinery worker` that took it (`refinery run --workers`); absent where it runs here. */
+  worker?: string;
 }
 
 export interface StageProgressEvent extends EventBase {
@@ -81,7 +83,10 @@ export type StageOutcomeCode =
   | 'expression-failed'
   | 'state-write-failed'
   | 'file-system-error'
-  | 'internal-error';
+  | 'internal-error'
+  | 'no-worker'
+  | 'worker-refused'
+  | 'worker-result-refused';
 
 export interface StageEndEvent extends EventBase {
   type: 'stage-end';
@@ -102,6 +107,8 @@ export interface StageEndEvent extends EventBase {
   rejectedDir?: string;
   /** Set when the outputs came from the remote cache instead of running: what running took and cost where it ran. */
   remote?: RemoteHit;
+  /** The `refinery worker` that ran it (`refinery run --workers`); absent where it ran here. */
+  worker?: string;
 }
 
 /** What a stage restored from the remote cache saved. */

@@ -38,6 +38,8 @@ interface StageBase {
   staleIf?: Expr;
   pool?: string;
   timeoutMs?: number;
+  /** `local: true`: never dispatched to a remote worker. */
+  local?: true;
   retry: RetrySpec;
   env: Record<string, Template>;
   /** Where the stage's key is in the pipeline file, for messages. */

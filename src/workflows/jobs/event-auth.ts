@@ -2,7 +2,7 @@
 // readable by its owner only) without the secret ever going on the wire: an HMAC over the event.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { BrokerConfig } from '../mqtt/broker-config.ts';
-import { canonicalize } from './jcs.ts';
+import { canonicalize } from '../../security/jcs.ts';
 import type { JobExtras, JobRecord } from './types.ts';
 
 /** `data.hmac_sig`: the name the seed's spec reserves for a production signature. */

@@ -1,5 +1,5 @@
 import { SIGNATURE_FIELD, signatureMatches, signEvent, unsignedData } from './event-auth.ts';
-import { canonicalProblem } from './jcs.ts';
+import { canonicalProblem } from '../../security/jcs.ts';
 import { JOB_EVENTS, type JobEventName, type JobEventPayload } from './types.ts';
 
 export type DecodeResult =

@@ -22,6 +22,11 @@ export interface ConnectOptions {
   reconnectPeriodMs?: number;
   keepaliveSec?: number;
   signal?: AbortSignal;
+  /**
+   * MQTT 5 (default 3.1.1): with `clean: false`, the broker keeps the session this many seconds
+   * after a disconnect (shared subscriptions and their queued messages survive a restart).
+   */
+  mqtt5?: { sessionExpirySec: number };
 }
 
 export interface IncomingMessage {
@@ -97,8 +102,15 @@ export class MqttConnection extends EventEmitter<ConnectionEvents> {
     if (this.client.connected) await this.client.unsubscribeAsync(topics);
   }
 
-  /** Disconnects; force=false waits for in-flight messages to be acknowledged first. */
-  async close(force = false): Promise<void> {
+  /**
+   * Disconnects; force=false waits for in-flight messages to be acknowledged first. `endSession`
+   * (MQTT 5) tells the broker to drop the session now rather than keep it for its expiry.
+   */
+  async close(force = false, endSession = false): Promise<void> {
+    if (endSession && this.client.connected && this.client.options.protocolVersion === 5) {
+      await new Promise<void>((resolve) => this.client.end(force, { properties: { sessionExpiryInterval: 0 } }, () => resolve()));
+      return;
+    }
     await this.client.endAsync(force);
   }
 }
@@ -108,7 +120,9 @@ function clientOptions(config: BrokerConfig, options: ConnectOptions): IClientOp
   return {
     clientId: options.clientId,
     clean: options.clean,
-    protocolVersion: 4,
+    ...(options.mqtt5
+      ? { protocolVersion: 5 as const, properties: { sessionExpiryInterval: options.mqtt5.sessionExpirySec } }
+      : { protocolVersion: 4 as const }),
     keepalive: options.keepaliveSec ?? 30,
     reconnectPeriod: options.reconnectPeriodMs ?? 500,
     connectTimeout: options.connectTimeoutMs ?? 10_000,

@@ -33,6 +33,9 @@ const ALL_CODES: Record<StageOutcomeCode, true> = {
   'state-write-failed': true,
   'file-system-error': true,
   'internal-error': true,
+  'no-worker': true,
+  'worker-refused': true,
+  'worker-result-refused': true,
 };
 
 const MANY_OUTCOMES = `pipeline: p

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
-import { canonicalize, canonicalProblem } from '../../../src/workflows/jobs/jcs.ts';
+import { canonicalize, canonicalProblem } from '../../../src/security/jcs.ts';
 import {
   buildPayload,
   decodePayload,

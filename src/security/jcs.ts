@@ -1,4 +1,4 @@
-// RFC 8785, the JSON Canonicalization Scheme: the exact bytes both ends of a job's events sign.
+// RFC 8785, the JSON Canonicalization Scheme: the exact bytes signed between machines (a job's events, worker messages).
 // Numbers are written as ECMAScript writes a double and strings as JSON.stringify escapes them (both
 // what JCS prescribes), object keys sorted by their UTF-16 code units (JavaScript's own string
 // order). docs/jobs-signing.md holds the same rules in Python, for publishers written there.

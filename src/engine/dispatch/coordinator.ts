@@ -1,0 +1,387 @@
+// The coordinator's side of `refinery run --workers`: remote slots for the executor. A stage that
+// may run elsewhere is first looked up in the remote cache (a result a worker stored for an
+// earlier, interrupted run is taken as is); else the files it reads are stored there, a signed
+// job naming it by content hashes goes to the project's shared subscription, and the worker's
+// word comes back on the run's own topic. Its result is taken from the remote cache exactly as a
+// hit is (every digest and schema checked, published atomically, recorded), never from the message.
+import path from 'node:path';
+import type { StageInstance } from '../types/plan.ts';
+import type { StageCache } from '../remote-cache/stage-cache.ts';
+import type { RemoteOutcome, RemoteSlots } from '../executor/remote-slots.ts';
+import type { RunStageInput, StageRunContext } from '../executor/stage-runner.ts';
+import type { StageOutcomeCode } from '../types/events.ts';
+import { base64urlToHex } from '../remote-cache/keys.ts';
+import { open, ReplayGuard, seal } from './envelope.ts';
+import { Leases } from './leases.ts';
+import { parseReply, type Done, type Failed, type Job, type Reply } from './messages.ts';
+import { jobsTopic, repliesTopic } from './topics.ts';
+import type { WorkerTransport } from './transport.ts';
+import { definitionHash } from './stage-identity.ts';
+
+export interface CoordinatorOptions {
+  transport: WorkerTransport;
+  key: Buffer;
+  project: string;
+  runId: string;
+  root: string;
+  /** The pipeline as jobs name it (stage-identity.ts pipelineRef). */
+  pipeline: string;
+  /** The run's `--param` values. */
+  params: Record<string, string>;
+  stages: StageCache;
+  leaseMs: number;
+  takeMs: number;
+  localSlots: number;
+  force: boolean;
+  /** How far a message's time may be from ours. */
+  windowMs: number;
+  /** A problem that belongs to no stage (a refused message): said once each. */
+  warn(message: string): void;
+  now?: () => number;
+}
+
+/** Refusals (a worker whose checkout differs) before the stage fails: the next delivery may reach another worker. */
+const MAX_REFUSALS = 3;
+
+type Answer =
+  | { kind: 'done'; worker: string; done: Done }
+  | { kind: 'failed'; worker: string; failed: Failed }
+  | { kind: 'untaken'; waitedMs: number }
+  | { kind: 'refused'; worker: string; reason: string }
+  | { kind: 'aborted' };
+
+interface Pending {
+  job: Job;
+  refusals: number;
+  started: boolean;
+  answer(a: Answer): void;
+  onTaken(worker: string): void;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+}
+
+export class Coordinator implements RemoteSlots {
+  readonly localSlots: number;
+  private readonly leases: Leases;
+  private readonly guard: ReplayGuard;
+  private readonly pending = new Map<string, Pending>();
+  private readonly stop: Array<() => void> = [];
+  private timer: NodeJS.Timeout | undefined;
+  private offline = false;
+  private readonly now: () => number;
+  private readonly replies: string;
+
+  constructor(private readonly options: CoordinatorOptions) {
+    this.localSlots = options.localSlots;
+    this.leases = new Leases({
+      leaseMs: options.leaseMs,
+      takeMs: options.takeMs,
+      resendMs: Math.max(500, Math.min(options.leaseMs, options.takeMs / 4)),
+    });
+    this.guard = new ReplayGuard(options.windowMs);
+    this.now = options.now ?? Date.now;
+    this.replies = repliesTopic(options.project, options.runId);
+  }
+
+  /** Listens on the run's topic; before any job goes out. */
+  async start(): Promise<void> {
+    const { transport } = this.options;
+    this.stop.push(
+      transport.onMessage((topic, payload) => {
+        if (topic === this.replies) this.onReply(payload);
+      }),
+      transport.onOffline(() => {
+        this.offline = true;
+      }),
+      transport.onReconnect(() => this.onReconnect()),
+    );
+    await transport.subscribe(this.replies);
+    this.timer = setInterval(() => this.tick(), Math.max(20, Math.min(250, this.options.leaseMs / 4)));
+    this.timer.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    for (const s of this.stop.splice(0)) s();
+    for (const p of this.pending.values()) p.answer({ kind: 'aborted' });
+    await this.options.transport.unsubscribe(this.replies).catch(() => undefined);
+  }
+
+  keepsLocal(input: RunStageInput): string | undefined {
+    const { inst } = input;
+    if (inst.spec.local) return 'local: true';
+    if (input.parts.local) return input.parts.local;
+    if (inst.loop) return 'a loop iteration (loops run where the pipeline runs)';
+    if (input.inputs.some((f) => path.isAbsolute(f))) return 'it reads files outside the project';
+    return undefined;
+  }
+
+  async run(input: RunStageInput, ctx: StageRunContext, deps: readonly StageInstance[]): Promise<RemoteOutcome> {
+    const { inst } = input;
+    const force = this.options.force || input.reason.includes('stale_if');
+    if (!force) {
+      const hit = await this.options.stages.fetch(input, ctx, true);
+      if (hit) return hit;
+    }
+    // Dispatching starts here: the lookup above is what a local run with a remote cache makes too.
+    const started = this.now();
+    const files = await this.storeFiles(input, ctx, deps);
+    if ('problem' in files) return this.failure('no-worker', files.problem);
+    const job: Job = {
+      kind: 'job',
+      project: this.options.project,
+      run: this.options.runId,
+      job: inst.id,
+      attempt: 1,
+      pipeline: this.options.pipeline,
+      params: this.options.params,
+      stage: inst.stageId,
+      instance: inst.id,
+      definition: definitionHash(inst),
+      fingerprint: input.fingerprint,
+      parts: {
+        code: input.parts.code,
+        params: input.parts.params,
+        inputs: input.parts.inputs,
+        deps: input.parts.deps,
+        schemas: input.parts.schemas,
+      },
+      skipped: [],
+      files: files.files,
+      leaseMs: this.options.leaseMs,
+      force,
+    };
+    const sentAt = this.now();
+    const answer = await this.dispatch(job, ctx, input.reason);
+    const answeredAt = this.now();
+    switch (answer.kind) {
+      case 'aborted':
+        return { status: 'aborted', code: 'interrupted', attempts: 0, reason: 'run interrupted' };
+      case 'untaken':
+        return this.failure(
+          'no-worker',
+          `no worker took it within ${seconds(answer.waitedMs)}: start \`refinery worker --broker URL --remote-cache URL\` in a checkout of project '${this.options.project}' (or raise --take-timeout)`,
+        );
+      case 'refused':
+        return this.failure('worker-refused', `worker ${answer.worker} refused it: ${answer.reason}`, answer.worker);
+      case 'failed':
+        return {
+          status: 'failed',
+          code: knownCode(answer.failed.code),
+          attempts: answer.failed.attempts,
+          reason: `on worker ${answer.worker}: ${answer.failed.reason}`,
+          worker: answer.worker,
+        };
+      case 'done':
+        return this.take(input, ctx, answer, { started, sentAt, answeredAt });
+    }
+  }
+
+  /** The worker's result, from the remote cache as a hit is taken: checked, published, recorded. */
+  private async take(
+    input: RunStageInput,
+    ctx: StageRunContext,
+    answer: { worker: string; done: Done },
+    at: { started: number; sentAt: number; answeredAt: number },
+  ): Promise<RemoteOutcome> {
+    const { worker, done } = answer;
+    const fetched = await this.options.stages.fetch(input, ctx, false);
+    if (!fetched)
+      return this.failure(
+        'worker-result-refused',
+        `worker ${worker} said it stored the result, but the remote cache has no entry for it that holds (see the warning)`,
+        worker,
+      );
+    // What dispatching added to the stage: storing its inputs, the trips through the broker, the
+    // worker's upload and this fetch; not its wait for a worker's slot, nor its run there.
+    const away = at.answeredAt - at.sentAt - done.queuedMs - done.runMs;
+    const overhead = Math.max(0, at.sentAt - at.started + away + (this.now() - at.answeredAt));
+    ctx.bus.emit({
+      type: 'stage-report',
+      stage: input.inst.id,
+      report: { kind: 'metric', name: 'dispatch-overhead', value: overhead, unit: 'ms' },
+    });
+    const { remote: _saved, ...outcome } = fetched;
+    return {
+      ...outcome,
+      code: 'ran',
+      attempts: 1,
+      summary: done.how === 'cached' ? `from the remote cache, through worker ${worker}` : `ran on worker ${worker}`,
+      worker,
+    };
+  }
+
+  private failure(code: StageOutcomeCode, reason: string, worker?: string): RemoteOutcome {
+    return { status: 'failed', code, attempts: 0, reason, ...(worker ? { worker } : {}) };
+  }
+
+  /** Every file the stage reads, stored in the CAS: its inputs, and what the stages it depends on wrote. */
+  private async storeFiles(
+    input: RunStageInput,
+    ctx: StageRunContext,
+    deps: readonly StageInstance[],
+  ): Promise<{ files: Job['files'] } | { problem: string }> {
+    const paths = new Set(input.inputs);
+    for (const dep of deps) for (const o of Object.values(dep.outputs)) paths.add(o.path);
+    const files: Job['files'] = [];
+    for (const rel of [...paths].sort()) {
+      const stamp = ctx.hashes.stamp(rel);
+      // A dependency's output that is not there (it was skipped) is not read either.
+      if (!stamp) continue;
+      files.push({ path: rel, sha256: base64urlToHex(stamp[3]), size: stamp[0] });
+    }
+    const problems = await Promise.all(
+      files.map((f) => this.options.stages.remote.storeFile(path.join(this.options.root, f.path), f.sha256, f.size)),
+    );
+    const at = problems.findIndex((p) => p !== undefined);
+    if (at >= 0) return { problem: `its input ${files[at]?.path} could not be stored in the remote cache: ${problems[at]}` };
+    return { files };
+  }
+
+  private dispatch(job: Job, ctx: StageRunContext, reason: string): Promise<Answer> {
+    return new Promise<Answer>((resolve) => {
+      const onAbort = (): void => pending.answer({ kind: 'aborted' });
+      const pending: Pending = {
+        job,
+        refusals: 0,
+        started: false,
+        answer: (a) => {
+          if (this.pending.get(job.job) !== pending) return;
+          this.pending.delete(job.job);
+          this.leases.settle(job.job);
+          ctx.signal.removeEventListener('abort', onAbort);
+          resolve(a);
+        },
+        onTaken: (worker) => {
+          if (pending.started) return;
+          pending.started = true;
+          ctx.bus.emit({ type: 'stage-start', stage: job.instance, attempt: 1, reason, worker });
+        },
+      };
+      this.pending.set(job.job, pending);
+      if (ctx.signal.aborted) return onAbort();
+      ctx.signal.addEventListener('abort', onAbort, { once: true });
+      this.send(pending);
+    });
+  }
+
+  /** Sends the job (again, as a new attempt): a fresh nonce and time, so it is no replay. */
+  private send(pending: Pending): void {
+    const attempt = this.leases.send(pending.job.job, this.now());
+    pending.job = { ...pending.job, attempt };
+    this.publish(pending);
+  }
+
+  private publish(pending: Pending): void {
+    const { transport, key, project } = this.options;
+    // A publish that fails while offline is sent again on reconnect (onReconnect).
+    transport.publish(jobsTopic(project), seal(key, 'coordinator', pending.job, this.now())).catch(() => undefined);
+  }
+
+  private onReconnect(): void {
+    this.offline = false;
+    this.leases.resume(this.now());
+    // Jobs no worker has taken may have been lost with the broker: sent again (a duplicate is harmless).
+    for (const p of this.pending.values()) if (this.leases.takers(p.job.job).length === 0) this.publish(p);
+  }
+
+  private tick(): void {
+    if (this.offline) return;
+    for (const due of this.leases.due(this.now())) {
+      const pending = this.pending.get(due.job);
+      if (!pending) {
+        this.leases.settle(due.job);
+        continue;
+      }
+      if (due.kind === 'untaken') pending.answer({ kind: 'untaken', waitedMs: due.waitedMs });
+      else if (due.kind === 'resend') this.publish(pending);
+      else {
+        this.options.warn(
+          `worker ${due.workers.join(', ')} said nothing of ${due.job} for ${seconds(due.silentMs)} (its lease): dispatched again`,
+        );
+        this.send(pending);
+      }
+    }
+  }
+
+  private onReply(payload: Buffer): void {
+    const opened = open(this.options.key, payload, this.guard, this.now());
+    if (!opened.ok) {
+      this.options.warn(`refused a message on ${this.replies}: ${opened.reason}`);
+      return;
+    }
+    const parsed = parseReply(opened.body);
+    if ('problem' in parsed) {
+      this.options.warn(`refused a message from ${opened.from}: ${parsed.problem}`);
+      return;
+    }
+    const { reply } = parsed;
+    if (reply.run !== this.options.runId) return;
+    this.handle(opened.from, reply);
+  }
+
+  private handle(worker: string, reply: Reply): void {
+    const now = this.now();
+    if (reply.kind === 'beat') {
+      this.leases.beat(worker, reply.jobs, now);
+      return;
+    }
+    const pending = this.pending.get(reply.job);
+    // A late word on a job that has its answer (a slow duplicate): its result is the same entry.
+    if (!pending) return;
+    switch (reply.kind) {
+      case 'taken':
+        this.leases.took(reply.job, worker, now);
+        pending.onTaken(worker);
+        return;
+      case 'back':
+        this.leases.handedBack(reply.job, worker);
+        if (this.leases.takers(reply.job).length === 0) this.send(pending);
+        return;
+      case 'done':
+        if (reply.fingerprint !== pending.job.fingerprint) {
+          this.options.warn(`worker ${worker} answered ${reply.job} with another fingerprint; ignored`);
+          return;
+        }
+        pending.answer({ kind: 'done', worker, done: reply });
+        return;
+      case 'failed':
+        if (reply.code === 'worker-refused') {
+          pending.refusals += 1;
+          this.options.warn(`worker ${worker} refused ${reply.job}: ${reply.reason}`);
+          if (pending.refusals >= MAX_REFUSALS) pending.answer({ kind: 'refused', worker, reason: reply.reason });
+          else this.send(pending);
+          return;
+        }
+        pending.answer({ kind: 'failed', worker, failed: reply });
+        return;
+    }
+  }
+}
+
+const CODES = new Set<string>([
+  'command-failed',
+  'task-threw',
+  'unknown-task',
+  'task-load-failed',
+  'invalid-params',
+  'invalid-artifact',
+  'publish-failed',
+  'timed-out',
+  'output-outside-project',
+  'output-path-blocked',
+  'missing-input',
+  'unreadable-input',
+  'expression-failed',
+  'state-write-failed',
+  'file-system-error',
+  'internal-error',
+  'worker-result-refused',
+]);
+
+/** A failure code from a worker, if it is one a failed stage may have; else internal-error. */
+function knownCode(code: string): StageOutcomeCode {
+  return CODES.has(code) ? (code as StageOutcomeCode) : 'internal-error';
+}

@@ -1,0 +1,213 @@
+// `refinery worker`: takes stage jobs from the project's shared subscription and runs them in this
+// checkout through the engine's JobRunner, as many at once as its slots and pools allow. It says
+// it took each job, says it still holds it at a third of the lease, and answers with the result's
+// digests. Stopping (SIGTERM), it unsubscribes, gives back the jobs it has not started, and
+// finishes those it runs.
+import type { Job, Reply } from '../../engine/dispatch/messages.ts';
+import { parseJob } from '../../engine/dispatch/messages.ts';
+import { open, ReplayGuard, seal } from '../../engine/dispatch/envelope.ts';
+import { repliesTopic, sharedJobsTopic } from '../../engine/dispatch/topics.ts';
+import type { WorkerTransport } from '../../engine/dispatch/transport.ts';
+import type { JobResult, Storing } from '../../engine/dispatch/worker-jobs.ts';
+import { Dispatcher } from '../../engine/executor/dispatch.ts';
+
+/** What the worker tells its log. */
+export type WorkerEvent =
+  | { kind: 'ready'; topic: string }
+  | { kind: 'took'; job: Job }
+  | { kind: 'finished'; job: Job; result: JobResult; ms: number }
+  | { kind: 'handed-back'; job: Job }
+  | { kind: 'refused-message'; reason: string }
+  | { kind: 'stopping'; running: number; queued: number };
+
+export interface JobExecutor {
+  poolOf(job: Job): Promise<string | undefined>;
+  run(job: Job): Promise<JobResult | Storing>;
+}
+
+export interface WorkerOptions {
+  name: string;
+  project: string;
+  key: Buffer;
+  transport: WorkerTransport;
+  jobs: JobExecutor;
+  concurrency: number;
+  pools: Record<string, number>;
+  windowMs: number;
+  onEvent(event: WorkerEvent): void;
+}
+
+interface Held {
+  job: Job;
+  started: boolean;
+  receivedAt: number;
+}
+
+export class Worker {
+  private readonly guard: ReplayGuard;
+  private readonly slots: Dispatcher;
+  /** Jobs taken and not answered, by run and job id. */
+  private readonly held = new Map<string, Held>();
+  private readonly lastBeat = new Map<string, number>();
+  private stopping = false;
+  private timer: NodeJS.Timeout | undefined;
+  private stopListening: Array<() => void> = [];
+  private idle: (() => void) | undefined;
+
+  constructor(private readonly options: WorkerOptions) {
+    this.guard = new ReplayGuard(options.windowMs);
+    this.slots = new Dispatcher(options.concurrency, options.pools);
+  }
+
+  async start(): Promise<void> {
+    const { transport, project } = this.options;
+    const topic = sharedJobsTopic(project);
+    this.stopListening.push(
+      transport.onMessage((t, payload) => {
+        if (t === topic || t === topic.replace(/^\$share\/[^/]+\//, '')) this.onJob(payload);
+      }),
+      transport.onReconnect(() => this.beatAll(true)),
+    );
+    await transport.subscribe(topic);
+    this.timer = setInterval(() => this.beatAll(false), 100);
+    this.options.onEvent({ kind: 'ready', topic });
+  }
+
+  /** Stops taking jobs; gives back those not started; resolves once those running have finished. */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    const topic = sharedJobsTopic(this.options.project);
+    await this.options.transport.unsubscribe(topic).catch(() => undefined);
+    const running = [...this.held.values()].filter((h) => h.started).length;
+    this.options.onEvent({ kind: 'stopping', running, queued: this.held.size - running });
+    for (const h of [...this.held.values()]) if (!h.started) this.handBack(h);
+    if (this.held.size > 0) await new Promise<void>((resolve) => (this.idle = resolve));
+    if (this.timer) clearInterval(this.timer);
+    for (const s of this.stopListening.splice(0)) s();
+  }
+
+  private keyOf(job: Pick<Job, 'run' | 'job'>): string {
+    return `${job.run}\0${job.job}`;
+  }
+
+  private reply(job: Job, body: Reply): void {
+    const { transport, key, name, project } = this.options;
+    transport.publish(repliesTopic(project, job.run), seal(key, name, body)).catch(() => undefined);
+  }
+
+  private onJob(payload: Buffer): void {
+    const opened = open(this.options.key, payload, this.guard);
+    if (!opened.ok) {
+      this.options.onEvent({ kind: 'refused-message', reason: opened.reason });
+      return;
+    }
+    const parsed = parseJob(opened.body);
+    if ('problem' in parsed) {
+      this.options.onEvent({ kind: 'refused-message', reason: parsed.problem });
+      return;
+    }
+    const { job } = parsed;
+    if (job.project !== this.options.project) {
+      this.options.onEvent({ kind: 'refused-message', reason: `a job of project '${job.project}' on this project's topic` });
+      return;
+    }
+    const id = this.keyOf(job);
+    const known = this.held.get(id);
+    if (known) {
+      // Sent again (a lapsed lease, a broker restart): this worker still has it.
+      known.job = { ...known.job, attempt: Math.max(known.job.attempt, job.attempt) };
+      this.reply(job, { kind: 'taken', run: job.run, job: job.job, attempt: job.attempt });
+      return;
+    }
+    const held: Held = { job, started: false, receivedAt: Date.now() };
+    if (this.stopping) return this.handBack(held);
+    this.held.set(id, held);
+    this.reply(job, { kind: 'taken', run: job.run, job: job.job, attempt: job.attempt });
+    this.options.onEvent({ kind: 'took', job });
+    void this.schedule(held);
+  }
+
+  private async schedule(held: Held): Promise<void> {
+    const pool = await this.options.jobs.poolOf(held.job);
+    await this.slots.dispatch(pool, async () => {
+      if (this.stopping || !this.held.has(this.keyOf(held.job))) return;
+      held.started = true;
+      const startedAt = Date.now();
+      let result: JobResult | Storing;
+      try {
+        result = await this.options.jobs.run(held.job);
+      } catch (error) {
+        result = failure(error);
+      }
+      // Its upload goes on without the slot: the next stage starts meanwhile.
+      if (result.kind !== 'storing') return this.finish(held, result, startedAt);
+      void result.result.then(
+        (r) => this.finish(held, r, startedAt),
+        (error: unknown) => this.finish(held, failure(error), startedAt),
+      );
+    });
+  }
+
+  private finish(held: Held, result: JobResult, startedAt: number): void {
+    const { job } = held;
+    this.held.delete(this.keyOf(job));
+    const queuedMs = startedAt - held.receivedAt;
+    if (result.kind === 'done') {
+      this.reply(job, {
+        kind: 'done',
+        run: job.run,
+        job: job.job,
+        attempt: job.attempt,
+        fingerprint: job.fingerprint,
+        key: result.key,
+        outputs: result.outputs,
+        queuedMs,
+        runMs: result.runMs,
+        how: result.how,
+      });
+    } else if (result.code === 'interrupted') {
+      // Stopped by a second SIGTERM: another worker runs it.
+      this.reply(job, { kind: 'back', run: job.run, job: job.job, attempt: job.attempt });
+    } else {
+      this.reply(job, {
+        kind: 'failed',
+        run: job.run,
+        job: job.job,
+        attempt: job.attempt,
+        code: result.code,
+        reason: result.reason.slice(0, 4000),
+        attempts: result.attempts,
+      });
+    }
+    this.options.onEvent({ kind: 'finished', job, result, ms: Date.now() - startedAt });
+    if (this.held.size === 0) this.idle?.();
+  }
+
+  private handBack(held: Held): void {
+    this.held.delete(this.keyOf(held.job));
+    this.reply(held.job, { kind: 'back', run: held.job.run, job: held.job.job, attempt: held.job.attempt });
+    this.options.onEvent({ kind: 'handed-back', job: held.job });
+  }
+
+  /** One beat per run for every job held, at a third of its lease (and at once after a reconnect). */
+  private beatAll(now: boolean): void {
+    const byRun = new Map<string, { jobs: string[]; leaseMs: number; any: Job }>();
+    for (const h of this.held.values()) {
+      const entry = byRun.get(h.job.run) ?? { jobs: [], leaseMs: h.job.leaseMs, any: h.job };
+      entry.jobs.push(h.job.job);
+      entry.leaseMs = Math.min(entry.leaseMs, h.job.leaseMs);
+      byRun.set(h.job.run, entry);
+    }
+    const at = Date.now();
+    for (const [run, { jobs, leaseMs, any }] of byRun) {
+      if (!now && at - (this.lastBeat.get(run) ?? 0) < leaseMs / 3) continue;
+      this.lastBeat.set(run, at);
+      this.reply(any, { kind: 'beat', run, jobs });
+    }
+  }
+}
+
+function failure(error: unknown): JobResult {
+  return { kind: 'failed', code: 'internal-error', reason: `internal error: ${(error as Error).stack ?? String(error)}`, attempts: 0 };
+}

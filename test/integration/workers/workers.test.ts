@@ -1,0 +1,248 @@
+// refinery worker and refinery run --workers on a real mosquitto (MQTT 5, persistence on) and a
+// real nginx (WebDAV) as the remote cache: workers in separate clones of one project.
+import { readFileSync } from 'node:fs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import mqtt from 'mqtt';
+import { events, runCli, type TempProject } from '../../helpers/project.ts';
+import { MOSQUITTO, startMosquitto, type MosquittoBroker } from '../../helpers/mosquitto.ts';
+import { NGINX, startNginxCache, type NginxCache } from '../../helpers/nginx-cache.ts';
+import { skipWithout } from '../../helpers/system-tools.ts';
+import {
+  GRID_PIPELINE,
+  projectClone,
+  spawnCli,
+  stageEndsOf,
+  startWorker,
+  stopAll,
+  uniqueProject,
+  WORKER_KEY,
+  type Proc,
+} from './harness.ts';
+import { seal } from '../../../src/engine/dispatch/envelope.ts';
+
+const SLOW_PIPELINE = `pipeline: slow
+stages:
+  slow:
+    run: ": @P@ && sleep 3 && echo done-slow > \${outputs.o}"
+    outputs: { o: out/slow.txt }
+`;
+
+const FOUR_PIPELINE = `pipeline: four
+stages:
+  s:
+    foreach: [1, 2, 3, 4]
+    run: ": @P@ && sleep 1 && echo s \${item} > \${outputs.o}"
+    outputs: { o: "out/s-\${item}.txt" }
+`;
+
+const MIXED_PIPELINE = `pipeline: mixed
+stages:
+  quick:
+    foreach: [1, 2]
+    run: ": @P@ && echo quick \${item} > \${outputs.o}"
+    outputs: { o: "out/q-\${item}.txt" }
+  slow:
+    run: ": @P@ && sleep 4 && echo slow > \${outputs.o}"
+    outputs: { o: out/slow.txt }
+`;
+
+describe.skipIf(skipWithout(MOSQUITTO) || skipWithout(NGINX))('workers on mosquitto and nginx', () => {
+  let broker: MosquittoBroker;
+  let cache: NginxCache;
+  let procs: Proc[] = [];
+  const clones: TempProject[] = [];
+  beforeAll(async () => {
+    broker = await startMosquitto();
+    cache = await startNginxCache();
+  });
+  afterEach(async () => {
+    await stopAll(procs);
+    procs = [];
+  });
+  afterAll(async () => {
+    for (const c of clones) c.cleanup();
+    await broker?.dispose();
+    await cache?.dispose();
+  });
+
+  function clone(project: string, pipelines: Record<string, string>): TempProject {
+    const c = projectClone(project, pipelines);
+    clones.push(c);
+    return c;
+  }
+
+  async function worker(c: TempProject, name: string): Promise<Proc> {
+    const w = await startWorker(c, name, broker.url, cache.url);
+    procs.push(w);
+    return w;
+  }
+
+  function coordinator(c: TempProject, pipeline: string, ...args: string[]): Proc {
+    const p = spawnCli(['run', pipeline, '--json', '--workers', broker.url, '--remote-cache', cache.url, ...args], c.root);
+    procs.push(p);
+    return p;
+  }
+
+  it('workers - 3 workers in separate clones run a pipeline, each stage-end names its worker, and the outputs are byte-identical to a local run', {
+    timeout: 120_000,
+  }, async () => {
+    const project = uniqueProject();
+    const [a, b, c, here, local] = [0, 1, 2, 3, 4].map(() => clone(project, { grid: GRID_PIPELINE }));
+    await Promise.all([worker(a as TempProject, 'w1'), worker(b as TempProject, 'w2'), worker(c as TempProject, 'w3')]);
+    const run = await coordinator(here as TempProject, 'grid').exited;
+    expect(run.code, run.stderr).toBe(0);
+    const ends = stageEndsOf(run.stdout);
+    expect(Object.keys(ends).sort()).toEqual(['cell[1]', 'cell[2]', 'cell[3]', 'cell[4]', 'cell[5]', 'cell[6]', 'gather', 'report']);
+    for (const e of Object.values(ends)) {
+      expect(e.status, JSON.stringify(e)).toBe('succeeded');
+      expect(['w1', 'w2', 'w3']).toContain(e.worker);
+    }
+    expect(new Set(Object.values(ends).map((e) => e.worker)).size).toBeGreaterThanOrEqual(2);
+    const starts = events(run.stdout).filter((e) => e.type === 'stage-start');
+    expect(starts.every((e) => typeof e.worker === 'string')).toBe(true);
+
+    const alone = await runCli(['run', 'grid', '--json', '-j', '2'], {
+      cwd: (local as TempProject).root,
+      env: { REFINERY_REMOTE_CACHE: '' },
+    });
+    expect(alone.code, alone.stderr).toBe(0);
+    for (const rel of ['out/cell-1.txt', 'out/cell-6.txt', 'out/all.txt', 'out/report.json'])
+      expect(readFileSync((here as TempProject).path(rel)), rel).toEqual(readFileSync((local as TempProject).path(rel)));
+
+    const again = await coordinator(here as TempProject, 'grid').exited;
+    expect(again.code, again.stderr).toBe(0);
+    expect(Object.values(stageEndsOf(again.stdout)).every((e) => e.status === 'fresh')).toBe(true);
+  });
+
+  it('workers - a worker killed with SIGKILL mid-stage: its lease lapses and another worker runs the stage', async () => {
+    const project = uniqueProject();
+    const [a, b, here] = [0, 1, 2].map(() => clone(project, { slow: SLOW_PIPELINE }));
+    const w1 = await worker(a as TempProject, 'w1');
+    const run = coordinator(here as TempProject, 'slow', '--lease', '1');
+    // The coordinator heard that w1 took it: from here only w1's lease tells whether it lives.
+    await run.waitFor(/"type":"stage-start"[^\n]*"worker":"w1"/);
+    w1.kill('SIGKILL');
+    await w1.exited;
+    await worker(b as TempProject, 'w2');
+    const result = await run.exited;
+    expect(result.code, result.stderr).toBe(0);
+    expect(stageEndsOf(result.stdout).slow).toMatchObject({ status: 'succeeded', worker: 'w2' });
+    expect(result.stderr).toMatch(/worker w1 said nothing of slow for .* dispatched again/);
+    expect(readFileSync((here as TempProject).path('out/slow.txt'), 'utf8')).toBe('done-slow\n');
+  });
+
+  it('workers - a broker restart mid-run loses no stage', async () => {
+    const project = uniqueProject();
+    const [a, b, here] = [0, 1, 2].map(() => clone(project, { four: FOUR_PIPELINE }));
+    await Promise.all([worker(a as TempProject, 'w1'), worker(b as TempProject, 'w2')]);
+    const run = coordinator(here as TempProject, 'four', '--lease', '3');
+    await run.waitFor(/"type":"stage-start"/);
+    await broker.restart();
+    const result = await run.exited;
+    expect(result.code, result.stderr).toBe(0);
+    const ends = stageEndsOf(result.stdout);
+    expect(Object.values(ends).map((e) => e.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
+    for (const i of [1, 2, 3, 4]) expect(readFileSync((here as TempProject).path(`out/s-${i}.txt`), 'utf8')).toBe(`s ${i}\n`);
+  });
+
+  it('workers - a worker whose pipeline differs refuses the job, says so, and the run fails naming the difference', async () => {
+    const project = uniqueProject();
+    const stale = clone(project, { grid: GRID_PIPELINE.replace('echo cell', 'echo CELL') });
+    const here = clone(project, { grid: GRID_PIPELINE });
+    const w1 = await worker(stale, 'w1');
+    const result = await coordinator(here, 'grid', '--only', 'cell[1]').exited;
+    expect(result.code).toBe(1);
+    expect(stageEndsOf(result.stdout)['cell[1]']).toMatchObject({
+      status: 'failed',
+      code: 'worker-refused',
+      worker: 'w1',
+      reason: expect.stringContaining('stage cell is defined differently'),
+    });
+    expect(w1.stdout()).toMatch(/refused cell\[1\] .*defined differently/);
+  });
+
+  it('workers - forged, replayed and tampered replies are refused, and the stage still takes the real result', async () => {
+    const project = uniqueProject();
+    const [a, here] = [0, 1].map(() => clone(project, { slow: SLOW_PIPELINE }));
+    await worker(a as TempProject, 'w1');
+    const spy = await mqtt.connectAsync(broker.url, { protocolVersion: 5 });
+    await spy.subscribeAsync(`refinery/${project}/runs/#`, { qos: 1 });
+    const taken = new Promise<{ topic: string; text: string }>((resolve) =>
+      spy.on('message', (topic, payload) => {
+        const text = payload.toString();
+        if (text.includes('"kind":"taken"')) resolve({ topic, text });
+      }),
+    );
+    const run = coordinator(here as TempProject, 'slow');
+    const real = await taken;
+    const body = (JSON.parse(real.text) as { body: { run: string } }).body;
+    const done = {
+      kind: 'done',
+      run: body.run,
+      job: 'slow',
+      attempt: 1,
+      fingerprint: 'x',
+      key: '0'.repeat(64),
+      outputs: {},
+      queuedMs: 0,
+      runMs: 0,
+      how: 'ran',
+    };
+    await spy.publishAsync(real.topic, seal(Buffer.from('forger-key-'.repeat(4)), 'w1', done), { qos: 1 });
+    await spy.publishAsync(real.topic, JSON.stringify(done), { qos: 1 });
+    await spy.publishAsync(real.topic, real.text, { qos: 1 });
+    await spy.publishAsync(real.topic, real.text.replace('"attempt":1', '"attempt":2'), { qos: 1 });
+    await spy.endAsync();
+    const result = await run.exited;
+    expect(result.code, result.stderr).toBe(0);
+    expect(stageEndsOf(result.stdout).slow).toMatchObject({ status: 'succeeded', worker: 'w1', code: 'ran' });
+    expect(result.stderr).toContain('signature does not match REFINERY_WORKER_KEY');
+    expect(result.stderr).toContain('it is not signed');
+    expect(result.stderr).toContain('its nonce was seen before (a replay)');
+    expect(readFileSync((here as TempProject).path('out/slow.txt'), 'utf8')).toBe('done-slow\n');
+  });
+
+  it('workers - a coordinator killed and started again takes a stage its worker finished from the cache without dispatching it', async () => {
+    const project = uniqueProject();
+    const [a, here] = [0, 1].map(() => clone(project, { mixed: MIXED_PIPELINE }));
+    const w1 = await startWorker(a as TempProject, 'w1', broker.url, cache.url, '-j', '3');
+    procs.push(w1);
+    const first = coordinator(here as TempProject, 'mixed');
+    await w1.waitFor(/took slow/);
+    first.kill('SIGKILL');
+    await first.exited;
+    // The worker goes on, and stores its result where the next run looks first.
+    await w1.waitFor(/ran slow/);
+    const second = await coordinator(here as TempProject, 'mixed').exited;
+    expect(second.code, second.stderr).toBe(0);
+    expect(stageEndsOf(second.stdout).slow).toMatchObject({ status: 'succeeded', code: 'from-remote-cache' });
+    const started = events(second.stdout)
+      .filter((e) => e.type === 'stage-start')
+      .map((e) => e.stage);
+    expect(started).not.toContain('slow');
+    expect(readFileSync((here as TempProject).path('out/slow.txt'), 'utf8')).toBe('slow\n');
+  });
+
+  it('run --workers - a stage no worker takes within --take-timeout fails the run with that reason', async () => {
+    const here = clone(uniqueProject(), { slow: SLOW_PIPELINE });
+    const result = await coordinator(here, 'slow', '--take-timeout', '1').exited;
+    expect(result.code).toBe(1);
+    expect(stageEndsOf(result.stdout).slow).toMatchObject({
+      status: 'failed',
+      code: 'no-worker',
+      reason: expect.stringContaining('no worker took it within'),
+    });
+  });
+
+  it('worker and run --workers - refuse to start without REFINERY_WORKER_KEY', async () => {
+    const here = clone(uniqueProject(), { slow: SLOW_PIPELINE });
+    const env = { REFINERY_WORKER_KEY: '' };
+    const w = await runCli(['worker', '--broker', broker.url, '--remote-cache', cache.url], { cwd: here.root, env });
+    const r = await runCli(['run', 'slow', '--workers', broker.url, '--remote-cache', cache.url], { cwd: here.root, env });
+    for (const result of [w, r]) {
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('REFINERY_WORKER_KEY is not set');
+    }
+    expect(WORKER_KEY.length).toBeGreaterThanOrEqual(32);
+  });
+});
