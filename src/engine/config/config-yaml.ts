@@ -1,6 +1,8 @@
 // How refinery.config.yaml is read into plain data, for every section's loader (backends, remote
 // cache): a YAML error or an alias that expands too far comes back as one located message, never a
 // throw from inside the YAML library.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { isAlias, isMap, isNode, isScalar, LineCounter, parseDocument, visit } from 'yaml';
 import { didYouMean } from '../diagnostics/format.ts';
 
@@ -80,4 +82,38 @@ export function sectionIssues(
     }
     return `${located(file, text, at)} ${at.map(String).join('.')}: ${issue.message}`;
   });
+}
+
+type SectionIssue = { code: string; path: readonly PropertyKey[]; message: string; keys?: readonly string[] };
+
+/** A zod object schema, as far as reading a section needs it (zod itself enters elsewhere). */
+export interface SectionSchema<T> {
+  shape: object;
+  safeParse(data: unknown): { success: true; data: T } | { success: false; error: { issues: readonly SectionIssue[] } };
+}
+
+/**
+ * One section of a config file, checked by its schema; nothing when the file or the section is
+ * absent, else the section or every problem of it, located (`what` names it in the message).
+ */
+export function readConfigSection<T>(
+  root: string,
+  file: string,
+  section: string,
+  schema: SectionSchema<T>,
+  what: string,
+): { config?: T; error?: string } {
+  const absolute = path.resolve(root, file);
+  if (!existsSync(absolute)) return {};
+  const text = readFileSync(absolute, 'utf8');
+  const read = parseConfigYaml(text, file);
+  if (!read.ok) return { error: read.error };
+  const data = read.data as Record<string, unknown> | null;
+  if (!data || typeof data !== 'object' || data[section] === undefined || data[section] === null) return {};
+  const parsed = schema.safeParse(data[section]);
+  if (!parsed.success) {
+    const lines = sectionIssues(file, text, section, parsed.error.issues, Object.keys(schema.shape));
+    return { error: `invalid ${what} config:\n${lines.join('\n')}` };
+  }
+  return { config: parsed.data };
 }

@@ -3,12 +3,12 @@
 // values named by `headers_from_env`, credentials in the URL of the flag or the variable), and
 // every one is registered for redaction before any request is made.
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { rememberSecret } from '../../security/known-secrets.ts';
 import { REMOTE_CACHE_CONFIG_FILE } from './configured.ts';
-import { parseConfigYaml, sectionIssues } from '../config/config-yaml.ts';
+import { readConfigSection } from '../config/config-yaml.ts';
 
 export interface RemoteCacheSettings {
   /** Without credentials and without a trailing slash: safe to print. */
@@ -76,19 +76,7 @@ function truthy(value: string | undefined): boolean {
 
 /** The `remote_cache:` section; undefined when the file or the section is absent. */
 function readFileConfig(root: string, file: string): { config?: FileConfig; error?: string } {
-  const absolute = path.resolve(root, file);
-  if (!existsSync(absolute)) return {};
-  const text = readFileSync(absolute, 'utf8');
-  const read = parseConfigYaml(text, file);
-  if (!read.ok) return { error: read.error };
-  const data = read.data as Record<string, unknown> | null;
-  if (!data || typeof data !== 'object' || data.remote_cache === undefined || data.remote_cache === null) return {};
-  const parsed = remoteCacheSchema.safeParse(data.remote_cache);
-  if (!parsed.success) {
-    const lines = sectionIssues(file, text, 'remote_cache', parsed.error.issues, Object.keys(remoteCacheSchema.shape));
-    return { error: `invalid remote cache config:\n${lines.join('\n')}` };
-  }
-  return { config: parsed.data };
+  return readConfigSection(root, file, 'remote_cache', remoteCacheSchema, 'remote cache');
 }
 
 /** Splits credentials out of a URL: they become an Authorization header and are remembered as secrets. */

@@ -1,12 +1,6 @@
-// Where a run's traces go and how: the OpenTelemetry variables (OTEL_EXPORTER_OTLP_*,
-// OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES), else `telemetry:` in refinery.config.yaml. A
-// variable wins over the file, setting by setting. Header values (a Logfire write token) come
-// only from the environment, and every one is registered for redaction before anything is sent.
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { z } from 'zod';
 import { rememberSecret } from '../../security/known-secrets.ts';
-import { parseConfigYaml, sectionIssues } from '../config/config-yaml.ts';
+import { readConfigSection } from '../config/config-yaml.ts';
 import { TELEMETRY_CONFIG_FILE } from './configured.ts';
 
 export type OtlpProtocol = 'http/protobuf' | 'http/json';
@@ -44,20 +38,7 @@ const telemetrySchema = z.strictObject({
 type FileConfig = z.output<typeof telemetrySchema>;
 
 function readFileConfig(root: string): { config?: FileConfig; error?: string } {
-  const file = TELEMETRY_CONFIG_FILE;
-  const absolute = path.resolve(root, file);
-  if (!existsSync(absolute)) return {};
-  const text = readFileSync(absolute, 'utf8');
-  const read = parseConfigYaml(text, file);
-  if (!read.ok) return { error: read.error };
-  const data = read.data as Record<string, unknown> | null;
-  if (!data || typeof data !== 'object' || data.telemetry === undefined || data.telemetry === null) return {};
-  const parsed = telemetrySchema.safeParse(data.telemetry);
-  if (!parsed.success) {
-    const lines = sectionIssues(file, text, 'telemetry', parsed.error.issues, Object.keys(telemetrySchema.shape));
-    return { error: `invalid telemetry config:\n${lines.join('\n')}` };
-  }
-  return { config: parsed.data };
+  return readConfigSection(root, TELEMETRY_CONFIG_FILE, 'telemetry', telemetrySchema, 'telemetry');
 }
 
 /** `k=v,k2=v2` with percent-encoded values (the W3C baggage form the OTEL_* lists use). */
