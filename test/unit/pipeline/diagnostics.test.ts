@@ -24,7 +24,7 @@ describe('pipeline diagnostics', () => {
         "pipelines/x.yaml:5:5 error: unknown key 'ouputs'; did you mean 'outputs'?",
         '  5 |     ouputs: { o: out/o }',
         '    |     ^^^^^^',
-        '  = allowed here: description, task, run, with, inputs, outputs, needs, foreach, as, when, pool, timeout, retries, retry_backoff, env, loop, stale_if',
+        '  = allowed here: description, task, run, with, inputs, outputs, needs, foreach, as, when, pool, timeout, retries, retry_backoff, env, loop, stale_if, local',
         '',
         '1 error found; nothing was run.',
         '',
