@@ -23,6 +23,8 @@ export interface StageContextOptions {
   bus: EventBus;
   signal: AbortSignal;
   force: boolean;
+  /** `-k`: a failed stage does not stop the run. */
+  keepGoing?: boolean;
   forceReason?: string;
   hashes: FileHashes;
   state: StageState;
@@ -172,6 +174,7 @@ export class StageContexts {
       taskFile: options.taskFile,
       budget: this.budget,
       environment: this.environment,
+      failureStopsRun: options.keepGoing !== true,
       stageEnv: options.stageEnv?.(inst) ?? NO_VARIABLES,
       ...(options.observations ? { observations: options.observations } : {}),
       scope: (outputs) =>

@@ -46,6 +46,8 @@ export interface StageRunContext {
   environment: Readonly<NodeJS.ProcessEnv>;
   /** Variables this stage's processes get on top of `environment` (StageContextOptions.stageEnv). */
   stageEnv: Readonly<Record<string, string>>;
+  /** Whether a stage that fails stops the run (no `-k`). */
+  failureStopsRun: boolean;
 }
 
 export interface StageOutcome {
@@ -113,6 +115,7 @@ async function runCommandStage(
   staged: StagedOutput[],
   signal: AbortSignal,
   onStart: () => void,
+  lastAttempt: boolean,
 ): Promise<AttemptResult> {
   const scope = ctx.scope(Object.fromEntries(staged.map((o) => [o.name, o.staging])));
   const { pieces, values } = renderCommand(inst, scope);
@@ -124,7 +127,10 @@ async function runCommandStage(
     signal,
     onLine: (stream: 'stdout' | 'stderr', message: string) => ctx.bus.emit({ type: 'stage-log', stage: inst.id, stream, message }),
   };
-  const outcome = ctx.runners ? await ctx.runners.run({ ...spec, onStart }) : (onStart(), await runCommand(spec));
+  // Told to the pool so that the stages waiting in runners are dropped the moment this command
+  // fails, before its jobserver token can start one of them.
+  const stopsRunIfFailed = lastAttempt && ctx.failureStopsRun;
+  const outcome = ctx.runners ? await ctx.runners.run({ ...spec, onStart, stopsRunIfFailed }) : (onStart(), await runCommand(spec));
   if (outcome.exitCode === 0 && !outcome.aborted) return { ok: true };
   if (outcome.notStarted) return { ok: false, code: 'stopped-after-failure', reason: 'not started', notStarted: true };
   const how = outcome.exitCode !== null ? `exit code ${outcome.exitCode}` : `signal ${outcome.signal}`;
@@ -324,7 +330,7 @@ async function runStageAttempts(input: RunStageInput, ctx: StageRunContext, comm
       try {
         const result =
           inst.spec.kind === 'run'
-            ? await runCommandStage(inst, ctx, staged, limit.signal, announce)
+            ? await runCommandStage(inst, ctx, staged, limit.signal, announce, attemptNumber === attempts)
             : await runTaskStage(inst, ctx, staged, limit.signal, input.inputs);
         // Every attempt but one dropped unstarted (the run stopped) has begun, however it ended:
         // announced here where nothing announced it yet.

@@ -349,9 +349,13 @@ export class RunnerPool {
         },
         onCancelled: () => settle(aborted ? NOT_STARTED : { ...NOT_STARTED, aborted: false, notStarted: true }),
         onExit: (code, sizes) => {
-          // The runner keeps its token after a failure until told: by then the run has dropped
-          // the jobs that wait, if the failure stops it (dropWaiting), so none of them starts.
-          if (runner.tokens && code !== 0) setImmediate(() => runner.releaseToken());
+          // The runner keeps its token after a failure until told. A failure that stops the run
+          // drops the jobs that wait first, in this same turn: each runner reads its `cancel`
+          // before the token can reach it (runner.py), so none of them starts.
+          if (runner.tokens && code !== 0) {
+            if (spec.stopsRunIfFailed) this.dropWaiting();
+            runner.releaseToken();
+          }
           settle(outcomeOf(runner, spec, code, sizes, aborted));
         },
         onNotStarted: () => settle(undefined),
@@ -367,8 +371,11 @@ export class RunnerPool {
   }
 }
 
-/** A job for the pool: a command, and who to tell when it starts. */
-export type PoolJob = CommandSpec & { onStart?: () => void };
+/**
+ * A job for the pool: a command, who to tell when it starts, and whether its failure stops the
+ * run (the jobs waiting in runners are then dropped before its token is given back).
+ */
+export type PoolJob = CommandSpec & { onStart?: () => void; stopsRunIfFailed?: boolean };
 
 /** A job that was aborted before its command started. */
 const NOT_STARTED: CommandOutcome = { exitCode: null, signal: null, tail: '', aborted: true };
