@@ -6,39 +6,10 @@ import type { App, View } from '../app.ts';
 import { throttle } from '../app.ts';
 import { chip, empty, errorBox, h, link, ms, replace, route, section, table, when } from '../dom.ts';
 import { issuesTable } from './pipelines.ts';
+import type { RunDetail, RunRow } from '../../src/ui/data/runs.ts';
 
-interface RunRow {
-  runId: string;
-  pipeline: string;
-  status: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  durationMs: number | null;
-  counts: Record<string, number> | null;
-  stages: number | null;
-}
-
-interface RunStage {
-  id: string;
-  status: string;
-  startedAt: string | null;
-  endedAt: string | null;
-  durationMs: number | null;
-  attempts: number;
-  startReason?: string;
-  reason?: string;
-  summary?: string;
-  issues?: Array<{ output: string; path: string; pointer: string; message: string }>;
-  rejectedDir?: string;
-}
-
-interface RunDetail {
-  row: RunRow;
-  params: Record<string, unknown>;
-  stages: RunStage[];
-  totalStages: number;
-  loops: Array<{ loop: string; iteration: number; decision: string }>;
-}
+/** A run as /api/runs/:id sends it: the server's detail, cut to `limit` stages. */
+type RunPage = RunDetail & { totalStages: number };
 
 function countsText(counts: Record<string, number> | null): string {
   if (!counts) return '';
@@ -134,7 +105,7 @@ export function runsView(app: App): View {
   };
 }
 
-function gantt(run: RunDetail, pipeline: string): HTMLElement {
+function gantt(run: RunPage, pipeline: string): HTMLElement {
   const start = Date.parse(run.row.startedAt ?? '') || Math.min(...run.stages.map((s) => Date.parse(s.startedAt ?? '') || Infinity));
   const live = run.row.status === 'running';
   const end = live ? Date.now() : Math.max(start + (run.row.durationMs ?? 0), ...run.stages.map((s) => Date.parse(s.endedAt ?? '') || 0));
@@ -169,7 +140,7 @@ export function runView(app: App, runId: string): View {
   let limit = 500;
   let tick: number | undefined;
   const load = async (): Promise<void> => {
-    const run = await getJson<RunDetail>(`/api/runs/${encodeURIComponent(runId)}${qs({ limit })}`);
+    const run = await getJson<RunPage>(`/api/runs/${encodeURIComponent(runId)}${qs({ limit })}`);
     const failures = run.stages.filter((s) => s.status === 'failed' || s.status === 'blocked' || s.issues);
     replace(
       body,
@@ -269,8 +240,8 @@ export function compareView(_app: App, a: string, b: string): View {
     body,
   );
   void Promise.all([
-    getJson<RunDetail>(`/api/runs/${encodeURIComponent(a)}?limit=5000`),
-    getJson<RunDetail>(`/api/runs/${encodeURIComponent(b)}?limit=5000`),
+    getJson<RunPage>(`/api/runs/${encodeURIComponent(a)}?limit=5000`),
+    getJson<RunPage>(`/api/runs/${encodeURIComponent(b)}?limit=5000`),
   ])
     .then(([ra, rb]) => {
       const left = new Map(ra.stages.map((s) => [s.id, s]));
