@@ -3,8 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PassThrough } from 'node:stream';
-import type { CommandIo } from '../../../src/cli/command.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = path.resolve(here, '../../..');
@@ -53,29 +51,4 @@ export function run(argv: string[], options: { cwd: string; env?: NodeJS.Process
   });
 }
 
-/** An in-memory CommandIo for calling a command module directly. */
-export function memoryIo(
-  cwd: string,
-  env: NodeJS.ProcessEnv = {},
-): { io: CommandIo; out: () => string; err: () => string; abort: () => void } {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const controller = new AbortController();
-  return {
-    io: {
-      stdout,
-      stderr,
-      cwd,
-      env: { PATH: process.env.PATH, ...env },
-      signal: controller.signal,
-      forceSignal: new AbortController().signal,
-    },
-    out: () => out,
-    err: () => err,
-    abort: () => controller.abort(),
-  };
-}
+export { memoryIo } from '../../helpers/memory-io.ts';

@@ -3,9 +3,8 @@
 import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { CommandIo } from '../../../src/cli/command.ts';
+import { memoryIo } from '../../helpers/memory-io.ts';
 import { logsCommand } from '../../../src/cli/commands/logs.ts';
 import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
 import { analyzeTurnUnit } from '../../../src/workflows/massgen/analyze.ts';
@@ -91,13 +90,7 @@ describe('MassGen 0.1.97 denied tool calls in logs summary', () => {
 });
 
 async function runLogs(cwd: string, argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d: Buffer) => (out += d.toString()));
-  stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const io: CommandIo = { stdout, stderr, cwd, env: {}, signal: new AbortController().signal, forceSignal: new AbortController().signal };
-  const code = await logsCommand.run(argv, io);
-  return { code, out, err };
+  const memory = memoryIo(cwd);
+  const code = await logsCommand.run(argv, memory.io);
+  return { code, out: memory.out(), err: memory.err() };
 }

@@ -1,22 +1,15 @@
 import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { logsCommand } from '../../../src/cli/commands/logs.ts';
-import type { CommandIo } from '../../../src/cli/command.ts';
+import { memoryIo } from '../../helpers/memory-io.ts';
 import { FIXTURES } from './fixture-truth.ts';
 
 async function run(cwd: string, argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d: Buffer) => (out += d.toString()));
-  stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const io: CommandIo = { stdout, stderr, cwd, env: {}, signal: new AbortController().signal, forceSignal: new AbortController().signal };
-  const code = await logsCommand.run(argv, io);
-  return { code, out, err };
+  const memory = memoryIo(cwd);
+  const code = await logsCommand.run(argv, memory.io);
+  return { code, out: memory.out(), err: memory.err() };
 }
 
 function project(): string {
