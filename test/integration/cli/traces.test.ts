@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../../helpers/fake-openai-server.ts';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../../helpers/otlp-receiver.ts';
 import { REPO_ROOT, runCli, tempProject, type TempProject } from '../../helpers/project.ts';
+import { SCRIPTED_AGENT } from '../jobs/support.ts';
 import { WatchProcess } from '../watch/watch-process.ts';
 
 // A run exported as one OpenTelemetry trace to a real OTLP/HTTP receiver on 127.0.0.1, through
@@ -273,6 +274,41 @@ describe('traces', () => {
     } finally {
       await watcher.stop();
     }
+  });
+
+  it('traces - a delegated job: its span is a child of the stage that handed it over, with agent and outcome, and no job token in any span', async () => {
+    receiver = await startOtlpReceiver();
+    const agent = ['env', 'AGENT_SCRIPT=started,write-expected:# Report,completed:report written', process.execPath, SCRIPTED_AGENT];
+    project = tempProject({
+      'pipelines/handover.yaml': `pipeline: handover
+stages:
+  work:
+    task: delegate
+    with:
+      prompt: write the report
+      agent: scripted
+      agent_kind: command
+      command: ${JSON.stringify(agent)}
+      timeout: 30
+      idle_timeout: 30
+    outputs: { record: out/job.json, report: out/report.md }
+`,
+    });
+    const result = await runCli(['run', 'handover'], { cwd: project.root, env: env({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }) });
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    const spans = receiver.spans();
+    const stage = byName(spans, 'stage work');
+    const job = spans.find((s) => s.name.startsWith('job '));
+    expect(job, spans.map((s) => s.name).join(', ')).toBeDefined();
+    expect(job?.parentSpanId).toBe(stage.spanId);
+    expect(job?.traceId).toBe(stage.traceId);
+    expect(job?.attributes).toMatchObject({ 'refinery.job.agent': 'scripted', 'refinery.job.outcome': 'completed', 'refinery.job.type': 'direct' });
+    const jobId = String(job?.attributes['refinery.job.id']);
+    expect(job?.name).toBe(`job ${jobId}`);
+    // The job's registry record holds the token the agent publishes with; no span carries it.
+    const registry = JSON.parse(readFileSync(project.path(`.mam/jobs/${jobId}.json`), 'utf8')) as { auth_token?: string };
+    expect(registry.auth_token).toBeTruthy();
+    expect(JSON.stringify(spans)).not.toContain(String(registry.auth_token));
   });
 
   it('traces - export off: no @opentelemetry module is loaded; on: they are', async () => {
