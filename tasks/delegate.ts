@@ -63,7 +63,10 @@ export default defineTask({
     const workdir = path.resolve(ctx.root, p.workdir);
     const paths = registryPaths(ctx.root, p.registry_dir);
     const recordOut = ctx.outputs.record;
-    if (!recordOut) throw new Error("a delegate stage needs a 'record' output, where the job record goes: add `record: out/job.json` (any path) to the stage's outputs");
+    if (!recordOut)
+      throw new Error(
+        "a delegate stage needs a 'record' output, where the job record goes: add `record: out/job.json` (any path) to the stage's outputs",
+      );
     // Every other output is an artifact the agent writes, at the staging path the engine validates.
     const artifacts = Object.entries(ctx.outputs).filter(([name]) => name !== 'record');
     const expected = [...p.expected_artifacts, ...artifacts.map(([, file]) => path.relative(workdir, file))];

@@ -302,7 +302,11 @@ stages:
     expect(job, spans.map((s) => s.name).join(', ')).toBeDefined();
     expect(job?.parentSpanId).toBe(stage.spanId);
     expect(job?.traceId).toBe(stage.traceId);
-    expect(job?.attributes).toMatchObject({ 'refinery.job.agent': 'scripted', 'refinery.job.outcome': 'completed', 'refinery.job.type': 'direct' });
+    expect(job?.attributes).toMatchObject({
+      'refinery.job.agent': 'scripted',
+      'refinery.job.outcome': 'completed',
+      'refinery.job.type': 'direct',
+    });
     const jobId = String(job?.attributes['refinery.job.id']);
     expect(job?.name).toBe(`job ${jobId}`);
     // The job's registry record holds the token the agent publishes with; no span carries it.
