@@ -14,6 +14,27 @@ export interface TelemetrySettings {
   serviceName: string;
   /** Resource attributes besides service.name. */
   resourceAttributes: Record<string, string>;
+  /** How long one export request may take, in ms (OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT). */
+  exportTimeoutMs: number;
+}
+
+/**
+ * An export request's default time limit. Lower than the specification's 10 s: the flush at a
+ * run's end gives up after 2 s anyway, so that a collector that never answers does not hold the
+ * run; OTEL_EXPORTER_OTLP_TIMEOUT may set another for the exports during a run.
+ */
+export const DEFAULT_EXPORT_TIMEOUT_MS = 2_000;
+
+/** The export timeout the variables set, in ms; a value that is not a positive whole number is named in a warning. */
+function exportTimeout(env: NodeJS.ProcessEnv, warnings: string[]): number {
+  for (const variable of ['OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', 'OTEL_EXPORTER_OTLP_TIMEOUT']) {
+    const raw = env[variable]?.trim();
+    if (!raw) continue;
+    if (/^[1-9][0-9]{0,8}$/.test(raw)) return Number(raw);
+    warnings.push(`traces: ${variable}=${raw} is not a whole number of milliseconds; using ${DEFAULT_EXPORT_TIMEOUT_MS}`);
+    return DEFAULT_EXPORT_TIMEOUT_MS;
+  }
+  return DEFAULT_EXPORT_TIMEOUT_MS;
 }
 
 export type TelemetryResolution = { settings: TelemetrySettings | undefined; warnings: string[] } | { error: string };
@@ -168,7 +189,8 @@ export function resolveTelemetry(root: string, env: NodeJS.ProcessEnv): Telemetr
   delete resourceAttributes['service.name'];
   if (Object.keys(headers).length > 0 && url.startsWith('http:') && !isLoopback(url))
     warnings.push(`traces: ${url} is plain HTTP; the OTLP headers (a write token) cross the network unencrypted (use https://)`);
-  return { settings: { tracesUrl: url, protocol, headers, serviceName, resourceAttributes }, warnings };
+  const exportTimeoutMs = exportTimeout(env, warnings);
+  return { settings: { tracesUrl: url, protocol, headers, serviceName, resourceAttributes, exportTimeoutMs }, warnings };
 }
 
 function isLoopback(url: string): boolean {

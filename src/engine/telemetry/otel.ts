@@ -131,7 +131,7 @@ function withTimeout(work: Promise<unknown>, ms: number): Promise<void> {
 }
 
 export function openTraceExport(settings: TelemetrySettings, version: string, onProblem: (message: string) => void): TraceExport {
-  const options = { url: settings.tracesUrl, headers: { ...settings.headers }, timeoutMillis: FLUSH_TIMEOUT_MS };
+  const options = { url: settings.tracesUrl, headers: { ...settings.headers }, timeoutMillis: settings.exportTimeoutMs };
   const inner = settings.protocol === 'http/json' ? new JsonExporter(options) : new ProtobufExporter(options);
   const exporter = new ReportingExporter(inner, settings.tracesUrl, onProblem);
   const ids = new ChosenIds();
@@ -146,7 +146,7 @@ export function openTraceExport(settings: TelemetrySettings, version: string, on
         maxQueueSize: MAX_QUEUE,
         maxExportBatchSize: MAX_BATCH,
         scheduledDelayMillis: 1_000,
-        exportTimeoutMillis: FLUSH_TIMEOUT_MS,
+        exportTimeoutMillis: settings.exportTimeoutMs,
       }),
     ],
   });

@@ -42,10 +42,26 @@ describe('telemetry config', () => {
         headers: { Authorization: 'pylf_v1_us_Tk7Rm2Qx9Lw4Zc8Vb3Nh', 'x-team': 'a b' },
         serviceName: 'svc',
         resourceAttributes: { 'deployment.environment': 'ci' },
+        exportTimeoutMs: 2000,
       },
       warnings: [],
     });
     expect(redactSecrets('token pylf_v1_us_Tk7Rm2Qx9Lw4Zc8Vb3Nh here')).not.toContain('pylf_v1_us_Tk7Rm2Qx9Lw4Zc8Vb3Nh');
+  });
+
+  it('telemetry config - OTEL_EXPORTER_OTLP_TIMEOUT sets the export timeout, the TRACES one wins; a value that is not whole milliseconds is a warning', () => {
+    const dir = project();
+    const base = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' };
+    const timeoutOf = (env: NodeJS.ProcessEnv) => {
+      const resolved = resolveTelemetry(dir, { ...base, ...env });
+      return 'settings' in resolved ? { ms: resolved.settings?.exportTimeoutMs, warnings: resolved.warnings } : resolved;
+    };
+    expect(timeoutOf({ OTEL_EXPORTER_OTLP_TIMEOUT: '500' })).toEqual({ ms: 500, warnings: [] });
+    expect(timeoutOf({ OTEL_EXPORTER_OTLP_TIMEOUT: '500', OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '7000' })).toEqual({ ms: 7000, warnings: [] });
+    expect(timeoutOf({ OTEL_EXPORTER_OTLP_TIMEOUT: '2s' })).toEqual({
+      ms: 2000,
+      warnings: ['traces: OTEL_EXPORTER_OTLP_TIMEOUT=2s is not a whole number of milliseconds; using 2000'],
+    });
   });
 
   it('telemetry config - the traces endpoint wins and is used as it is; a variable wins over the file', () => {
