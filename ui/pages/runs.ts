@@ -19,6 +19,14 @@ function countsText(counts: Record<string, number> | null): string {
     .join(', ');
 }
 
+/** Which workers ran how many of the stages shown (`run --workers`); '' when all ran on the coordinator. */
+function workersText(stages: RunPage['stages']): string {
+  const counts = new Map<string, number>();
+  for (const s of stages) counts.set(s.worker ?? '(coordinator)', (counts.get(s.worker ?? '(coordinator)') ?? 0) + 1);
+  if (![...counts.keys()].some((k) => k !== '(coordinator)')) return '';
+  return `ran on: ${[...counts].map(([name, n]) => `${name} (${n})`).join(', ')}`;
+}
+
 export function runsView(app: App): View {
   const PAGE = 50;
   const pipelineSelect = h(
@@ -124,11 +132,11 @@ function gantt(run: RunPage, pipeline: string): HTMLElement {
         { class: 'gantt-track' },
         h('span', {
           class: `gantt-bar state-${s.status === 'succeeded' || s.status === 'fresh' ? 'up-to-date' : s.status}`,
-          title: `${s.id}: ${s.status}, ${ms(s.durationMs)}${s.reason ? ` (${s.reason})` : ''}`,
+          title: `${s.id}: ${s.status}, ${ms(s.durationMs)}${s.worker ? ` on ${s.worker}` : ''}${s.reason ? ` (${s.reason})` : ''}`,
           attrs: { style: `left:${left.toFixed(2)}%;width:${Math.min(width, 100 - left).toFixed(2)}%` },
         }),
       ),
-      h('span', { class: 'gantt-time' }, s.status === 'running' ? 'running' : ms(s.durationMs)),
+      h('span', { class: 'gantt-time' }, `${s.status === 'running' ? 'running' : ms(s.durationMs)}${s.worker ? ` · ${s.worker}` : ''}`),
     );
   });
   return h('div', { class: 'gantt' }, h('div', { class: 'gantt-axis muted small' }, h('span', null, '0'), h('span', null, ms(span))), rows);
@@ -155,6 +163,7 @@ export function runView(app: App, runId: string): View {
           link(route('pipelines', run.row.pipeline), run.row.pipeline),
           ` · started ${when(run.row.startedAt)} · ${ms(run.row.durationMs)} · ${countsText(run.row.counts)}`,
         ),
+        workersText(run.stages) ? h('p', { class: 'muted small', dataset: { workers: '' } }, workersText(run.stages)) : null,
         app.overview.actions && run.row.status === 'running'
           ? h(
               'div',

@@ -24,6 +24,8 @@ export interface RunStage {
   issues?: ArtifactIssue[];
   rejectedDir?: string;
   progress?: number;
+  /** The `refinery worker` that ran it (`run --workers`); absent where it ran on the coordinator. */
+  worker?: string;
 }
 
 export interface LogLine {
@@ -175,6 +177,7 @@ export class RunJournal {
         s.startedAt ??= e.time;
         s.attempts = Math.max(s.attempts, e.attempt);
         s.startReason = e.reason;
+        if (e.worker) s.worker = e.worker;
         break;
       }
       case 'stage-progress':
@@ -196,7 +199,7 @@ export class RunJournal {
         s.durationMs = e.durationMs;
         s.attempts = Math.max(s.attempts, e.attempts);
         s.startedAt ??= new Date(Date.parse(e.time) - e.durationMs).toISOString();
-        for (const key of ['reason', 'summary', 'outputs', 'issues', 'rejectedDir'] as const)
+        for (const key of ['reason', 'summary', 'outputs', 'issues', 'rejectedDir', 'worker'] as const)
           if (e[key] !== undefined) (s as unknown as Record<string, unknown>)[key] = e[key];
         break;
       }

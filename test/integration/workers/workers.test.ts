@@ -19,6 +19,7 @@ import {
   type Proc,
 } from './harness.ts';
 import { seal } from '../../../src/engine/dispatch/envelope.ts';
+import { UiProcess } from '../ui/ui-process.ts';
 
 const SLOW_PIPELINE = `pipeline: slow
 stages:
@@ -100,6 +101,21 @@ describe.skipIf(skipWithout(MOSQUITTO) || skipWithout(NGINX))('workers on mosqui
     expect(new Set(Object.values(ends).map((e) => e.worker)).size).toBeGreaterThanOrEqual(2);
     const starts = events(run.stdout).filter((e) => e.type === 'stage-start');
     expect(starts.every((e) => typeof e.worker === 'string')).toBe(true);
+    // The dashboard's run page gets each stage's worker from the run's journal.
+    const runId = String(events(run.stdout).find((e) => e.type === 'run-start')?.runId);
+    const ui = new UiProcess(['ui'], (here as TempProject).root);
+    try {
+      await ui.ready;
+      const page = JSON.parse((await ui.request(`/api/runs/${runId}`, { auth: true })).body) as {
+        stages: Array<{ id: string; worker?: string }>;
+      };
+      expect(Object.fromEntries(page.stages.map((s) => [s.id, s.worker]))).toEqual(
+        Object.fromEntries(Object.entries(ends).map(([id, e]) => [id, e.worker])),
+      );
+    } finally {
+      ui.child.kill('SIGTERM');
+      await ui.exited;
+    }
 
     const alone = await runCli(['run', 'grid', '--json', '-j', '2'], {
       cwd: (local as TempProject).root,
