@@ -36,6 +36,18 @@ stages:
     outputs: { o: "out/s-\${item}.txt" }
 `;
 
+/** A slow stage, then one after it that runs long enough for a late duplicate of the first to come back. */
+const SLOW_THEN_AFTER = `pipeline: late
+stages:
+  slow:
+    run: ": @P@ && sleep 2 && echo done-slow > \${outputs.o}"
+    outputs: { o: out/slow.txt }
+  after:
+    run: ": @P@ && sleep 3 && cat out/slow.txt > \${outputs.o}"
+    inputs: [out/slow.txt]
+    outputs: { o: out/after.txt }
+`;
+
 const MIXED_PIPELINE = `pipeline: mixed
 stages:
   quick:
@@ -145,6 +157,30 @@ describe.skipIf(skipWithout(MOSQUITTO) || skipWithout(NGINX))('workers on mosqui
     expect(stageEndsOf(result.stdout).slow).toMatchObject({ status: 'succeeded', worker: 'w2' });
     expect(result.stderr).toMatch(/worker w1 said nothing of slow for .* dispatched again/);
     expect(readFileSync((here as TempProject).path('out/slow.txt'), 'utf8')).toBe('done-slow\n');
+  });
+
+  it('workers - a frozen worker comes back after its stage ran elsewhere: its late result is harmless, the stage ends once, and a rerun is up to date', async () => {
+    const project = uniqueProject();
+    const [a, b, here] = [0, 1, 2].map(() => clone(project, { late: SLOW_THEN_AFTER }));
+    const w1 = await worker(a as TempProject, 'w1');
+    const run = coordinator(here as TempProject, 'late', '--lease', '1');
+    await run.waitFor(/"type":"stage-start"[^\n]*"stage":"slow"[^\n]*"worker":"w1"/);
+    // Frozen, not killed: its heartbeats stop, and the coordinator gives slow to another worker.
+    process.kill(w1.child.pid as number, 'SIGSTOP');
+    await worker(b as TempProject, 'w2');
+    await run.waitFor(/"type":"stage-start"[^\n]*"stage":"after"[^\n]*"worker":"w2"/);
+    // While `after` runs, w1 wakes up and answers for slow, late.
+    process.kill(w1.child.pid as number, 'SIGCONT');
+    // Its answer for slow: the stage's result, which w2 stored meanwhile, under the same key.
+    await w1.waitFor(/(found in the remote cache|ran) slow/);
+    const result = await run.exited;
+    expect(result.code, result.stderr).toBe(0);
+    const ends = events(result.stdout).filter((e) => e.type === 'stage-end');
+    expect(ends.map((e) => `${e.stage}:${e.status}:${e.worker}`).sort()).toEqual(['after:succeeded:w2', 'slow:succeeded:w2']);
+    expect(readFileSync((here as TempProject).path('out/after.txt'), 'utf8')).toBe('done-slow\n');
+    const again = await coordinator(here as TempProject, 'late').exited;
+    expect(again.code, again.stderr).toBe(0);
+    expect(Object.values(stageEndsOf(again.stdout)).map((e) => e.status)).toEqual(['fresh', 'fresh']);
   });
 
   it('workers - a broker restart mid-run loses no stage', async () => {
