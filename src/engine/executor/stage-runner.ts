@@ -215,7 +215,10 @@ async function runTaskStage(
   try {
     const result = (await untilAborted(task.run(taskCtx), signal)) as TaskResult | undefined;
     for (const w of result?.warnings ?? []) ctx.bus.emit({ type: 'stage-report', stage: inst.id, report: { kind: 'warning', message: w } });
-    return { ok: true, ...(result?.summary ? { summary: result.summary } : {}), ...(result?.reads ? { reads: result.reads } : {}) };
+    const reads = result?.reads;
+    if (reads !== undefined && !(Array.isArray(reads) && reads.every((r) => typeof r === 'string' && r !== '')))
+      return { ok: false, code: 'task-threw', reason: `task '${task.name}' returned reads that are not a list of paths` };
+    return { ok: true, ...(result?.summary ? { summary: result.summary } : {}), ...(reads ? { reads } : {}) };
   } catch (error) {
     // A command the task ran through ctx.$ failed: said as the command's failure.
     const command = shell?.describeFailure(error);
