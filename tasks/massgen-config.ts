@@ -17,8 +17,13 @@ export default defineTask({
     const out = ctx.outputs.fingerprint;
     if (!out) throw new Error('massgen-config: the stage must declare the output "fingerprint"');
     await mkdir(path.dirname(out), { recursive: true });
-    await writeFile(out, `${JSON.stringify({ kind: 'massgen-config', ...fingerprint }, null, 2)}\n`);
+    const { looked, ...record } = fingerprint;
+    await writeFile(out, `${JSON.stringify({ kind: 'massgen-config', ...record }, null, 2)}\n`);
     const named = Object.keys(fingerprint.files).length;
-    return { summary: `${fingerprint.sha256.slice(0, 12)}${named ? `, ${named} named file${named === 1 ? '' : 's'}` : ''}` };
+    return {
+      summary: `${fingerprint.sha256.slice(0, 12)}${named ? `, ${named} named file${named === 1 ? '' : 's'}` : ''}`,
+      // Found by reading the config: the stage runs again when one of them changes, appears or goes.
+      reads: looked,
+    };
   },
 });

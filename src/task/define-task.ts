@@ -86,6 +86,13 @@ export interface TaskResult {
   /** Short human summary shown on the stage line. */
   summary?: string;
   warnings?: string[];
+  /**
+   * Files the task read that its stage could not declare, because it found them only while it
+   * ran (a file a config names, the program a command resolves to), relative to the root or
+   * absolute; paths it looked for and did not find too. Like a make depfile: the stage runs
+   * again when one of them changes, appears or goes away, even though its fingerprint holds.
+   */
+  reads?: string[];
 }
 
 export interface TaskDefinition<S extends zod.ZodType = zod.ZodType> {

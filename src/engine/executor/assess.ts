@@ -8,7 +8,8 @@ import type { Observations } from '../state/observations.ts';
 import { FileReadError } from '../state/file-hashes.ts';
 import { digest } from '../state/hash-file.ts';
 import type { FingerprintParts, StageRecord } from '../state/stage-state.ts';
-import { explainChange } from './explain.ts';
+import { explainChange, list } from './explain.ts';
+import { changedReads } from './task-reads.ts';
 import { fingerprintOf, fingerprintParts, resolveInputs, stableJson } from './fingerprint.ts';
 import { renderCommand, renderEnv, renderWith, scopeFor } from './render.ts';
 import { existsInProject, paramFolders } from '../paths/inside-project.ts';
@@ -191,6 +192,12 @@ function assessInputs(
         : explainChange(parts, record, codeName(inst, ctx), upstream.rewrites);
     // Nothing it reads changed (whatever the fingerprint says): its outputs must still be what it wrote.
     if (reasons.length === 0 && record) reasons = outputProblems(inst, record.outputs, ctx.hashes);
+    // What its last run found and read beyond its inputs (a depfile's files) must be as it read them.
+    if (reasons.length === 0 && record?.parts.reads) {
+      const changed = changedReads(record.parts.reads, ctx.hashes, ctx.observations);
+      if (changed.length > 0) reasons.push(`${list(changed)} changed (read by its last run)`);
+      else parts.reads = record.parts.reads;
+    }
     if (
       reasons.length === 0 &&
       inst.spec.staleIf &&

@@ -18,7 +18,8 @@ function changedKeys(
   return { added, removed, changed };
 }
 
-function list(items: string[], max = 3): string {
+/** A few items, then how many more. */
+export function list(items: readonly string[], max = 3): string {
   return items.length <= max ? items.join(', ') : `${items.slice(0, max).join(', ')} and ${items.length - max} more`;
 }
 

@@ -8,7 +8,7 @@ import type { StageRecord } from '../state/stage-state.ts';
 /**
  * What a stage's outputs are once published (run here, or fetched from a remote cache): each
  * one's stamp, known to the hash cache without reading it again, and recorded as written by
- * this run, with its folder's new mtime when the run lists that folder.
+ * this run, with its folders' new mtimes when the run lists those folders.
  */
 export function recordPublished(
   ctx: { root: string; hashes: FileHashes; observations?: Observations | undefined },
@@ -21,10 +21,21 @@ export function recordPublished(
     ctx.hashes.remember(o.target.path, stamp);
     outputs[o.name] = stamp;
     ctx.observations?.file(o.target.path, stamp, true);
-    const dir = path.posix.dirname(o.target.path);
-    if (ctx.observations?.dirs.has(dir)) ctx.observations.dirRewritten(dir, dirMtime(path.join(ctx.root, dir)));
+    if (ctx.observations) publishedInto(ctx.root, path.posix.dirname(o.target.path), ctx.observations);
   }
   return outputs;
+}
+
+/**
+ * The folders an output was published into, its own and those above it that publishing may have
+ * made: their mtime is this run's doing, as the output's stat is, whether a walk lists them
+ * before the publish (their new mtime is taken) or after it (a cell's folder a later glob reads).
+ */
+function publishedInto(root: string, folder: string, observations: Observations): void {
+  for (let dir = folder; dir !== '.' && dir !== '/' && dir !== ''; dir = path.posix.dirname(dir)) {
+    if (observations.dirs.has(dir)) observations.dirRewritten(dir, dirMtime(path.join(root, dir)));
+    else observations.written.add(dir);
+  }
 }
 
 function dirMtime(abs: string): number | null {

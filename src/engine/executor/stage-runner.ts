@@ -19,6 +19,7 @@ import type { RunnerPool } from '../shell/runner-pool.ts';
 import type { Observations } from '../state/observations.ts';
 import { fileKey } from '../paths/file-key.ts';
 import { outputFolderProblem } from '../paths/inside-project.ts';
+import { hashReads } from './task-reads.ts';
 import { recordPublished } from './published-outputs.ts';
 import { stagingPaths } from './staging.ts';
 
@@ -107,7 +108,9 @@ function _dirMtime(abs: string): number | null {
   }
 }
 
-type AttemptResult = { ok: true; summary?: string } | { ok: false; code: StageOutcomeCode; reason: string; notStarted?: boolean };
+type AttemptResult =
+  | { ok: true; summary?: string; reads?: readonly string[] }
+  | { ok: false; code: StageOutcomeCode; reason: string; notStarted?: boolean };
 
 async function runCommandStage(
   inst: StageInstance,
@@ -212,7 +215,10 @@ async function runTaskStage(
   try {
     const result = (await untilAborted(task.run(taskCtx), signal)) as TaskResult | undefined;
     for (const w of result?.warnings ?? []) ctx.bus.emit({ type: 'stage-report', stage: inst.id, report: { kind: 'warning', message: w } });
-    return { ok: true, ...(result?.summary ? { summary: result.summary } : {}) };
+    const reads = result?.reads;
+    if (reads !== undefined && !(Array.isArray(reads) && reads.every((r) => typeof r === 'string' && r !== '')))
+      return { ok: false, code: 'task-threw', reason: `task '${task.name}' returned reads that are not a list of paths` };
+    return { ok: true, ...(result?.summary ? { summary: result.summary } : {}), ...(reads ? { reads } : {}) };
   } catch (error) {
     // A command the task ran through ctx.$ failed: said as the command's failure.
     const command = shell?.describeFailure(error);
@@ -371,10 +377,11 @@ async function runStageAttempts(input: RunStageInput, ctx: StageRunContext, comm
   const unpublished = publishOutputs(ctx.root, staged);
   if (unpublished.length > 0) return rejected(inst, ctx, staged, unpublished, attempt, 'publish-failed');
   const outputs = recordPublished(ctx, staged, files);
+  const { reads: _previous, ...parts } = input.parts;
   const record: StageRecord = {
     stage: inst.id,
     fingerprint: input.fingerprint,
-    parts: input.parts,
+    parts: last.reads ? { ...parts, reads: hashReads(ctx.root, last.reads, ctx.hashes, ctx.observations) } : parts,
     outputs,
     runId: ctx.runId,
     finishedAt: new Date().toISOString(),

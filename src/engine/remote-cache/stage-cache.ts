@@ -142,6 +142,8 @@ class RemoteStageCache implements StageCache {
     const { inst } = input;
     const record = ctx.state.get(inst.id);
     if (!record || record.fingerprint !== input.fingerprint) return Promise.resolve(false);
+    // Its result also rests on files it found while running, which the cache key cannot name.
+    if (record.parts.reads && Object.keys(record.parts.reads).length > 0) return Promise.resolve(false);
     if (asksToBeRedone(inst, ctx, new ArtifactReader(ctx.root).own(inst))) return Promise.resolve(false);
     const files: EntryFile[] = [];
     for (const [name, o] of Object.entries(inst.outputs)) {

@@ -1,11 +1,13 @@
 // The session's phases after the up-to-date check found something changed: plan, check what the
 // tasks need, take the project, execute, record. Loaded only then: a no-op run loads none of it.
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { SchemaRegistry } from '../artifacts/schema-registry.ts';
 import { newRunId } from '../events/bus.ts';
 import { execute, type ExecuteResult } from '../executor/executor.ts';
 import { preflightPlan } from '../executor/preflight.ts';
 import { shardMembers, unsharded } from '../executor/shard.ts';
+import { stagesAskingToBeRedone } from '../executor/stale-check.ts';
 import { commandLookahead, startRunnersAhead } from '../executor/stage-context.ts';
 import { removeLeftoverStaging } from '../executor/staging.ts';
 import type { RemoteCacheSettings } from '../remote-cache/config.ts';
@@ -130,6 +132,27 @@ export async function runChanged(request: RunRequest, checked: CheckedRun): Prom
   }
 }
 
+/**
+ * Whether this run's no-op record may answer the next run: a pipeline without `stale_if`, or one
+ * whose every `stale_if` is false on the outputs as this run left them. A `stale_if` reads the
+ * stage's outputs, other stages' artifacts, params and `exists()`, which the record stats (the
+ * answers of `exists()` through the observations), so while they stay as they are it stays false.
+ */
+function mayAnswerNextRun(root: string, target: RunTarget, observations: Observations): boolean {
+  if (canSkipByStat(target.spec)) return true;
+  if (target.spec.stages.some((s) => s.kind === 'loop')) return false;
+  const { plan } = target;
+  const asking = stagesAskingToBeRedone({
+    root,
+    pipeline: plan.pipeline.name,
+    params: plan.params,
+    vars: plan.vars,
+    instances: plan.instances,
+    exists: (rel) => observations.probe(rel, (p) => existsSync(path.join(root, p))),
+  });
+  return asking.length === 0;
+}
+
 async function executeAndRecord(
   request: RunRequest,
   checked: CheckedRun,
@@ -194,7 +217,12 @@ async function executeAndRecord(
     runnersAhead?.close();
   });
   const writeProblems = [...result.writeProblems, ...close()];
-  if (result.status === 'succeeded' && request.only.length === 0 && !request.shard && canSkipByStat(target.spec)) {
+  if (
+    result.status === 'succeeded' &&
+    request.only.length === 0 &&
+    !request.shard &&
+    mayAnswerNextRun(root, target, checked.observations)
+  ) {
     const recorded = recordRun(root, {
       pipelineFile: request.pipelineFile,
       key: checked.key,

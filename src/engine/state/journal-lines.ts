@@ -15,6 +15,8 @@ function isRecord(r: unknown, stage: string, fingerprint: string): r is StageRec
   if (!isObject(parts.inputs) || !isObject(parts.deps) || !isObject(parts.schemas) || !isObject(r.outputs)) return false;
   if (parts.values !== undefined && (!isObject(parts.values) || !Object.values(parts.values).every((v) => typeof v === 'string')))
     return false;
+  if (parts.reads !== undefined && (!isObject(parts.reads) || !Object.values(parts.reads).every((v) => typeof v === 'string')))
+    return false;
   for (const stamp of Object.values(r.outputs)) if (!Array.isArray(stamp) || typeof stamp[3] !== 'string') return false;
   return true;
 }

@@ -21,6 +21,12 @@ export interface FingerprintParts {
   values?: Record<string, string>;
   /** Schema name -> hash of the schema file. */
   schemas: Record<string, string>;
+  /**
+   * Path -> content hash ('missing' when it was not there) of the files the task said it read
+   * beyond its inputs (TaskResult.reads), as they were after its run; not hashed: what a stage
+   * depends on before it runs is its fingerprint, these are checked beside it.
+   */
+  reads?: Record<string, string>;
   /** Set when the result is not shared through a remote cache, and why (its params name the project folder by absolute path). */
   local?: string;
 }

@@ -370,4 +370,50 @@ stages:
     expect(next.result.stdout).not.toContain('"type":"stage-start"');
     expect(readFileSync(project.path('out/a'), 'utf8')).toBe('one');
   });
+  it('noop - a pipeline with stale_if is answered from stats when no stale_if holds after the run, and checked in full while one does', async () => {
+    project = tempProject({
+      'flag.json': '{ "again": false }',
+      'pipelines/p.yaml': `pipeline: p
+stages:
+  a:
+    run: "cp flag.json \${outputs.o}"
+    inputs: [flag.json]
+    outputs: { o: out/a.json }
+    stale_if: "self.o.again"
+`,
+    });
+    expect((await run(project)).ends).toEqual({ a: 'succeeded' });
+    const unchanged = await run(project);
+    expect(unchanged.statOnly).toBe(true);
+    expect(unchanged.ends).toEqual({ a: 'fresh' });
+    project.write('flag.json', '{ "again": true }');
+    expect((await run(project)).ends).toEqual({ a: 'succeeded' });
+    // Its result asks to be redone: no record answers for it, and it runs each time.
+    const asked = await run(project);
+    expect(asked.statOnly).toBe(false);
+    expect(asked.ends).toEqual({ a: 'succeeded' });
+  });
+
+  it('noop - right after a run that published into new folders a later glob lists, the rerun is answered from stats', async () => {
+    project = tempProject({
+      'pipelines/p.yaml': `pipeline: p
+stages:
+  cell:
+    foreach: [x, y]
+    run: "echo \${item} > \${outputs.o}"
+    outputs: { o: "out/cells/\${item}/r.txt" }
+  sum:
+    run: "cat out/cells/*/r.txt > \${outputs.o}"
+    inputs: ["out/cells/*/r.txt"]
+    outputs: { o: out/sum.txt }
+`,
+    });
+    expect((await run(project)).ends).toEqual({ 'cell[x]': 'succeeded', 'cell[y]': 'succeeded', sum: 'succeeded' });
+    const next = await run(project);
+    expect(next.statOnly).toBe(true);
+    expect(next.ends).toEqual({ 'cell[x]': 'fresh', 'cell[y]': 'fresh', sum: 'fresh' });
+    // A folder another hand adds there is still seen.
+    project.write('out/cells/z/r.txt', 'z');
+    expect((await run(project)).ends).toMatchObject({ sum: 'succeeded' });
+  });
 });

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -45,6 +45,27 @@ function runStarts(p: TempProject): string[] {
         .split('\n')
         .filter((l) => l.startsWith('run '))
     : [];
+}
+
+/** Every MassGen process started so far: runs and `--version`. */
+function massgenStarts(p: TempProject): string[] {
+  const file = p.path('calls.txt');
+  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+}
+
+/**
+ * A MassGen installed in a venv as pip installs one: a console script in venv/bin and the
+ * package's dist-info, whose name the script reads its version from, as `massgen --version`
+ * reads the installed package's.
+ */
+function installMassgen(p: TempProject, version: string, script = 'massgen'): void {
+  rmSync(p.path('venv/lib'), { recursive: true, force: true });
+  p.write(`venv/lib/python3.12/site-packages/massgen-${version}.dist-info/METADATA`, `Name: massgen\nVersion: ${version}\n`);
+  const bin = p.write(
+    'venv/bin/massgen',
+    `#!/bin/sh\n# ${script}\nv=$(ls "$(dirname "$0")/../lib/python3.12/site-packages" | sed -n 's/^massgen-\\(.*\\)\\.dist-info$/\\1/p')\nFAKE_MASSGEN_VERSION=$v exec node '${FAKE}' "$@"\n`,
+  );
+  chmodSync(bin, 0o755);
 }
 
 function runStatuses(stdout: string): Record<string, string> {
@@ -211,5 +232,63 @@ describe('experiments pipeline', () => {
     expect(result.code, result.stderr).toBe(0);
     const progress = events(result.stdout).filter((e) => e.type === 'stage-progress' && String(e.stage).startsWith('run['));
     expect(progress.some((e) => String(e.message).includes('agent_a'))).toBe(true);
+  });
+  it('experiments - an unchanged grid starts no MassGen process, not even massgen --version', async () => {
+    const p = grid({ 'configs/a.yaml': 'duration_ms=200', 'configs/b.yaml': 'duration_ms=200' }, 'What is 2+2?\n');
+    const first = await experiments(p, {});
+    expect(first.code, first.stderr).toBe(0);
+    expect(massgenStarts(p).sort()).toEqual(['run configs/a.yaml', 'run configs/b.yaml', 'version']);
+    const second = await experiments(p, {});
+    expect(second.code, second.stderr).toBe(0);
+    expect(Object.values(stageEnds(second.stdout)).every((s) => s === 'fresh' || s === 'skipped')).toBe(true);
+    expect(massgenStarts(p)).toHaveLength(3);
+  });
+
+  it('experiments - a replaced massgen program or a new install of it (dist-info) runs every cell again, then nothing', async () => {
+    const p = grid({ 'configs/a.yaml': 'duration_ms=200', 'configs/b.yaml': 'duration_ms=200' }, 'What is 2+2?\n');
+    installMassgen(p, '0.1.91');
+    const params = { massgen: 'venv/bin/massgen' };
+    expect((await experiments(p, params)).code).toBe(0);
+    const cells = ['run[configs/a.yaml, What is 2+2?, 1]', 'run[configs/b.yaml, What is 2+2?, 1]'];
+    const version = (): string => JSON.parse(readFileSync(p.path('.refinery/experiments/massgen-version.json'), 'utf8')).version;
+    expect(version()).toBe('massgen 0.1.91');
+
+    // Another program in its place (pip's console script rewritten for a new release).
+    installMassgen(p, '0.1.92', 'massgen, rebuilt');
+    const replaced = await experiments(p, params);
+    expect(replaced.code, replaced.stderr).toBe(0);
+    expect(runStatuses(replaced.stdout)).toEqual(Object.fromEntries(cells.map((c) => [c, 'succeeded'])));
+    expect(version()).toBe('massgen 0.1.92');
+    expect(massgenStarts(p).slice(3).sort()).toEqual(['run configs/a.yaml', 'run configs/b.yaml', 'version']);
+
+    // pip install -U with the same console script: only the dist-info says the version changed.
+    installMassgen(p, '0.1.93', 'massgen, rebuilt');
+    const upgraded = await experiments(p, params);
+    expect(upgraded.code, upgraded.stderr).toBe(0);
+    expect(runStatuses(upgraded.stdout)).toEqual(Object.fromEntries(cells.map((c) => [c, 'succeeded'])));
+    expect(version()).toBe('massgen 0.1.93');
+
+    const unchanged = await experiments(p, params);
+    expect(unchanged.code, unchanged.stderr).toBe(0);
+    expect(massgenStarts(p)).toHaveLength(9);
+  });
+
+  it("experiments - editing a file a config names runs only that config's cells again, and reads only that config again", async () => {
+    const p = grid({ 'configs/b.yaml': 'duration_ms=200' });
+    p.write('configs/a.yaml', 'agents:\n  - id: agent_a\n    system_message_file: prompts/a.md\n# fake-massgen: duration_ms=200\n');
+    p.write('prompts/a.md', 'You are careful.\n');
+    expect((await experiments(p, {})).code).toBe(0);
+    p.write('prompts/a.md', 'You are careful and brief.\n');
+    const second = await experiments(p, {});
+    expect(second.code, second.stderr).toBe(0);
+    const ends = stageEnds(second.stdout);
+    expect(ends).toMatchObject({ version: 'fresh', 'config[configs/a.yaml]': 'succeeded', 'config[configs/b.yaml]': 'fresh' });
+    expect(
+      Object.entries(runStatuses(second.stdout))
+        .filter(([, s]) => s === 'succeeded')
+        .map(([id]) => id)
+        .sort(),
+    ).toEqual(['run[configs/a.yaml, What is the capital of France?, 1]', 'run[configs/a.yaml, Why is the sky blue?, 1]']);
+    expect(massgenStarts(p).slice(5)).toEqual(['run configs/a.yaml', 'run configs/a.yaml']);
   });
 });

@@ -39,24 +39,30 @@ async function fileHash(abs: string): Promise<string | undefined> {
  * What a MassGen config is made of: its own bytes and every file it names that can be found
  * (a string value that is the path of a regular file, relative to the config's folder or to the
  * project root: a system prompt file, a custom tool, a context file). Folders (an agent's cwd, a
- * workspace) are left out: the run itself writes there.
+ * workspace) are left out: the run itself writes there. `looked` is every path looked at for a
+ * named file, found or not (relative to the project when inside it): what the stage read, so
+ * that a named file that changes, appears or goes away redoes it.
  */
-export async function configFingerprint(root: string, config: string): Promise<ConfigFingerprint> {
+export async function configFingerprint(root: string, config: string): Promise<ConfigFingerprint & { looked: string[] }> {
   const abs = path.resolve(root, config);
   const bytes = await readFile(abs);
   const parsed = parseYamlText(bytes.toString('utf8'));
   const values: string[] = [];
   if (parsed.ok) strings(parsed.value, values);
   const files: Record<string, string> = {};
+  const looked: string[] = [];
   const candidates = [...new Set(values.filter((v) => v.length < 4096 && !v.includes('\n') && !v.includes('\0') && v.trim() !== ''))];
   for (const value of candidates) {
     if (Object.keys(files).length >= MAX_NAMED_FILES) break;
     for (const base of [path.dirname(abs), root]) {
       const named = path.resolve(base, value);
       if (named === abs) continue;
+      const rel = path.relative(root, named);
+      const key = rel.startsWith('..') || path.isAbsolute(rel) ? named : rel.split(path.sep).join('/');
+      looked.push(key);
       const hash = await fileHash(named);
       if (hash === undefined) continue;
-      files[path.relative(root, named).split(path.sep).join('/')] = hash;
+      files[key] = hash;
       break;
     }
   }
@@ -64,6 +70,7 @@ export async function configFingerprint(root: string, config: string): Promise<C
     config,
     sha256: createHash('sha256').update(bytes).digest('hex'),
     files: Object.fromEntries(Object.entries(files).sort(([a], [b]) => a.localeCompare(b))),
+    looked: [...new Set(looked)].sort(),
     yaml_error: parsed.ok ? null : parsed.message,
   };
 }
