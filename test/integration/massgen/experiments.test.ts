@@ -88,7 +88,9 @@ function alive(pid: number): boolean {
 
 describe('experiments pipeline', () => {
   it('experiments - a 2 × 2 grid runs each cell once, live, and an unchanged rerun starts no MassGen run', async () => {
-    const p = grid({ 'configs/two agents.yaml': 'duration_ms=600', 'configs/fast.yaml': 'duration_ms=300' });
+    // The slow config's runs span several status.json reads (every 500 ms): they show progress
+    // while they run. Every run, however short, ends with its final status as progress.
+    const p = grid({ 'configs/two agents.yaml': 'duration_ms=2000 tick_ms=100', 'configs/fast.yaml': 'duration_ms=300' });
     const first = await experiments(p, {});
     expect(first.code, first.stderr).toBe(0);
     const runs = runStatuses(first.stdout);
@@ -104,8 +106,9 @@ describe('experiments pipeline', () => {
     const progress = events(first.stdout).filter((e) => e.type === 'stage-progress' && String(e.stage).startsWith('run['));
     for (const id of Object.keys(runs)) {
       const mine = progress.filter((e) => e.stage === id);
-      expect(mine.some((e) => /(initial_answer|enforcement) · agent_a \w+, agent_b \w+, agent_c \w+/.test(String(e.message)))).toBe(true);
-      expect(mine.some((e) => (e.fraction as number) > 0)).toBe(true);
+      if (id.includes('two agents'))
+        expect(mine.some((e) => /(initial_answer|enforcement) · agent_a \w+, agent_b \w+, agent_c \w+/.test(String(e.message)))).toBe(true);
+      expect(mine.at(-1)?.fraction).toBe(1);
     }
     const summary = JSON.parse(readFileSync(p.path('.refinery/experiments/experiments.json'), 'utf8'));
     expect(summary.totals).toMatchObject({ cells: 4, succeeded: 4, failed: 0, missing: 0 });

@@ -122,6 +122,9 @@ export async function runMassgen(spec: MassgenRunSpec): Promise<MassgenOutcome> 
   if (out.statusFile) {
     const status = await readLiveStatus(out.statusFile);
     if (status) out.lastStatus = status;
+    // The last word on progress, however short the run was next to the polling interval: a
+    // watcher sees where it ended (100 % and the winner, or the phase it stopped in).
+    if (status && JSON.stringify(status) !== lastText) spec.onProgress(status, Date.now() - started);
   }
   out.durationMs = Date.now() - started;
   return out;
