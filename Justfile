@@ -14,10 +14,15 @@ analyze *args:
     for a in "$@"; do case "$a" in *=*) argv+=(--param "$a") ;; *) argv+=("$a") ;; esac; done
     exec node bin/refinery.js run analyze "${argv[@]}"
 
-# just analyze-self [RUN] [--turn N] [--force] [--backends a,b,c]: the deterministic report plus three model analysts.
-# Analyze one MassGen turn with model analysts (correctness, efficiency, behavior); see docs/self-analysis.md.
+# just analyze-self [backends=a,b,c] [runs=log_2026*] [logs=PATH] [budget_usd=5]: KEY=VALUE words are params, other words flags.
+# Model analysts (correctness, efficiency, behavior) over every turn's facts; only new turns are asked. See docs/self-analysis.md.
+[positional-arguments]
 analyze-self *args:
-    {{refinery}} logs analyze --mode self {{args}}
+    #!/usr/bin/env bash
+    set -euo pipefail
+    argv=()
+    for a in "$@"; do case "$a" in *=*) argv+=(--param "$a") ;; *) argv+=("$a") ;; esac; done
+    exec node bin/refinery.js run self-analysis "${argv[@]}"
 
 # just refine deliverable=a.md,b.ts query="what it must do" backends=claude,codex,gemini
 # (default: the bundled offline example; backends are names in refinery.config.yaml).

@@ -12,7 +12,7 @@ import type { TurnAnalysis } from '../analysis-model.ts';
 import { analyzeTurnUnit } from '../analyze.ts';
 import type { TurnUnit } from '../model.ts';
 import { ANALYSIS_FILE } from '../turn-freshness.ts';
-import { chooseBackends, massgenConfigProblem } from './backend-choice.ts';
+import { CLI_WORDS, type ChoiceWords, chooseBackends, massgenConfigProblem } from './backend-choice.ts';
 import { buildExcerptPack } from './excerpts.ts';
 import type { Perspective } from './perspectives.ts';
 import { combinedReport, type SelfAnalysis, selfAnalysisArtifact } from './render.ts';
@@ -25,10 +25,17 @@ export type AnalystBackends = { ok: true; config: BackendsConfig; names: string[
 /**
  * The analysts' backends and every problem that would stop a call, before any: a MassGen config
  * given as the backends file, a bad backends file, an unknown name, a key variable not set, a
- * program not installed. `given` is the comma list the user passed (undefined: from the file).
+ * program not installed. `given` is the comma list the user passed (undefined: from the file);
+ * `words` how they pass it, for the messages.
  */
-export function analystBackends(root: string, configFile: string, given: string | undefined, env: NodeJS.ProcessEnv): AnalystBackends {
-  const massgen = massgenConfigProblem(root, configFile);
+export function analystBackends(
+  root: string,
+  configFile: string,
+  given: string | undefined,
+  env: NodeJS.ProcessEnv,
+  words: ChoiceWords = CLI_WORDS,
+): AnalystBackends {
+  const massgen = massgenConfigProblem(root, configFile, words);
   if (massgen) return { ok: false, error: massgen };
   let config: BackendsConfig;
   try {
@@ -37,7 +44,7 @@ export function analystBackends(root: string, configFile: string, given: string 
     if (error instanceof BackendConfigError) return { ok: false, error: error.message };
     throw error;
   }
-  const choice = chooseBackends(root, config, given);
+  const choice = chooseBackends(root, config, given, words);
   if (!choice.ok) return choice;
   const problems = checkBackends(root, choice.names, env, configFile);
   if (problems.length > 0)
