@@ -76,7 +76,7 @@ format:
     npm run format
 
 # All benchmarks.
-bench: bench-graph bench-analyze bench-analyze-run bench-refine bench-jobs bench-ui bench-cache bench-massgen bench-redact bench-workers
+bench: bench-graph bench-analyze bench-analyze-run bench-refine bench-jobs bench-ui bench-cache bench-massgen bench-massgen-run bench-redact bench-workers
 
 # Three judges at 300 ms against one judge alone; a cached rerun costs nothing.
 bench-refine:
@@ -123,6 +123,10 @@ gen-pipeline-schema:
 # `refinery logs list` against a plain Python loop over each run's status.json.
 bench-massgen runs="1000" reps="5":
     npx tsx bench/massgen/run.ts --runs {{runs}} --reps {{reps}}
+
+# `refinery run analyze` over 1,000 generated runs: nothing new (target <= 1.0 s, 150 MB RSS), one new run (<= 1.5 s).
+bench-massgen-run runs="1000" reps="5":
+    npx tsx bench/massgen/run-analyze.ts --runs {{runs}} --reps {{reps}}
 
 # Regenerate the bundled MassGen example logs.
 gen-example:

@@ -11,6 +11,8 @@ export interface StaleCheckContext {
   params: Record<string, unknown>;
   vars: Record<string, unknown>;
   instances: readonly StageInstance[];
+  /** How `exists()` is answered (a run records its answers); default: the disk. */
+  exists?: (rel: string) => boolean;
 }
 
 /**
@@ -21,7 +23,7 @@ export interface StaleCheckContext {
 export function stagesAskingToBeRedone(ctx: StaleCheckContext): string[] {
   const reader = new ArtifactReader(ctx.root);
   const artifacts = reader.view(ctx.instances);
-  const exists = (p: string): boolean => existsSync(path.join(ctx.root, p));
+  const exists = ctx.exists ?? ((p: string): boolean => existsSync(path.join(ctx.root, p)));
   const ids: string[] = [];
   for (const inst of ctx.instances) {
     if (!inst.spec.staleIf) continue;

@@ -1,5 +1,6 @@
 // The session's phases after the up-to-date check found something changed: plan, check what the
 // tasks need, take the project, execute, record. Loaded only then: a no-op run loads none of it.
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { SchemaRegistry } from '../artifacts/schema-registry.ts';
 import { newRunId } from '../events/bus.ts';
@@ -7,6 +8,7 @@ import { execute, type ExecuteResult } from '../executor/executor.ts';
 import { preflightPlan } from '../executor/preflight.ts';
 import { shardMembers, unsharded } from '../executor/shard.ts';
 import { commandLookahead, startRunnersAhead } from '../executor/stage-context.ts';
+import { stagesAskingToBeRedone } from '../executor/stale-check.ts';
 import { removeLeftoverStaging } from '../executor/staging.ts';
 import type { RemoteCacheSettings } from '../remote-cache/config.ts';
 import { remoteCacheMayBeConfigured } from '../remote-cache/configured.ts';
@@ -130,6 +132,25 @@ export async function runChanged(request: RunRequest, checked: CheckedRun): Prom
   }
 }
 
+/**
+ * Whether the next run may be answered from this run's stats. A `stale_if` may ask for a rerun with
+ * nothing changed on disk (a MassGen turn in progress), so a pipeline with one keeps the record
+ * only when no stage's `stale_if` holds on its outputs as the run leaves them. The next run sees
+ * the same answers while no recorded stat changed: a `stale_if` reads the stage's outputs (and
+ * other stages'), whose stats the record holds, and params and vars, which its key holds. A stage
+ * this run did not select was found up to date by the run that wrote the record it builds on.
+ */
+function mayKeepNoopRecord(root: string, target: RunTarget, select: ReadonlySet<string> | undefined, observations: Observations): boolean {
+  if (canSkipByStat(target.spec)) return true;
+  if (target.plan.loops.length > 0) return false;
+  const { plan } = target;
+  const instances = select ? plan.instances.filter((i) => select.has(i.id)) : plan.instances;
+  // Its exists() answers go into the record, as the run's own do.
+  const exists = (rel: string): boolean => observations.probe(rel, (p) => existsSync(path.join(root, p)));
+  const asking = stagesAskingToBeRedone({ root, pipeline: plan.pipeline.name, params: plan.params, vars: plan.vars, instances, exists });
+  return asking.length === 0;
+}
+
 async function executeAndRecord(
   request: RunRequest,
   checked: CheckedRun,
@@ -194,7 +215,12 @@ async function executeAndRecord(
     runnersAhead?.close();
   });
   const writeProblems = [...result.writeProblems, ...close()];
-  if (result.status === 'succeeded' && request.only.length === 0 && !request.shard && canSkipByStat(target.spec)) {
+  if (
+    result.status === 'succeeded' &&
+    request.only.length === 0 &&
+    !request.shard &&
+    mayKeepNoopRecord(root, target, select, checked.observations)
+  ) {
     const recorded = recordRun(root, {
       pipelineFile: request.pipelineFile,
       key: checked.key,
