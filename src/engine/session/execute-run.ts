@@ -14,7 +14,7 @@ import type { RemoteCacheSettings } from '../remote-cache/config.ts';
 import { remoteCacheMayBeConfigured } from '../remote-cache/configured.ts';
 import type { StageCache } from '../remote-cache/stage-cache.ts';
 import { FileHashes } from '../state/file-hashes.ts';
-import { canSkipByStat, refineryVersion, skippedStages } from '../state/noop-recording.ts';
+import { canSkipByStat, freshStages, refineryVersion, skippedStages } from '../state/noop-recording.ts';
 import type { Observations } from '../state/observations.ts';
 import { acquireProjectLock } from '../state/project-lock.ts';
 import type { ChangedFiles } from '../state/run-manifest.ts';
@@ -140,11 +140,18 @@ export async function runChanged(request: RunRequest, checked: CheckedRun): Prom
  * other stages'), whose stats the record holds, and params and vars, which its key holds. A stage
  * this run did not select was found up to date by the run that wrote the record it builds on.
  */
-function mayKeepNoopRecord(root: string, target: RunTarget, select: ReadonlySet<string> | undefined, observations: Observations): boolean {
+function mayKeepNoopRecord(
+  root: string,
+  target: RunTarget,
+  looked: { select: ReadonlySet<string> | undefined; fresh: ReadonlySet<string> },
+  observations: Observations,
+): boolean {
   if (canSkipByStat(target.spec)) return true;
   if (target.plan.loops.length > 0) return false;
   const { plan } = target;
-  const instances = select ? plan.instances.filter((i) => select.has(i.id)) : plan.instances;
+  const { select, fresh } = looked;
+  // A stage found up to date had its stale_if answered false already, on outputs the run did not touch.
+  const instances = plan.instances.filter((i) => (!select || select.has(i.id)) && !fresh.has(i.id));
   // Its exists() answers go into the record, as the run's own do.
   const exists = (rel: string): boolean => observations.probe(rel, (p) => existsSync(path.join(root, p)));
   const asking = stagesAskingToBeRedone({ root, pipeline: plan.pipeline.name, params: plan.params, vars: plan.vars, instances, exists });
@@ -163,6 +170,7 @@ async function executeAndRecord(
   const runId = newRunId();
   const { bus, close } = openRunBus(request, runId, target.spec.name);
   const skipped = skippedStages(bus, changed?.skipped);
+  const fresh = freshStages(bus);
   // Holding the lock, no other run is live: what killed runs left in staging can go.
   removeLeftoverStaging(root);
   // Started before the state is read, so the runners get ready meanwhile (a watch lends its own).
@@ -219,7 +227,7 @@ async function executeAndRecord(
     result.status === 'succeeded' &&
     request.only.length === 0 &&
     !request.shard &&
-    mayKeepNoopRecord(root, target, select, checked.observations)
+    mayKeepNoopRecord(root, target, { select, fresh }, checked.observations)
   ) {
     const recorded = recordRun(root, {
       pipelineFile: request.pipelineFile,
