@@ -34,6 +34,8 @@ export function stagesAskingToBeRedone(ctx: StaleCheckContext): string[] {
     } catch {
       /* not redone: the run reports the problem when it assesses the stage */
     }
+    // Over a thousand stages, the outputs read would otherwise all stay in memory until the end.
+    for (const o of Object.values(inst.outputs)) reader.forget(o.path);
   }
   return ids.sort();
 }
