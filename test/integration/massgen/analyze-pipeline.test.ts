@@ -61,10 +61,11 @@ it('analyze pipeline - after a run where every turn is up to date, the next unch
   );
   const added = await runCli(['run', 'analyze', '--json'], { cwd: project.root });
   expect(added.code, added.stderr).toBe(0);
-  expect(events(added.stdout).filter((e) => e.type === 'stage-start').map((e) => e.stage)).toEqual([
-    'turn[log_20261130_064801_485886/turn_1]',
-    'summary',
-  ]);
+  expect(
+    events(added.stdout)
+      .filter((e) => e.type === 'stage-start')
+      .map((e) => e.stage),
+  ).toEqual(['turn[log_20261130_064801_485886/turn_1]', 'summary']);
 });
 
 it('analyze pipeline - a turn still in progress is analyzed again by every run, though no file changed', async () => {
