@@ -90,6 +90,9 @@ describe('self-analysis pipeline', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(events(again.stdout).filter((e) => e.type === 'stage-start')).toEqual([]);
     expect(server.requests).toHaveLength(3);
+    // Nothing changed by the stats the last run recorded: answered from them, with no preflight, so no key is needed.
+    const keyless = await runCli(['run', 'self-analysis'], { cwd: project.root, env: { SELF_TEST_API_KEY: '' } });
+    expect(keyless.code, keyless.stderr).toBe(0);
     // A forced rerun asks the analysts again, through the response cache: still no call.
     const forced = await runCli(['run', 'self-analysis', '--force', '--json'], { cwd: project.root, env });
     expect(forced.code, forced.stderr).toBe(0);
