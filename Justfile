@@ -14,10 +14,15 @@ analyze *args:
     for a in "$@"; do case "$a" in *=*) argv+=(--param "$a") ;; *) argv+=("$a") ;; esac; done
     exec node bin/refinery.js run analyze "${argv[@]}"
 
-# just analyze-self [RUN] [--turn N] [--force] [--backends a,b,c]: the deterministic report plus three model analysts.
-# Analyze one MassGen turn with model analysts (correctness, efficiency, behavior); see docs/self-analysis.md.
+# just analyze-self [backends=a,b,c] [runs=log_2026*] [logs=PATH] [budget_usd=5]: KEY=VALUE words are params, other words flags.
+# Model analysts (correctness, efficiency, behavior) over every turn's facts; only new turns are asked. See docs/self-analysis.md.
+[positional-arguments]
 analyze-self *args:
-    {{refinery}} logs analyze --mode self {{args}}
+    #!/usr/bin/env bash
+    set -euo pipefail
+    argv=()
+    for a in "$@"; do case "$a" in *=*) argv+=(--param "$a") ;; *) argv+=("$a") ;; esac; done
+    exec node bin/refinery.js run self-analysis "${argv[@]}"
 
 # just refine deliverable=a.md,b.ts query="what it must do" backends=claude,codex,gemini
 # (default: the bundled offline example; backends are names in refinery.config.yaml).
@@ -71,7 +76,7 @@ format:
     npm run format
 
 # All benchmarks.
-bench: bench-graph bench-analyze bench-analyze-run bench-refine bench-jobs bench-ui bench-cache bench-massgen bench-redact bench-workers
+bench: bench-graph bench-analyze bench-analyze-run bench-refine bench-jobs bench-ui bench-cache bench-massgen bench-massgen-run bench-redact bench-workers
 
 # Three judges at 300 ms against one judge alone; a cached rerun costs nothing.
 bench-refine:
@@ -118,6 +123,10 @@ gen-pipeline-schema:
 # `refinery logs list` against a plain Python loop over each run's status.json.
 bench-massgen runs="1000" reps="5":
     npx tsx bench/massgen/run.ts --runs {{runs}} --reps {{reps}}
+
+# `refinery run analyze` over 1,000 generated runs: nothing new (target <= 1.0 s, 150 MB RSS), one new run (<= 1.5 s).
+bench-massgen-run runs="1000" reps="5":
+    npx tsx bench/massgen/run-analyze.ts --runs {{runs}} --reps {{reps}}
 
 # Regenerate the bundled MassGen example logs.
 gen-example:

@@ -6,18 +6,15 @@
 // Times are wall-clock medians of --reps runs of the real CLI; `node -e 0` is timed too, as the
 // floor any command pays on this machine at the time.
 //   npx tsx bench/massgen/run.ts [--runs 1000] [--reps 5] [--keep]
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { generateLogs } from '../../dev/massgen-gen/generate.ts';
 import { fleetScripts } from '../../dev/massgen-gen/fleet.ts';
+import { engine, median, medianTimed, ms, REPO, refinery, run, type Timed } from './timing.ts';
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const WORK = path.join(REPO, 'bench', '.work', 'massgen');
-const CLI = path.join(REPO, 'bin', 'refinery.js');
 const TARGET_MS = 500;
 
 const { values } = parseArgs({
@@ -50,61 +47,7 @@ for name in sorted(os.listdir(root), reverse=True):
 print(rows)
 `;
 
-interface Timed {
-  ms: number;
-  /** User + system CPU time of the command (GNU time), or NaN without it. */
-  cpuMs: number;
-  stdout: string;
-  stderr: string;
-}
-
-// GNU time reports the command's CPU time: on a machine shared with other work, wall-clock times
-// rise with the load while CPU time stays close to what the command costs.
-const GNU_TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
-const CPU_MARK = '@@cpu';
-
-function run(cmd: string, args: string[], cwd: string): Timed {
-  const [bin, argv] = GNU_TIME ? [GNU_TIME, ['-f', `${CPU_MARK} %U %S`, cmd, ...args]] : [cmd, args];
-  const start = process.hrtime.bigint();
-  const r = spawnSync(bin, argv, { cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } });
-  const ms = Number(process.hrtime.bigint() - start) / 1e6;
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
-  const cpu = new RegExp(`${CPU_MARK} ([\\d.]+) ([\\d.]+)\\s*$`).exec(r.stderr);
-  return {
-    ms,
-    cpuMs: cpu ? (Number(cpu[1]) + Number(cpu[2])) * 1000 : Number.NaN,
-    stdout: r.stdout,
-    stderr: cpu ? r.stderr.slice(0, cpu.index) : r.stderr,
-  };
-}
-
-const refinery = (cwd: string, ...args: string[]): Timed => run(process.execPath, [CLI, ...args], cwd);
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-const ms = (x: number): string => `${x.toFixed(0)} ms`;
-/** Median wall clock of several runs, with the median CPU time beside it. */
-function medianTimed(runs: Timed[]): string {
-  const cpu = median(runs.map((r) => r.cpuMs));
-  return `${ms(median(runs.map((r) => r.ms)))}${Number.isNaN(cpu) ? '' : ` (cpu ${ms(cpu)})`}`;
-}
 const reps = (f: () => Timed): Timed[] => Array.from({ length: REPS }, f);
-
-function newestTs(dir: string): number {
-  let newest = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, e.name);
-    if (e.isDirectory()) newest = Math.max(newest, newestTs(full));
-    else if (e.name.endsWith('.ts')) newest = Math.max(newest, statSync(full).mtimeMs);
-  }
-  return newest;
-}
-
-function engine(): string {
-  const stamp = path.join(REPO, 'dist', '.stamp');
-  const fresh = !process.env.REFINERY_FROM_SOURCE && existsSync(stamp) && statSync(stamp).mtimeMs >= newestTs(path.join(REPO, 'src'));
-  return fresh
-    ? 'compiled dist/'
-    : 'sources through tsx (dist/ missing or older than src/: run `npm run build` first for start-up as installed)';
-}
 
 function main(): void {
   rmSync(WORK, { recursive: true, force: true });

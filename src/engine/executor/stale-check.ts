@@ -11,7 +11,7 @@ export interface StaleCheckContext {
   params: Record<string, unknown>;
   vars: Record<string, unknown>;
   instances: readonly StageInstance[];
-  /** How `exists(path)` is answered (a run's observations record each answer); the disk by default. */
+  /** How `exists()` is answered (a run records its answers); default: the disk. */
   exists?: (rel: string) => boolean;
 }
 
@@ -34,6 +34,8 @@ export function stagesAskingToBeRedone(ctx: StaleCheckContext): string[] {
     } catch {
       /* not redone: the run reports the problem when it assesses the stage */
     }
+    // Over a thousand stages, the outputs read would otherwise all stay in memory until the end.
+    for (const o of Object.values(inst.outputs)) reader.forget(o.path);
   }
   return ids.sort();
 }

@@ -160,7 +160,14 @@ class Expander {
     const rendered = template.source === pattern ? `'${pattern}'` : `'${template.source}' (= '${pattern}')`;
     const where = path.isAbsolute(root) ? root : `${root} (${abs})`;
     // A path made from params is fixed on the command line, not in the pipeline file.
-    const params = [...new Set(Array.from(template.source.matchAll(/\bparams\.([A-Za-z_]\w*)/g), (m) => m[1]))];
+    const used = [...new Set(Array.from(template.source.matchAll(/\bparams\.([A-Za-z_]\w*)/g), (m) => m[1] as string))];
+    // Only the params the missing folder is made of: in `${params.logs}/${params.runs}/turn_*`, a missing logs
+    // folder is not fixed by another `runs` glob.
+    const making = used.filter((p) => {
+      const value = String(this.ctx.params[p] ?? '');
+      return value !== '' && root.includes(path.normalize(value).replace(/\/$/, ''));
+    });
+    const params = making.length > 0 ? making : used;
     const fix = params.length ? `pass an existing path with ${params.map((p) => `--param ${p}=PATH`).join(' or ')}` : 'fix the path';
     this.diagnostics.push({
       severity: 'error',
@@ -168,7 +175,7 @@ class Expander {
       message: `stage '${stage.id}': foreach glob ${rendered}: ${where} ${problem}; ${fix}, or, if the set may be empty, add allow_empty: true to the foreach`,
       ...(stage.span ? { span: stage.span } : {}),
       ...(params.length
-        ? { paramPath: { params: Object.fromEntries(params.map((p) => [p, this.ctx.params[p as string]])), path: root, problem: kind } }
+        ? { paramPath: { params: Object.fromEntries(params.map((p) => [p, this.ctx.params[p]])), path: root, problem: kind } }
         : {}),
     });
     return false;

@@ -7,14 +7,14 @@ import { newRunId } from '../events/bus.ts';
 import { execute, type ExecuteResult } from '../executor/executor.ts';
 import { preflightPlan } from '../executor/preflight.ts';
 import { shardMembers, unsharded } from '../executor/shard.ts';
-import { stagesAskingToBeRedone } from '../executor/stale-check.ts';
 import { commandLookahead, startRunnersAhead } from '../executor/stage-context.ts';
+import { stagesAskingToBeRedone } from '../executor/stale-check.ts';
 import { removeLeftoverStaging } from '../executor/staging.ts';
 import type { RemoteCacheSettings } from '../remote-cache/config.ts';
 import { remoteCacheMayBeConfigured } from '../remote-cache/configured.ts';
 import type { StageCache } from '../remote-cache/stage-cache.ts';
 import { FileHashes } from '../state/file-hashes.ts';
-import { canSkipByStat, refineryVersion, skippedStages } from '../state/noop-recording.ts';
+import { canSkipByStat, freshStages, refineryVersion, skippedStages } from '../state/noop-recording.ts';
 import type { Observations } from '../state/observations.ts';
 import { acquireProjectLock } from '../state/project-lock.ts';
 import type { ChangedFiles } from '../state/run-manifest.ts';
@@ -133,23 +133,28 @@ export async function runChanged(request: RunRequest, checked: CheckedRun): Prom
 }
 
 /**
- * Whether this run's no-op record may answer the next run: a pipeline without `stale_if`, or one
- * whose every `stale_if` is false on the outputs as this run left them. A `stale_if` reads the
- * stage's outputs, other stages' artifacts, params and `exists()`, which the record stats (the
- * answers of `exists()` through the observations), so while they stay as they are it stays false.
+ * Whether the next run may be answered from this run's stats. A `stale_if` may ask for a rerun with
+ * nothing changed on disk (a MassGen turn in progress), so a pipeline with one keeps the record
+ * only when no stage's `stale_if` holds on its outputs as the run leaves them. The next run sees
+ * the same answers while no recorded stat changed: a `stale_if` reads the stage's outputs (and
+ * other stages'), whose stats the record holds, and params and vars, which its key holds. A stage
+ * this run did not select was found up to date by the run that wrote the record it builds on.
  */
-function mayAnswerNextRun(root: string, target: RunTarget, observations: Observations): boolean {
+function mayKeepNoopRecord(
+  root: string,
+  target: RunTarget,
+  looked: { select: ReadonlySet<string> | undefined; fresh: ReadonlySet<string> },
+  observations: Observations,
+): boolean {
   if (canSkipByStat(target.spec)) return true;
-  if (target.spec.stages.some((s) => s.kind === 'loop')) return false;
+  if (target.plan.loops.length > 0) return false;
   const { plan } = target;
-  const asking = stagesAskingToBeRedone({
-    root,
-    pipeline: plan.pipeline.name,
-    params: plan.params,
-    vars: plan.vars,
-    instances: plan.instances,
-    exists: (rel) => observations.probe(rel, (p) => existsSync(path.join(root, p))),
-  });
+  const { select, fresh } = looked;
+  // A stage found up to date had its stale_if answered false already, on outputs the run did not touch.
+  const instances = plan.instances.filter((i) => (!select || select.has(i.id)) && !fresh.has(i.id));
+  // Its exists() answers go into the record, as the run's own do.
+  const exists = (rel: string): boolean => observations.probe(rel, (p) => existsSync(path.join(root, p)));
+  const asking = stagesAskingToBeRedone({ root, pipeline: plan.pipeline.name, params: plan.params, vars: plan.vars, instances, exists });
   return asking.length === 0;
 }
 
@@ -165,6 +170,7 @@ async function executeAndRecord(
   const runId = newRunId();
   const { bus, close } = openRunBus(request, runId, target.spec.name);
   const skipped = skippedStages(bus, changed?.skipped);
+  const fresh = freshStages(bus);
   // Holding the lock, no other run is live: what killed runs left in staging can go.
   removeLeftoverStaging(root);
   // Started before the state is read, so the runners get ready meanwhile (a watch lends its own).
@@ -221,7 +227,7 @@ async function executeAndRecord(
     result.status === 'succeeded' &&
     request.only.length === 0 &&
     !request.shard &&
-    mayAnswerNextRun(root, target, checked.observations)
+    mayKeepNoopRecord(root, target, { select, fresh }, checked.observations)
   ) {
     const recorded = recordRun(root, {
       pipelineFile: request.pipelineFile,

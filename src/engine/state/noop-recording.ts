@@ -32,6 +32,15 @@ export function skippedStages(bus: EventBus, previous: ReadonlyMap<string, strin
   return skipped;
 }
 
+/** The stages this run found up to date: their `stale_if`, if any, was false on their outputs, which the run left as they were. */
+export function freshStages(bus: EventBus): Set<string> {
+  const fresh = new Set<string>();
+  bus.subscribe((event) => {
+    if (event.type === 'stage-end' && event.status === 'fresh') fresh.add(event.stage);
+  });
+  return fresh;
+}
+
 /** The last run's record with this key, to carry over what a run does not look at again; undefined when there is none (or it is damaged). */
 export function lastRecord(root: string, pipelineFile: string, key: string): NoopRecord | undefined {
   const record = readManifest(manifestFile(root, pipelineFile));

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { SchemaRegistry } from '../../../src/engine/artifacts/schema-registry.ts';
 import { REPO_ROOT, events, runCli, stageEnds, tempProject, type TempProject } from '../../helpers/project.ts';
+import { FIXTURES } from './fixture-truth.ts';
 
 let project: TempProject | undefined;
 afterEach(() => project?.cleanup());
@@ -41,4 +42,40 @@ it("analyze pipeline - with no params, a project's .massgen/massgen_logs gets a 
   expect(second.code).toBe(0);
   expect(Object.values(stageEnds(second.stdout))).toEqual(Array(turns.length + 1).fill('fresh'));
   expect(events(second.stdout).filter((e) => e.type === 'stage-start')).toEqual([]);
+});
+
+it('analyze pipeline - after a run where every turn is up to date, the next unchanged run is answered from the stats it recorded', async () => {
+  project = tempProject();
+  cpSync(path.join(REPO_ROOT, 'examples/massgen_logs'), project.path('.massgen/massgen_logs'), { recursive: true, verbatimSymlinks: true });
+  expect((await runCli(['run', 'analyze'], { cwd: project.root })).code).toBe(0);
+  expect((await runCli(['run', 'analyze'], { cwd: project.root })).code).toBe(0);
+  // stale_if holds for no turn (none is in progress): the record is kept, and the third run compares stats only.
+  const third = await runCli(['run', 'analyze', '-v'], { cwd: project.root });
+  expect(third.code, third.stderr).toBe(0);
+  expect(third.stderr).toMatch(/up-to-date check: \d+ files the last run read, \d+ looked at here: 0 changed/);
+  // One new run: only its turn and the summary are analyzed.
+  cpSync(
+    path.join(FIXTURES, 'massgen-v0191', 'consensus-3', 'log_20261130_064801_485886'),
+    project.path('.massgen/massgen_logs/log_20261130_064801_485886'),
+    { recursive: true },
+  );
+  const added = await runCli(['run', 'analyze', '--json'], { cwd: project.root });
+  expect(added.code, added.stderr).toBe(0);
+  expect(
+    events(added.stdout)
+      .filter((e) => e.type === 'stage-start')
+      .map((e) => e.stage),
+  ).toEqual(['turn[log_20261130_064801_485886/turn_1]', 'summary']);
+});
+
+it('analyze pipeline - a turn still in progress is analyzed again by every run, though no file changed', async () => {
+  project = tempProject();
+  cpSync(path.join(FIXTURES, 'massgen-v0191', 'killed'), project.path('.massgen/massgen_logs'), { recursive: true });
+  // A heartbeat never too old: the killed run counts as still running.
+  const args = ['run', 'analyze', '--json', '--param', 'stale_after_seconds=999999999'];
+  for (let i = 0; i < 3; i++) {
+    const result = await runCli(args, { cwd: project.root });
+    expect(result.code, result.stderr).toBe(0);
+    expect(stageEnds(result.stdout)['turn[log_20261130_064840_961991/turn_1]'], `run ${i + 1}`).toBe('succeeded');
+  }
 });

@@ -7,6 +7,19 @@ import type { BackendsConfig } from '../../backends/config-schema.ts';
 
 export type BackendChoice = { ok: true; names: string[]; from: string } | { ok: false; error: string };
 
+/** How the user gives the backends and the backends file: the CLI's flags, or the self-analysis pipeline's params. */
+export interface ChoiceWords {
+  backends: string;
+  config: string;
+}
+
+export const CLI_WORDS: ChoiceWords = { backends: '--backends', config: '--config' };
+export const PIPELINE_WORDS: ChoiceWords = { backends: '--param backends=', config: '--param config=' };
+
+/** `--backends NAMES` or `--param backends=NAMES`. */
+const usage = (word: string, value: string): string => (word.endsWith('=') ? `${word}${value}` : `${word} ${value}`);
+const bare = (word: string): string => word.replace(/=$/, '');
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
@@ -15,7 +28,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * A MassGen config (`agents:` or `agent:` with a `backend:`, no `backends:`) passed where refinery's
  * backends file is expected: the fix, instead of a schema error about a missing `backends:` key.
  */
-export function massgenConfigProblem(root: string, file: string): string | undefined {
+export function massgenConfigProblem(root: string, file: string, words: ChoiceWords = CLI_WORDS): string | undefined {
   let text: string;
   try {
     text = readFileSync(path.resolve(root, file), 'utf8');
@@ -25,7 +38,7 @@ export function massgenConfigProblem(root: string, file: string): string | undef
   const read = parseConfigYaml(text, file);
   if (!read.ok || !isObject(read.data) || 'backends' in read.data) return undefined;
   if (!('agents' in read.data) && !('agent' in read.data)) return undefined;
-  return `${file} is a MassGen config (it has 'agent(s):', no 'backends:'); --config takes refinery's backends file. Add each agent's backend (type and model) as a named backend under 'backends:' there and pass --backends NAMES (see docs/self-analysis.md)`;
+  return `${file} is a MassGen config (it has 'agent(s):', no 'backends:'); ${bare(words.config)} takes refinery's backends file. Add each agent's backend (type and model) as a named backend under 'backends:' there and pass ${usage(words.backends, 'NAMES')} (see docs/self-analysis.md)`;
 }
 
 /** The `self_analysis.backends` list of the backends file, when it has one. */
@@ -40,11 +53,16 @@ function configuredList(root: string, file: string): string[] | string | undefin
   return list as string[];
 }
 
-export function chooseBackends(root: string, config: BackendsConfig, given: string | undefined): BackendChoice {
+export function chooseBackends(
+  root: string,
+  config: BackendsConfig,
+  given: string | undefined,
+  words: ChoiceWords = CLI_WORDS,
+): BackendChoice {
   if (given !== undefined) {
     const names = given.split(',').map((n) => n.trim());
-    if (names.some((n) => n === '')) return { ok: false, error: `--backends takes names separated by commas, got '${given}'` };
-    return { ok: true, names, from: '--backends' };
+    if (names.some((n) => n === '')) return { ok: false, error: `${bare(words.backends)} takes names separated by commas, got '${given}'` };
+    return { ok: true, names, from: bare(words.backends) };
   }
   const listed = configuredList(root, config.file);
   if (typeof listed === 'string') return { ok: false, error: listed };
@@ -53,7 +71,7 @@ export function chooseBackends(root: string, config: BackendsConfig, given: stri
   if (!first)
     return {
       ok: false,
-      error: `${config.file} has no OpenAI-compatible backend and no self_analysis.backends list; pass --backends NAMES or add self_analysis: { backends: [NAME] }`,
+      error: `${config.file} has no OpenAI-compatible backend and no self_analysis.backends list; pass ${usage(words.backends, 'NAMES')} or add self_analysis: { backends: [NAME] }`,
     };
   return { ok: true, names: [first], from: `the first OpenAI-compatible backend of ${config.file}` };
 }
