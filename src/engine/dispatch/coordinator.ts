@@ -187,7 +187,7 @@ export class Coordinator implements RemoteSlots {
     at: { started: number; sentAt: number; answeredAt: number },
   ): Promise<RemoteOutcome> {
     const { worker, done } = answer;
-    const fetched = await this.options.stages.fetch(input, ctx, false);
+    const fetched = await this.options.stages.fetch(input, ctx, false, done.outputs);
     if (!fetched)
       return this.failure(
         'worker-result-refused',

@@ -12,14 +12,25 @@ import { PACKAGE_ROOT } from '../paths/package-root.ts';
 const BUILTIN = 'builtin:';
 const NAME = /^[a-z0-9][a-z0-9-]*$/i;
 
+/** Each stage's spec as stable JSON, made once: a foreach stage's instances share the spec (and its list of items). */
+const specJson = new WeakMap<object, string>();
+
 /**
  * A hash of what the pipeline file says of this stage instance (its spec, resolved inputs and
  * outputs, what it needs, its foreach item): the same wherever the file is. Its description and
  * where it sits in the file do not count.
  */
 export function definitionHash(inst: StageInstance): string {
-  const { description: _d, ...spec } = inst.spec;
-  return digest(stableJson({ spec, inputs: inst.inputs, outputs: inst.outputs, needs: inst.needs, vars: inst.vars }));
+  let spec = specJson.get(inst.spec);
+  if (spec === undefined) {
+    const { description: _d, ...rest } = inst.spec;
+    spec = stableJson(rest);
+    specJson.set(inst.spec, spec);
+  }
+  // The text stableJson({ spec, inputs, outputs, needs, vars }) makes: its keys in that order.
+  return digest(
+    `{"inputs":${stableJson(inst.inputs)},"needs":${stableJson(inst.needs)},"outputs":${stableJson(inst.outputs)},"spec":${spec},"vars":${stableJson(inst.vars)}}`,
+  );
 }
 
 /** The pipeline file as a job names it; undefined when it is neither in the project nor one of refinery's. */

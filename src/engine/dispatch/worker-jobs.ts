@@ -17,6 +17,8 @@ import type { StateWarn } from '../state/set-aside.ts';
 import type { FingerprintParts } from '../state/stage-state.ts';
 import type { RunBudget } from '../../task/define-task.ts';
 import { loadPipelineCached } from '../pipeline/cached-load.ts';
+import { pipelineTextHash } from '../pipeline/load.ts';
+import { readPipelineText } from '../pipeline/read-text.ts';
 import { resolveParams } from '../pipeline/params.ts';
 import { expandPipeline } from '../pipeline/expand.ts';
 import { lazyRecord } from '../expr/evaluate.ts';
@@ -90,7 +92,9 @@ export function partsDifference(mine: FingerprintParts, theirs: Job['parts']): s
 }
 
 export class JobRunner {
-  private readonly opened = new Map<string, Opened>();
+  private readonly opened = new Map<string, Promise<Opened | { problem: string }>>();
+  /** Every pipeline expanded, for close(). */
+  private readonly expanded: Opened[] = [];
   private readonly states = new Map<string, StageState>();
   private readonly hashes: FileHashes;
 
@@ -231,19 +235,42 @@ export class JobRunner {
     return undefined;
   }
 
-  /** The job's pipeline, loaded and expanded with its params (kept while the file and params are the same). */
-  private async open(job: Job): Promise<Opened | { problem: string }> {
+  /**
+   * The job's pipeline, loaded and expanded with its params: once while the file's text and the
+   * params are the same. Jobs that arrive together share one load, so a worker handed many jobs at
+   * once parses and expands its pipeline once, not once per job.
+   */
+  private open(job: Job): Promise<Opened | { problem: string }> {
+    const found = pipelineFileOf(this.options.root, job.pipeline);
+    if ('problem' in found) return Promise.resolve(found);
+    const read = readPipelineText(found.file, job.pipeline);
+    if ('diagnostic' in read)
+      return Promise.resolve({ problem: `${job.pipeline} has errors in this checkout: ${read.diagnostic.message}` });
+    const hash = pipelineTextHash(read.text);
+    const key = `${found.file}\0${hash}\0${stableJson(job.params)}`;
+    let opening = this.opened.get(key);
+    if (!opening) {
+      opening = this.load(found.file, hash, job);
+      this.opened.set(key, opening);
+      // A problem may be fixed in this checkout (a task file added) without the pipeline changing: not kept.
+      const made = opening;
+      const forget = (): void => {
+        if (this.opened.get(key) === made) this.opened.delete(key);
+      };
+      void made.then((o) => {
+        if ('problem' in o) forget();
+      }, forget);
+    }
+    return opening;
+  }
+
+  private async load(file: string, hash: string, job: Job): Promise<Opened | { problem: string }> {
     const { root, resolver, warn } = this.options;
-    const found = pipelineFileOf(root, job.pipeline);
-    if ('problem' in found) return found;
-    const loaded = await loadPipelineCached(root, found.file, resolver, warn);
+    const loaded = await loadPipelineCached(root, file, resolver, warn);
     if (!loaded.spec) return { problem: `${job.pipeline} has errors in this checkout: ${loaded.diagnostics[0]?.message ?? 'unknown'}` };
-    const key = `${found.file}\0${loaded.spec.hash}\0${stableJson(job.params)}`;
-    const known = this.opened.get(key);
-    if (known) return known;
+    if (loaded.spec.hash !== hash) return { problem: `${job.pipeline} changed in this checkout while it was read` };
     const made = this.expand(loaded.spec, job);
-    if ('problem' in made) return made;
-    this.opened.set(key, made);
+    if (!('problem' in made)) this.expanded.push(made);
     return made;
   }
 
@@ -290,7 +317,7 @@ export class JobRunner {
       state.compact();
       state.close();
     }
-    for (const o of this.opened.values()) o.contexts.runners?.close();
+    for (const o of this.expanded) o.contexts.runners?.close();
     rmSync(stagingDir(this.options.root, this.options.sessionId), { recursive: true, force: true });
   }
 }

@@ -249,11 +249,6 @@ export class RemoteCache {
         return false;
       }
     }
-    const results = await Promise.all(
-      files.map((f) =>
-        this.putBlob(f.sha256, f.size, 'file' in f.body ? { file: f.body.file, size: f.size, sha256: f.sha256 } : { data: f.body.data }),
-      ),
-    );
     let manifest: Manifest = {
       refinery: this.version,
       kind: meta.kind,
@@ -271,7 +266,14 @@ export class RemoteCache {
     if (this.settings.signingKey) manifest = signManifest(manifest, this.settings.signingKey);
     const manifestBlob = encodeManifest(manifest);
     const manifestHash = sha256Hex(manifestBlob);
-    results.push(await this.putBlob(manifestHash, manifestBlob.length, { data: manifestBlob }));
+    // The blobs and the manifest go up together (a reader finds neither without the entry);
+    // the action-cache entry only once every one of them is stored.
+    const results = await Promise.all([
+      ...files.map((f) =>
+        this.putBlob(f.sha256, f.size, 'file' in f.body ? { file: f.body.file, size: f.size, sha256: f.sha256 } : { data: f.body.data }),
+      ),
+      this.putBlob(manifestHash, manifestBlob.length, { data: manifestBlob }),
+    ]);
     const failed = results.find((r) => r.kind !== 'stored');
     if (failed) {
       this.writeProblem(warn, failed, 'its action-cache entry was not written');

@@ -23,6 +23,8 @@ export type CachedOutcome = StageOutcome & {
   /** Where the stage ran here and its result is being stored: resolves to whether it was. */
   stored?: Promise<boolean>;
 };
+/** Output name -> the digest a worker said it stored. */
+export type ExpectedOutputs = Readonly<Record<string, { sha256: string; size: number }>>;
 export type LocalRun = (input: RunStageInput, ctx: StageRunContext) => Promise<StageOutcome>;
 
 /** What the executor calls instead of running a stage itself. */
@@ -31,8 +33,10 @@ export interface StageCache {
   /**
    * Only the lookup: the stage's result from the remote cache, published and recorded, or
    * undefined. `countAsHit` false for a result a worker of this run just made (it saved nothing).
+   * `expected`: the output digests a worker said it stored, fetched while the entry is read; used
+   * only where the entry names the same.
    */
-  fetch(input: RunStageInput, ctx: StageRunContext, countAsHit: boolean): Promise<CachedOutcome | undefined>;
+  fetch(input: RunStageInput, ctx: StageRunContext, countAsHit: boolean, expected?: ExpectedOutputs): Promise<CachedOutcome | undefined>;
   /** Where uploads go (a worker's inputs are stored there too). */
   readonly remote: RemoteCache;
   /** Waits for the uploads still under way. */
@@ -81,9 +85,9 @@ class RemoteStageCache implements StageCache {
     private readonly options: StageCacheOptions,
   ) {}
 
-  fetch(input: RunStageInput, ctx: StageRunContext, countAsHit: boolean): Promise<CachedOutcome | undefined> {
+  fetch(input: RunStageInput, ctx: StageRunContext, countAsHit: boolean, expected?: ExpectedOutputs): Promise<CachedOutcome | undefined> {
     const key = stageCacheKey(input.fingerprint, this.remote.version);
-    return this.restore(input, ctx, key, warnFor(ctx, input.inst.id), countAsHit);
+    return this.restore(input, ctx, key, warnFor(ctx, input.inst.id), countAsHit, expected);
   }
 
   summary(): RemoteCacheSummary {
@@ -186,29 +190,51 @@ class RemoteStageCache implements StageCache {
     key: string,
     warn: Warn,
     countAsHit = true,
+    expected?: ExpectedOutputs,
   ): Promise<CachedOutcome | undefined> {
     const { inst } = input;
     const started = Date.now();
     const what = `stage ${inst.id}`;
+    const prestaged = expected ? stagingPaths(ctx.root, ctx.runId, inst) : undefined;
+    // The blobs a worker named come down while the entry is read: one round trip less.
+    const early = prestaged?.map((o) => {
+      const e = expected?.[o.name];
+      return e ? { ...e, got: this.remote.download({ path: o.target.path, ...e }, o.staging) } : undefined;
+    });
+    const settled = async (): Promise<void> => {
+      await Promise.all((early ?? []).map((e) => e?.got));
+    };
     const entry = await this.remote.read(key, 'stage');
-    if (entry.kind === 'miss') return undefined;
+    const none = async (): Promise<undefined> => {
+      await settled();
+      if (prestaged) discardStaged(prestaged);
+      return undefined;
+    };
+    if (entry.kind === 'miss') return none();
     if (entry.kind === 'failed') {
       this.remote.problem(warn, `${entry.message}; ${inst.id} runs here`);
-      return undefined;
+      return none();
     }
     if (entry.kind === 'refused') {
       this.remote.refuse(warn, what, entry.reason);
-      return undefined;
+      return none();
     }
     const { manifest } = entry;
     const mismatch = this.declaredMismatch(inst, input.fingerprint, manifest);
     if (mismatch) {
       this.remote.refuse(warn, what, mismatch);
-      return undefined;
+      return none();
     }
-    const staged = stagingPaths(ctx.root, ctx.runId, inst);
+    const staged = prestaged ?? stagingPaths(ctx.root, ctx.runId, inst);
     const got = await Promise.all(
-      staged.map((o) => this.remote.download(manifest.outputs[o.name] as Manifest['outputs'][string], o.staging)),
+      staged.map(async (o, i) => {
+        const named = manifest.outputs[o.name] as Manifest['outputs'][string];
+        const e = early?.[i];
+        // Only a blob the entry names is used; one fetched by another digest is fetched again as named.
+        if (e && e.sha256 === named.sha256 && e.size === named.size) return e.got;
+        await e?.got;
+        return this.remote.download(named, o.staging);
+      }),
     );
     const bad = got.find((g) => g.kind !== 'hit');
     if (bad) {

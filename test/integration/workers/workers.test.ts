@@ -18,7 +18,9 @@ import {
   WORKER_KEY,
   type Proc,
 } from './harness.ts';
-import { seal } from '../../../src/engine/dispatch/envelope.ts';
+import { open, ReplayGuard, seal } from '../../../src/engine/dispatch/envelope.ts';
+import type { Job } from '../../../src/engine/dispatch/messages.ts';
+import { sha256Hex } from '../../../src/engine/remote-cache/keys.ts';
 import { UiProcess } from '../ui/ui-process.ts';
 
 const SLOW_PIPELINE = `pipeline: slow
@@ -26,6 +28,13 @@ stages:
   slow:
     run: ": @P@ && sleep 3 && echo done-slow > \${outputs.o}"
     outputs: { o: out/slow.txt }
+`;
+
+const QUICK_PIPELINE = `pipeline: quick
+stages:
+  quick:
+    run: ": @P@ && echo done-quick > \${outputs.o}"
+    outputs: { o: out/quick.txt }
 `;
 
 const FOUR_PIPELINE = `pipeline: four
@@ -252,6 +261,48 @@ describe.skipIf(skipWithout(MOSQUITTO) || skipWithout(NGINX))('workers on mosqui
     expect(result.stderr).toContain('it is not signed');
     expect(result.stderr).toContain('its nonce was seen before (a replay)');
     expect(readFileSync((here as TempProject).path('out/slow.txt'), 'utf8')).toBe('done-slow\n');
+  });
+
+  it('run --workers - a signed reply naming other output digests than the entry in the cache: the outputs the entry names are taken', async () => {
+    const project = uniqueProject();
+    const [a, here] = [0, 1].map(() => clone(project, { quick: QUICK_PIPELINE }));
+    // The stage's entry, stored by a local run in another clone.
+    const stored = await runCli(['run', 'quick', '--remote-cache', cache.url], { cwd: (a as TempProject).root });
+    expect(stored.code, stored.stderr).toBe(0);
+    // A blob the reply names instead, in the cache too: fetched early, it must not be what is published.
+    const forged = Buffer.from('forged\n');
+    const put = await fetch(`${cache.url}/cas/${sha256Hex(forged)}`, { method: 'PUT', body: forged });
+    expect(put.ok).toBe(true);
+    const key = Buffer.from(WORKER_KEY);
+    const fake = await mqtt.connectAsync(broker.url, { protocolVersion: 5 });
+    fake.on('message', (_topic, payload) => {
+      const opened = open(key, payload, new ReplayGuard(300_000));
+      if (!opened.ok) return;
+      const job = opened.body as Job;
+      const say = (body: object) => fake.publishAsync(`refinery/${project}/runs/${job.run}`, seal(key, 'fake', body), { qos: 1 });
+      const ids = { run: job.run, job: job.job, attempt: job.attempt };
+      void say({ kind: 'taken', ...ids }).then(() =>
+        say({
+          kind: 'done',
+          ...ids,
+          fingerprint: job.fingerprint,
+          key: '0'.repeat(64),
+          outputs: { o: { sha256: sha256Hex(forged), size: forged.length } },
+          queuedMs: 0,
+          runMs: 0,
+          how: 'ran',
+        }),
+      );
+    });
+    await fake.subscribeAsync(`$share/refinery/refinery/${project}/stages`, { qos: 1 });
+    // --force: no lookup first, the job goes to the (fake) worker.
+    const result = await coordinator(here as TempProject, 'quick', '--force').exited;
+    await fake.endAsync();
+    expect(result.code, result.stderr).toBe(0);
+    expect(stageEndsOf(result.stdout).quick).toMatchObject({ status: 'succeeded', worker: 'fake' });
+    expect(readFileSync((here as TempProject).path('out/quick.txt'), 'utf8')).toBe('done-quick\n');
+    // The blob the reply named was fetched while the entry was read (one round trip less), and left unused.
+    expect(cache.requests().some((r) => r.method === 'GET' && r.uri.endsWith(`/cas/${sha256Hex(forged)}`))).toBe(true);
   });
 
   it('workers - a coordinator killed and started again takes a stage its worker finished from the cache without dispatching it', async () => {
