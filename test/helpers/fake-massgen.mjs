@@ -212,7 +212,9 @@ async function main() {
       process.stderr.write(`RuntimeError: agent ${agents[0]} failed: Error code: 500\n`);
       return 1;
     }
-    await sleep(opt.tick);
+    // Step i ends at its place on a clock that starts with the process: the run takes
+    // duration_ms from its start, Node's own start included, however long each step's writes took.
+    await sleep(Math.max(0, (i + 1) * opt.tick - performance.now()));
   }
   // The end: the real log of a finished run, in this run's log dir.
   cpSync(source, logDir, { recursive: true, force: true, verbatimSymlinks: true });
