@@ -99,6 +99,9 @@ describe('refinery init', () => {
     const plain = await just(project.root, 'analyze');
     expect(plain.code).toBe(2);
     expect(plain.stderr).toContain('npx just analyze logs=PATH');
+    const self = await just(project.root, 'analyze-self');
+    expect(self.code).toBe(2);
+    expect(self.stderr).toContain('npx just analyze-self logs=PATH');
     expect((await just(project.root, '--evaluate', 'logs')).stdout).toBe('');
 
     const massgen = await runCli(['init', '--massgen', '--force'], { cwd: project.root });

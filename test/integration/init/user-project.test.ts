@@ -163,10 +163,10 @@ describe('refinery in a user project', () => {
     const list = await ok(npx(project, 'just', '--list'), 'just --list');
     expect(
       list.stdout
-        .match(/^ {4}\w+/gm)
+        .match(/^ {4}[\w-]+/gm)
         ?.map((r) => r.trim())
         .sort(),
-    ).toEqual(['analyze', 'refine', 'ui', 'watch']);
+    ).toEqual(['analyze', 'analyze-self', 'experiment', 'refine', 'ui', 'watch']);
     // The recipes call the project's own bin, without npx's start-up on every call.
     const refinery = await ok(npx(project, 'just', '--evaluate', 'refinery'), 'just --evaluate refinery');
     expect(refinery.stdout.trim()).toBe('node_modules/.bin/refinery');
