@@ -1,14 +1,6 @@
-import { accessSync, constants, readdirSync, realpathSync, statSync } from 'node:fs';
+import { readdirSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-
-function isExecutableFile(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}
+import { lookUpProgram } from './find-program.ts';
 
 function isFile(file: string): boolean {
   try {
@@ -50,21 +42,8 @@ function distInfo(prefix: string): string[] {
 export function massgenIdentity(argv: readonly string[], root: string, env: NodeJS.ProcessEnv): string[] {
   const [program, ...args] = argv;
   if (!program) return [];
-  const reads: string[] = [];
-  let found: string | undefined;
-  const candidates = program.includes('/')
-    ? [path.resolve(root, program)]
-    : (env.PATH ?? '')
-        .split(path.delimiter)
-        .filter((dir) => dir !== '')
-        .map((dir) => path.join(path.resolve(root, dir), program));
-  for (const candidate of candidates) {
-    reads.push(candidate);
-    if (isExecutableFile(candidate)) {
-      found = candidate;
-      break;
-    }
-  }
+  const { looked, found } = lookUpProgram(program, env, root);
+  const reads: string[] = [...looked];
   const prefixes = new Set<string>([path.join(root, '.venv')]);
   if (found) {
     prefixes.add(path.dirname(path.dirname(found)));
