@@ -85,7 +85,7 @@ describe('what a new user meets first', () => {
     const result = await runCli(['run'], { cwd: project.root });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(
-      "name a pipeline: none in this folder (no pipelines/); refinery's own: analyze, experiments, refine; `npx refinery init` writes a starter",
+      "name a pipeline: none in this folder (no pipelines/); refinery's own: analyze, experiments, refine, self-analysis; `npx refinery init` writes a starter",
     );
   });
 
