@@ -7,24 +7,15 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { fleetScripts } from '../../dev/massgen-gen/fleet.ts';
 import { generateLogs } from '../../dev/massgen-gen/generate.ts';
-import { engine, median, medianTimed, ms, REPO, refinery, run, type Timed } from './timing.ts';
+import { benchArgs, engine, median, medianTimed, ms, REPO, refinery, run, type Timed } from './timing.ts';
 
 const WORK = path.join(REPO, 'bench', '.work', 'massgen-run-analyze');
 const NOOP = { ms: 1000, rssMb: 150 };
 const ONE_NEW_MS = 1500;
 
-const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '1000' }, reps: { type: 'string', default: '5' }, keep: { type: 'boolean' } },
-});
-const RUNS = Number(values.runs);
-const REPS = Number(values.reps);
-if (!Number.isInteger(RUNS) || RUNS < 1 || !Number.isInteger(REPS) || REPS < 1) {
-  console.error('usage: npx tsx bench/massgen/run-analyze.ts [--runs N] [--reps N] [--keep]');
-  process.exit(2);
-}
+const { runs: RUNS, reps: REPS, keep: KEEP } = benchArgs('bench/massgen/run-analyze.ts');
 
 /** The stage counts of the `done:` line: `25 up to date`, `1 succeeded, 1 fresh`… */
 function doneLine(r: Timed): string {
@@ -80,7 +71,7 @@ function main(): void {
       .map((x) => x.toFixed(1))
       .join(', ')}`,
   );
-  if (!values.keep) rmSync(WORK, { recursive: true, force: true });
+  if (!KEEP) rmSync(WORK, { recursive: true, force: true });
 }
 
 main();

@@ -9,23 +9,14 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { generateLogs } from '../../dev/massgen-gen/generate.ts';
 import { fleetScripts } from '../../dev/massgen-gen/fleet.ts';
-import { engine, median, medianTimed, ms, REPO, refinery, run, type Timed } from './timing.ts';
+import { benchArgs, engine, median, medianTimed, ms, REPO, refinery, run, type Timed } from './timing.ts';
 
 const WORK = path.join(REPO, 'bench', '.work', 'massgen');
 const TARGET_MS = 500;
 
-const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '1000' }, reps: { type: 'string', default: '5' }, keep: { type: 'boolean' } },
-});
-const RUNS = Number(values.runs);
-const REPS = Number(values.reps);
-if (!Number.isInteger(RUNS) || RUNS < 1 || !Number.isInteger(REPS) || REPS < 1) {
-  console.error('usage: npx tsx bench/massgen/run.ts [--runs N] [--reps N] [--keep]');
-  process.exit(2);
-}
+const { runs: RUNS, reps: REPS, keep: KEEP } = benchArgs('bench/massgen/run.ts');
 
 const PYTHON_LIST = `
 import json, os, sys
@@ -101,7 +92,7 @@ function main(): void {
   console.log(
     `logs list, ${RUNS + REPS} runs, all analyzed (every file of every turn checked against its report): refinery ${medianTimed(listWarm)}, python status.json loop ${medianTimed(pyWarm)}, ratio ${ratio(listWarm, pyWarm)}x`,
   );
-  if (!values.keep) rmSync(WORK, { recursive: true, force: true });
+  if (!KEEP) rmSync(WORK, { recursive: true, force: true });
 }
 
 main();

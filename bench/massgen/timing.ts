@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CLI = path.join(REPO, 'bin', 'refinery.js');
@@ -67,4 +68,18 @@ export function engine(): string {
   return fresh
     ? 'compiled dist/'
     : 'sources through tsx (dist/ missing or older than src/: run `npm run build` first for start-up as installed)';
+}
+
+/** `--runs N --reps N [--keep]`, the MassGen benches' arguments; a usage line and exit 2 when they are off. */
+export function benchArgs(script: string): { runs: number; reps: number; keep: boolean } {
+  const { values } = parseArgs({
+    options: { runs: { type: 'string', default: '1000' }, reps: { type: 'string', default: '5' }, keep: { type: 'boolean' } },
+  });
+  const runs = Number(values.runs);
+  const reps = Number(values.reps);
+  if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(reps) || reps < 1) {
+    console.error(`usage: npx tsx ${script} [--runs N] [--reps N] [--keep]`);
+    process.exit(2);
+  }
+  return { runs, reps, keep: values.keep === true };
 }
