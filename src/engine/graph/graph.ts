@@ -1,4 +1,4 @@
-import { isGlob, matchGlob } from '../paths/glob.ts';
+import { isGlob, matchGlob, staticPrefix } from '../paths/glob.ts';
 
 /** What the graph needs to know of a stage; paths are normalized and relative to the root. */
 export interface GraphNode {
@@ -22,7 +22,7 @@ export function buildGraph(nodes: readonly GraphNode[]): Graph {
   const ids = new Set(nodes.map((n) => n.id));
   const producer = new Map<string, string>();
   for (const n of nodes) for (const o of n.outputs) producer.set(o, n.id);
-  const allOutputs = [...producer.keys()];
+  const outputs = new SortedPaths([...producer.keys()]);
   const deps = new Map<string, Set<string>>();
   const missing: Graph['missing'] = [];
   for (const n of nodes) {
@@ -33,7 +33,7 @@ export function buildGraph(nodes: readonly GraphNode[]): Graph {
     }
     for (const input of n.inputs) {
       if (isGlob(input)) {
-        for (const out of allOutputs) if (matchGlob(input, out)) set.add(producer.get(out) as string);
+        for (const out of outputs.startingWith(staticPrefix(input))) if (matchGlob(input, out)) set.add(producer.get(out) as string);
       } else {
         const p = producer.get(input);
         if (p !== undefined) set.add(p);
@@ -46,6 +46,31 @@ export function buildGraph(nodes: readonly GraphNode[]): Graph {
   for (const [id, set] of deps) for (const d of set) dependents.get(d)?.push(id);
   for (const list of dependents.values()) list.sort();
   return { deps: new Map([...deps].map(([k, v]) => [k, [...v].sort()])), dependents, missing };
+}
+
+/**
+ * Paths in code-unit order, so those starting with a string are one run of them: a glob can only
+ * match a path that starts with its fixed leading folders, and a plan with a glob input per
+ * foreach item would otherwise test every item's glob against every output.
+ */
+class SortedPaths {
+  private readonly paths: string[];
+
+  constructor(paths: string[]) {
+    this.paths = paths.sort();
+  }
+
+  *startingWith(prefix: string): Generator<string> {
+    const { paths } = this;
+    let low = 0;
+    let high = paths.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if ((paths[mid] as string) < prefix) low = mid + 1;
+      else high = mid;
+    }
+    for (let i = low; i < paths.length && (paths[i] as string).startsWith(prefix); i += 1) yield paths[i] as string;
+  }
 }
 
 /** One cycle as a path that starts and ends on the same id, or undefined. Deterministic. */
