@@ -99,7 +99,11 @@ export async function runChanged(request: RunRequest, checked: CheckedRun): Prom
   const remote = await resolveRemote(request);
   if (remote && 'error' in remote) return { code: 'remote-cache-invalid', message: remote.error };
   if (request.workers && (!remote || remote.readOnly)) return { code: 'workers-need-cache', readOnly: remote?.readOnly === true };
-  const partial = checked.changed ? partialTarget(root, request.pipelineFile, checked.key, checked.changed) : undefined;
+  // The last run's plan stands only while no folder listing changed (a new foreach item needs the expansion).
+  const partial =
+    checked.changed && checked.changed.dirs.length === 0
+      ? partialTarget(root, request.pipelineFile, checked.key, checked.changed)
+      : undefined;
   const opened = partial
     ? { target: partial }
     : await fullTarget(root, request.pipelineFile, request.params, checked.observations, checked.changed, warn);

@@ -65,7 +65,8 @@ export async function fullTarget(
   const opened = await loadPipeline(root, pipelineFile, params, { warn, observations, strictParams: true });
   if (!opened.ok) return opened;
   const { pipeline } = opened;
-  const select = changed ? affectedStages(pipeline.expansion.plan, changed.files) : undefined;
+  // Before any stage's inputs are walked, what observations holds is what the expansion listed.
+  const select = changed ? affectedStages(pipeline.expansion.plan, { ...changed, listedByExpansion: observations.dirs }) : undefined;
   return {
     target: {
       plan: pipeline.expansion.plan,

@@ -15,8 +15,10 @@ import { writeProblem, type WriteProblem } from './write-problem.ts';
  * included. The next run with the same pipeline file and params first compares those stats;
  * when none changed, every stage is still up to date and nothing needs loading, expanding or
  * hashing — the way make and ninja decide a no-op from stats alone. Any difference falls back
- * to the full fingerprint check (only the stages that changed files reach, when the plan
- * record allows: plan-record.ts).
+ * to the fingerprint check of the stages it reaches: for changed files only, those the last run's
+ * plan says read or write them (plan-record.ts); for a changed folder listing, the pipeline is
+ * expanded again and its new stages and those whose inputs list the folder are checked
+ * (affected.ts); for a changed `exists()` answer or anything no stage explains, every stage.
  *
  * A stat taken too soon after its file was written (settled-stat.ts) could miss a rewrite of
  * the same size in the same clock tick: such a file is recorded unsettled, and the next run
@@ -209,6 +211,8 @@ export const UNCHANGED_BY_STAT = 'up to date: nothing it read changed since the 
 export interface ChangedFiles {
   /** Files (as recorded) whose stat differs from the last run's, or that were unsettled. */
   files: string[];
+  /** Folders whose listing (mtime) differs from the last run's: new stages or inputs may be there. */
+  dirs: string[];
   /** The stages the last run skipped, with the reason. */
   skipped: Map<string, string>;
   /** The last run's record, to carry over what this run does not look at again. */
@@ -257,9 +261,11 @@ function statPrefix(root: string): string {
 }
 
 /**
- * Compares the last run's record with the disk, reading it and stat'ing each file once.
- * Undefined when there is no record for this pipeline file and params, or a folder listing or
- * an `exists()` answer changed (new stages may have appeared), so only a full check will do.
+ * Compares the last run's record with the disk, reading it and stat'ing each file and folder
+ * once. Undefined when there is no record for this pipeline file and params, or an `exists()`
+ * answer changed (a `when:` or a param's default may now be another), so only a full check will
+ * do. A changed folder listing is returned with the changed files: the run expands the pipeline
+ * again and checks the stages that list the folder (affected.ts).
  */
 export function compareWithLastRun(
   root: string,
@@ -279,7 +285,6 @@ export function compareWithLastRun(
   // Paths are read only for the files looked at (`paths` makes them strings when first read).
   const { dirs, probes, numbers } = record;
   const count = numbers.length / 3;
-  for (let i = 0; i < dirs.length; i += 2) if (dirStat(path.resolve(root, dirs[i] as string)) !== dirs[i + 1]) return undefined;
   for (let i = 0; i < probes.length; i += 2) if (existsSync(path.resolve(root, probes[i] as string)) !== probes[i + 1]) return undefined;
   const prefix = statPrefix(root);
   let changed: Uint8Array | undefined;
@@ -306,11 +311,15 @@ export function compareWithLastRun(
     }
     if (!same) (changed ??= new Uint8Array(count))[i] = 1;
   }
+  const changedDirs: string[] = [];
+  for (let i = 0; i < dirs.length; i += 2)
+    if (dirStat(path.resolve(root, dirs[i] as string)) !== dirs[i + 1]) changedDirs.push(dirs[i] as string);
   const skipped = new Map(Object.entries(record.skipped));
   const checked = { files: count, vouched };
-  if (!changed) return { unchanged: { pipeline: record.pipeline, stages: record.stages, skipped }, checked };
+  if (!changed && changedDirs.length === 0) return { unchanged: { pipeline: record.pipeline, stages: record.stages, skipped }, checked };
   const files: string[] = [];
   paths ??= record.paths;
-  for (let i = 0; i < count; i += 1) if (changed[i] === 1) files.push(paths[i] as string);
-  return { changed: { files, previous: new PreviousRecord(record, changed), skipped, stages: record.stages }, checked };
+  if (changed) for (let i = 0; i < count; i += 1) if (changed[i] === 1) files.push(paths[i] as string);
+  const previous = new PreviousRecord(record, changed ?? new Uint8Array(count));
+  return { changed: { files, dirs: changedDirs, previous, skipped, stages: record.stages }, checked };
 }

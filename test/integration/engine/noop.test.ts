@@ -153,6 +153,51 @@ stages:
     expect((await run(project)).statOnly).toBe(true);
   });
 
+  /** Each stage's end and whether it was found up to date from stats alone. */
+  async function reasons(p: TempProject): Promise<Record<string, string>> {
+    const result = await runCli(['run', 'p', '--json', '--verbose'], { cwd: p.root });
+    expect(result.code).toBe(0);
+    const out: Record<string, string> = {};
+    for (const e of events(result.stdout))
+      if (e.type === 'stage-end') out[e.stage as string] = e.reason === STAT_ONLY ? 'by stat' : (e.status as string);
+    return out;
+  }
+
+  it('noop - a new foreach item: it and what follows it run, the other items are up to date by their stats', async () => {
+    project = project3();
+    project.write('docs/c.md', 'C');
+    expect((await run(project)).result.code).toBe(0);
+    project.write('docs/b.md', 'B');
+    expect(await reasons(project)).toEqual({
+      'each[a.md]': 'by stat',
+      'each[c.md]': 'by stat',
+      'each[b.md]': 'succeeded',
+      tail: 'succeeded',
+    });
+    expect(readFileSync(project.path('out/all.log'), 'utf8')).toBe('ABC!\n');
+    expect((await run(project)).statOnly).toBe(true);
+    // A removed item: the stage reading the folder it left runs again.
+    rmSync(project.path('docs/c.md'));
+    rmSync(project.path('out/c.txt'));
+    const removed = await reasons(project);
+    expect(removed.tail).toBe('succeeded');
+    expect(Object.keys(removed).sort()).toEqual(['each[a.md]', 'each[b.md]', 'tail']);
+    expect(readFileSync(project.path('out/all.log'), 'utf8')).toBe('AB!\n');
+  });
+
+  it('noop - a new file in a folder a glob or folder input walks: only that stage is checked, the rest by their stats', async () => {
+    project = fourWays();
+    expect((await run(project)).result.code).toBe(0);
+    project.write('notes/m.txt', 'm');
+    expect(await reasons(project)).toEqual({ x1: 'by stat', y1: 'by stat', both: 'by stat', folder: 'by stat', globbed: 'succeeded' });
+    expect(readFileSync(project.path('out/globbed'), 'utf8')).toBe('mn');
+    project.write('docs/sub/e.md', 'e');
+    expect(await reasons(project)).toEqual({ x1: 'by stat', y1: 'by stat', both: 'by stat', folder: 'succeeded', globbed: 'by stat' });
+    // A folder no stage and no foreach lists: nothing it holds is read, and nothing runs.
+    project.write('src/z.txt', 'z');
+    expect((await run(project)).statOnly).toBe(true);
+  });
+
   it('noop - a damaged plan record: the touch falls back to the full check', async () => {
     project = fourWays();
     expect((await run(project)).result.code).toBe(0);
