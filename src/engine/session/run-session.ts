@@ -31,7 +31,8 @@ export async function runSession(request: RunRequest): Promise<RunOutcome> {
     : undefined;
   if (last) {
     const changed = 'changed' in last ? last.changed.files.length : 0;
-    request.notify({ kind: 'checked', files: last.checked.files, vouched: last.checked.vouched, changed });
+    const changedFolders = 'changed' in last ? last.changed.dirs.length : 0;
+    request.notify({ kind: 'checked', files: last.checked.files, vouched: last.checked.vouched, changed, changedFolders });
   }
   if (last && 'unchanged' in last) {
     request.services?.recordHolds(recordFile, request.services.epoch, { kind: 'confirmed' });

@@ -87,7 +87,7 @@ export interface WorkersRequest {
 /** What a session tells its caller besides the run's events. */
 export type SessionNotice =
   /** The up-to-date check against the last run's record: files it read, how many a watch vouched for, how many changed. */
-  | { kind: 'checked'; files: number; vouched: number; changed: number }
+  | { kind: 'checked'; files: number; vouched: number; changed: number; changedFolders: number }
   | { kind: 'remote-cache-warning'; message: string }
   /** Stages no share of `--shard` runs: they need stages of several shares. */
   | { kind: 'shard-leftover'; stages: string[] };

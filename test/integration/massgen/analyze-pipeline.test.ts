@@ -59,13 +59,18 @@ it('analyze pipeline - after a run where every turn is up to date, the next unch
     project.path('.massgen/massgen_logs/log_20261130_064801_485886'),
     { recursive: true },
   );
-  const added = await runCli(['run', 'analyze', '--json'], { cwd: project.root });
+  const added = await runCli(['run', 'analyze', '--json', '--verbose'], { cwd: project.root });
   expect(added.code, added.stderr).toBe(0);
   expect(
     events(added.stdout)
       .filter((e) => e.type === 'stage-start')
       .map((e) => e.stage),
   ).toEqual(['turn[log_20261130_064801_485886/turn_1]', 'summary']);
+  // The logs folder's listing changed, no file did: the other turns stand on their stats, unhashed.
+  expect(added.stderr).toMatch(/looked at here: 0 changed, 1 folder listing changed/);
+  const others = events(added.stdout).filter((e) => e.type === 'stage-end' && e.status === 'fresh');
+  expect(others.length).toBe(turnDirs(project.root).length - 1);
+  expect(new Set(others.map((e) => e.reason))).toEqual(new Set(['up to date: nothing it read changed since the last run']));
 });
 
 it('analyze pipeline - a turn still in progress is analyzed again by every run, though no file changed', async () => {
