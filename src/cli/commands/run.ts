@@ -97,7 +97,8 @@ function noticeLine(notice: SessionNotice, verbose: boolean): string | undefined
       // For --verbose: what the up-to-date check compared, and how many stats the watch spared.
       if (!verbose) return undefined;
       const spared = notice.vouched === 0 ? '' : ` (the watch vouched for ${notice.vouched})`;
-      const folders = notice.changedFolders === 0 ? '' : `, ${notice.changedFolders} folder listing${notice.changedFolders === 1 ? '' : 's'} changed`;
+      const folders =
+        notice.changedFolders === 0 ? '' : `, ${notice.changedFolders} folder listing${notice.changedFolders === 1 ? '' : 's'} changed`;
       return `up-to-date check: ${notice.files} files the last run read, ${notice.files - notice.vouched} looked at here${spared}: ${notice.changed} changed${folders}`;
     }
     case 'remote-cache-warning':

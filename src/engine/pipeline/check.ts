@@ -248,10 +248,9 @@ function checkStage(
     const allowed = new Set([...base, ...(stage.foreach ? [stage.as] : [])]);
     artifactStages.push(...checkExpr(stage.when, [...at, 'when'], { ...ctx, allowed }));
   }
-  if (stage.staleIf) {
-    const allowed = new Set([...base, 'self', ...(stage.foreach ? [stage.as] : [])]);
-    artifactStages.push(...checkExpr(stage.staleIf, [...at, 'stale_if'], { ...ctx, allowed }));
-  }
+  const selfAllowed = new Set([...base, 'self', ...(stage.foreach ? [stage.as] : [])]);
+  if (stage.staleIf) artifactStages.push(...checkExpr(stage.staleIf, [...at, 'stale_if'], { ...ctx, allowed: selfAllowed }));
+  if (stage.finalIf) artifactStages.push(...checkExpr(stage.finalIf, [...at, 'final_if'], { ...ctx, allowed: selfAllowed }));
   return artifactStages;
 }
 

@@ -22,6 +22,7 @@ export const STAGE_KEYS = [
   'env',
   'loop',
   'stale_if',
+  'final_if',
   'local',
 ];
 export const LOOP_KEYS = ['max', 'until', 'stages'];
@@ -75,6 +76,7 @@ export interface RawStage {
   as?: string;
   when?: string | boolean;
   stale_if?: string;
+  final_if?: string;
   pool?: string;
   timeout?: number | string;
   local?: boolean;
@@ -115,6 +117,12 @@ const stageObject = z.strictObject({
   stale_if: z
     .string()
     .describe('Checked on an otherwise up-to-date stage over its own outputs (self.OUTPUT...): true runs it again.')
+    .optional(),
+  final_if: z
+    .string()
+    .describe(
+      "Checked over the stage's outputs (self.OUTPUT...) after a run: true says its input files will not be rewritten, so later runs trust them by their folders' listings instead of each file's stat.",
+    )
     .optional(),
   pool: z.string().optional(),
   timeout: duration.optional(),

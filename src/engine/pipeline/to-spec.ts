@@ -97,6 +97,7 @@ function stageSpec(id: string, raw: RawStage, path: Path, locator: Locator): Sta
     ...(raw.foreach !== undefined ? { foreach: foreachSpec(raw.foreach, [...path, 'foreach'], locator) as ForeachSpec } : {}),
     ...(raw.when !== undefined ? { when: condition(raw.when, [...path, 'when'], locator) } : {}),
     ...(raw.stale_if !== undefined ? { staleIf: condition(raw.stale_if, [...path, 'stale_if'], locator) } : {}),
+    ...(raw.final_if !== undefined ? { finalIf: condition(raw.final_if, [...path, 'final_if'], locator) } : {}),
     ...(raw.pool ? { pool: raw.pool } : {}),
     ...(raw.timeout !== undefined ? { timeoutMs: parseDurationMs(raw.timeout) } : {}),
     ...(raw.local === true ? { local: true as const } : {}),
@@ -117,7 +118,7 @@ function stageSpec(id: string, raw: RawStage, path: Path, locator: Locator): Sta
 
 function loopSpec(id: string, raw: RawStage, path: Path, locator: Locator): LoopSpec {
   const loop = raw.loop as NonNullable<RawStage['loop']>;
-  for (const key of ['inputs', 'outputs', 'foreach', 'with', 'when', 'stale_if'] as const) {
+  for (const key of ['inputs', 'outputs', 'foreach', 'with', 'when', 'stale_if', 'final_if'] as const) {
     if (raw[key] !== undefined)
       locator.error('misplaced-key', [...path, key], `a loop stage takes no '${key}'; put it on the stages inside the loop`, {
         which: 'key',

@@ -8,7 +8,7 @@ import { execute, type ExecuteResult } from '../executor/executor.ts';
 import { preflightPlan } from '../executor/preflight.ts';
 import { shardMembers, unsharded } from '../executor/shard.ts';
 import { commandLookahead, startRunnersAhead } from '../executor/stage-context.ts';
-import { stagesAskingToBeRedone } from '../executor/stale-check.ts';
+import { stagesAskingToBeRedone, stagesWithFinalInputs } from '../executor/stale-check.ts';
 import { removeLeftoverStaging } from '../executor/staging.ts';
 import type { RemoteCacheSettings } from '../remote-cache/config.ts';
 import { remoteCacheMayBeConfigured } from '../remote-cache/configured.ts';
@@ -21,6 +21,7 @@ import type { ChangedFiles } from '../state/run-manifest.ts';
 import { StageState } from '../state/stage-state.ts';
 import { prepareStateFolders } from '../state/state-folders.ts';
 import { writeProblem } from '../state/write-problem.ts';
+import { finalInputFiles } from './final-inputs.ts';
 import { onlyFlagError } from './only-check.ts';
 import { recordRun } from './record-run.ts';
 import { openRunBus } from './run-bus.ts';
@@ -162,6 +163,26 @@ function mayKeepNoopRecord(
   return asking.length === 0;
 }
 
+/**
+ * The files the record may leave out: the inputs of the stages this run checked whose `final_if`
+ * holds now, read by no other stage. A stage the run did not check keeps what the record it
+ * builds on says of its files (left out already, or recorded).
+ */
+function finalInputsLeftOut(
+  root: string,
+  target: RunTarget,
+  select: ReadonlySet<string> | undefined,
+  observations: Observations,
+): ((rel: string) => boolean) | undefined {
+  const { plan } = target;
+  // A plan read back in part does not show every stage that may read a file: leave nothing out.
+  if (target.partial || !plan.instances.some((i) => i.spec.finalIf)) return undefined;
+  const instances = plan.instances.filter((i) => i.spec.finalIf && (!select || select.has(i.id)));
+  const exists = (rel: string): boolean => observations.probe(rel, (p) => existsSync(path.join(root, p)));
+  const final = stagesWithFinalInputs({ root, pipeline: plan.pipeline.name, params: plan.params, vars: plan.vars, instances, exists });
+  return finalInputFiles(plan.instances, new Set(final));
+}
+
 async function executeAndRecord(
   request: RunRequest,
   checked: CheckedRun,
@@ -241,6 +262,7 @@ async function executeAndRecord(
       observations: checked.observations,
       skipped,
       ...(select && changed ? { previous: changed.previous } : {}),
+      leaveOut: finalInputsLeftOut(root, target, select, checked.observations),
       writePlan: !target.partial,
       warn,
     });

@@ -25,6 +25,8 @@ export interface RunRecording {
   previous?: PreviousRecord;
   /** Write the plan record too (not when the plan on disk is this one already). */
   writePlan: boolean;
+  /** Files the record leaves out, trusted by their folders' listings (final-inputs.ts). */
+  leaveOut?: (rel: string) => boolean;
   warn?: StateWarn;
 }
 
@@ -38,8 +40,8 @@ export function recordRun(root: string, recording: RunRecording): { problems: Wr
     const problem = writePlanRecord(root, recording.key, recording.plan);
     if (problem) return { problems: [problem] };
   }
-  const { key, plan, stages, observations, skipped, previous, pipelineFile, warn } = recording;
-  const record = buildNoopRecord(key, plan.pipeline.name, stages, observations, skipped, previous);
+  const { key, plan, stages, observations, skipped, previous, pipelineFile, warn, leaveOut } = recording;
+  const record = buildNoopRecord(key, plan.pipeline.name, stages, observations, skipped, previous, leaveOut);
   const problem = writeNoopRecord(root, pipelineFile, record, warn);
   return problem ? { problems: [problem] } : { problems: [], record };
 }

@@ -102,16 +102,16 @@ export class PreviousRecord {
   }
 
   /**
-   * Copies every file whose stat did not change, unless `seen` has it (this run's stat stands),
-   * into `paths` and `numbers` from their start; returns how many.
+   * Copies every file whose stat did not change, unless `seen` has it (this run's stat stands) or
+   * `leaveOut` says so, into `paths` and `numbers` from their start; returns how many.
    */
-  carryInto(paths: string[], numbers: Float64Array, seen: ReadonlyMap<string, unknown>): number {
+  carryInto(paths: string[], numbers: Float64Array, seen: ReadonlyMap<string, unknown>, leaveOut?: (rel: string) => boolean): number {
     const { paths: from, numbers: stats } = this.record;
     const changed = this.changed;
     let n = 0;
     for (let i = 0; i < from.length; i += 1) {
       const rel = from[i] as string;
-      if (changed[i] === 1 || seen.has(rel)) continue;
+      if (changed[i] === 1 || seen.has(rel) || leaveOut?.(rel)) continue;
       paths[n] = rel;
       numbers[3 * n] = stats[3 * i] as number;
       numbers[3 * n + 1] = stats[3 * i + 1] as number;
@@ -138,11 +138,14 @@ export function buildNoopRecord(
   skipped: ReadonlyMap<string, string>,
   /** The last run's record, when this run checked only what changed: what it did not look at again is carried over. */
   previous?: PreviousRecord,
+  /** Files trusted by their folders' listings, not recorded one by one (final inputs: final-inputs.ts). */
+  leaveOut?: (rel: string) => boolean,
 ): NoopRecord {
   const paths: string[] = new Array((previous?.size ?? 0) + seen.files.size);
   const numbers = new Float64Array(3 * paths.length);
-  let count = previous ? previous.carryInto(paths, numbers, seen.files) : 0;
+  let count = previous ? previous.carryInto(paths, numbers, seen.files, leaveOut) : 0;
   for (const [rel, stat] of seen.files) {
+    if (leaveOut?.(rel)) continue;
     const n = 3 * count;
     paths[count] = rel;
     if (stat === null) numbers[n] = MISSING;

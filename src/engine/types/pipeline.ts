@@ -36,6 +36,12 @@ interface StageBase {
   when?: Expr;
   /** Checked on an otherwise up-to-date stage over its own outputs (`self.OUTPUT...`): true reruns it. */
   staleIf?: Expr;
+  /**
+   * Checked over its own outputs after a run: true says the stage's input files are final (a
+   * finished MassGen turn), so the no-op record keeps only their folders' listings, not each
+   * file's stat. A file added or removed is still seen; a rewrite in place is not.
+   */
+  finalIf?: Expr;
   pool?: string;
   timeoutMs?: number;
   /** `local: true`: never dispatched to a remote worker. */

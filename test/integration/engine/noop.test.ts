@@ -439,6 +439,48 @@ stages:
     expect(asked.ends).toEqual({ a: 'succeeded' });
   });
 
+  it("noop - final_if: a finished stage's files are trusted by their folders' listings (a file added is seen, a rewrite in place is not)", async () => {
+    project = tempProject({
+      'runs/r1/state.json': '{ "state": "done" }',
+      'runs/r1/data/log.txt': 'one',
+      'runs/r2/state.json': '{ "state": "running" }',
+      'runs/r2/data/log.txt': 'two',
+      'pipelines/p.yaml': `pipeline: p
+stages:
+  turn:
+    foreach: { glob: "runs/*", type: dir }
+    run: "cp \${item.path}/state.json \${outputs.o} && cat \${item.path}/data/*.txt > \${outputs.log}"
+    inputs: ["\${item.path}/**"]
+    outputs: { o: "out/\${item.name}.json", log: "out/\${item.name}.txt" }
+    final_if: "self.o.state == 'done'"
+`,
+    });
+    const checkedFiles = async (): Promise<number> => {
+      const r = await runCli(['run', 'p', '-v'], { cwd: project?.root as string });
+      return Number(/up-to-date check: (\d+) files/.exec(r.stderr)?.[1]);
+    };
+    expect((await run(project)).ends).toEqual({ 'turn[r1]': 'succeeded', 'turn[r2]': 'succeeded' });
+    // r1's two inputs are left out of the record; r2's, the outputs and the pipeline file stay.
+    expect(await checkedFiles()).toBe(7);
+    // A rewrite in place of a finished stage's file is not seen: the trust final_if asks for.
+    project.write('runs/r1/data/log.txt', 'one, edited');
+    const trusted = await run(project);
+    expect(trusted.statOnly).toBe(true);
+    expect(readFileSync(project.path('out/r1.txt'), 'utf8')).toBe('one');
+    // The same rewrite where final_if does not hold is seen, as any file's.
+    project.write('runs/r2/data/log.txt', 'two, edited');
+    expect((await run(project)).ends).toEqual({ 'turn[r1]': 'fresh', 'turn[r2]': 'succeeded' });
+    // A file added beside a finished stage's files changes its folder's listing: the stage is checked by content.
+    project.write('runs/r1/data/more.txt', '+more');
+    expect((await run(project)).ends).toEqual({ 'turn[r1]': 'succeeded', 'turn[r2]': 'fresh' });
+    expect(readFileSync(project.path('out/r1.txt'), 'utf8')).toBe('one, edited+more');
+    // Once it no longer holds (a file added shows the stage, which then finds state.json rewritten), its files are recorded one by one again.
+    project.write('runs/r1/state.json', '{ "state": "running" }');
+    project.write('runs/r1/data/resume.txt', '+resumed');
+    expect((await run(project)).ends).toEqual({ 'turn[r1]': 'succeeded', 'turn[r2]': 'fresh' });
+    expect(await checkedFiles()).toBe(11);
+  });
+
   it('noop - right after a run that published into new folders a later glob lists, the rerun is answered from stats', async () => {
     project = tempProject({
       'pipelines/p.yaml': `pipeline: p

@@ -24,12 +24,22 @@ describe('pipeline diagnostics', () => {
         "pipelines/x.yaml:5:5 error: unknown key 'ouputs'; did you mean 'outputs'?",
         '  5 |     ouputs: { o: out/o }',
         '    |     ^^^^^^',
-        '  = allowed here: description, task, run, with, inputs, outputs, needs, foreach, as, when, pool, timeout, retries, retry_backoff, env, loop, stale_if, local',
+        '  = allowed here: description, task, run, with, inputs, outputs, needs, foreach, as, when, pool, timeout, retries, retry_backoff, env, loop, stale_if, final_if, local',
         '',
         '1 error found; nothing was run.',
         '',
       ].join('\n'),
     );
+  });
+
+  it('diagnostics - final_if: a misspelt name and a loop stage with one, both located', () => {
+    const text =
+      'pipeline: x\nstages:\n  a:\n    run: "true"\n    outputs: { o: out/o.json }\n    final_if: "slef.o.done"\n' +
+      '  l:\n    loop:\n      max: 2\n      stages:\n        b: { run: "true" }\n    final_if: "true"\n';
+    const out = report(text);
+    expect(out).toContain("pipelines/x.yaml:6:15 error: unknown name 'slef' in expression; did you mean 'self'?");
+    expect(out).toContain("pipelines/x.yaml:12:5 error: a loop stage takes no 'final_if'; put it on the stages inside the loop");
+    expect(out).toContain('2 errors found; nothing was run.');
   });
 
   it('diagnostics - every error of the file at once, sorted by place', () => {
