@@ -39,6 +39,11 @@ export function matchGlob(pattern: string, file: string): boolean {
   return globToRegExp(pattern).test(file);
 }
 
+/** Where an input pattern reads from: a glob's fixed leading folders ('' for the root), else the path itself. */
+export function patternRoot(pattern: string): string {
+  return isGlob(pattern) ? staticPrefix(pattern) : pattern;
+}
+
 /** The leading directories of a pattern that contain no glob characters ('' for none). */
 export function staticPrefix(pattern: string): string {
   const segments = pattern.split('/');

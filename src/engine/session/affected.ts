@@ -1,7 +1,7 @@
 import type { Plan, StageInstance } from '../types/plan.ts';
 import { buildGraph, downstreamOf } from '../graph/graph.ts';
 import { instanceNode } from '../graph/plan-graph.ts';
-import { isGlob, matchGlob, staticPrefix } from '../paths/glob.ts';
+import { isGlob, matchGlob, patternRoot } from '../paths/glob.ts';
 
 /** What changed since the last run, as the no-op record's comparison found it. */
 export interface Changes {
@@ -22,7 +22,7 @@ function within(path: string, folder: string): boolean {
 
 /** Whether a stage's input walk lists `dir`: a glob walks from its fixed prefix, a folder input walks itself. */
 function walks(inst: StageInstance, dir: string): boolean {
-  return inst.inputs.some((pattern) => within(dir, isGlob(pattern) ? staticPrefix(pattern) : pattern));
+  return inst.inputs.some((pattern) => within(dir, patternRoot(pattern)));
 }
 
 /** Whether a stage reads or writes `file`: an output, an input named as it is, matched by a glob, or under a folder input. */

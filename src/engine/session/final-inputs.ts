@@ -1,12 +1,12 @@
 import type { StageInstance } from '../types/plan.ts';
-import { isGlob, matchGlob, staticPrefix } from '../paths/glob.ts';
+import { isGlob, matchGlob, patternRoot } from '../paths/glob.ts';
 
 /** Input patterns by the folder they start from: a file is tested only against the patterns of its own folders. */
 class PatternsByFolder {
   private readonly byFolder = new Map<string, string[]>();
 
   add(pattern: string): void {
-    const folder = isGlob(pattern) ? staticPrefix(pattern) : pattern;
+    const folder = patternRoot(pattern);
     const list = this.byFolder.get(folder);
     if (list) list.push(pattern);
     else this.byFolder.set(folder, [pattern]);
