@@ -1,12 +1,14 @@
 // `refinery worker`: takes stage jobs from the project's shared subscription and runs them in this
 // checkout through the engine's JobRunner, as many at once as its slots and pools allow. It says
 // it took each job, says it still holds it at a third of the lease, and answers with the result's
-// digests. Stopping (SIGTERM), it unsubscribes, gives back the jobs it has not started, and
-// finishes those it runs.
+// digests. It says how many slots it has free (free-slots.ts): coordinators send only as many jobs
+// as there are, so a job it gets starts at once. Stopping (SIGTERM), it unsubscribes, gives back
+// the jobs it has not started, and finishes those it runs.
 import type { Job, Reply } from '../../engine/dispatch/messages.ts';
-import { parseJob } from '../../engine/dispatch/messages.ts';
+import { parseCall, parseJob } from '../../engine/dispatch/messages.ts';
 import { open, ReplayGuard, seal } from '../../engine/dispatch/envelope.ts';
-import { repliesTopic, sharedJobsTopic } from '../../engine/dispatch/topics.ts';
+import { callsTopic, repliesTopic, sharedJobsTopic, slotsTopic } from '../../engine/dispatch/topics.ts';
+import { ANNOUNCE_MS } from '../../engine/dispatch/free-slots.ts';
 import type { WorkerTransport } from '../../engine/dispatch/transport.ts';
 import type { JobResult, Storing } from '../../engine/dispatch/worker-jobs.ts';
 import { Dispatcher } from '../../engine/executor/dispatch.ts';
@@ -41,6 +43,10 @@ interface Held {
   job: Job;
   started: boolean;
   receivedAt: number;
+  /** Its stage ran and its result is being stored: its slot is free. */
+  storing: boolean;
+  /** How long the slot it went into had stood free when it came; 0 when it waited for one. */
+  idleMs: number;
 }
 
 export class Worker {
@@ -53,23 +59,79 @@ export class Worker {
   private timer: NodeJS.Timeout | undefined;
   private stopListening: Array<() => void> = [];
   private idle: (() => void) | undefined;
+  /** When each free slot became free, oldest first. */
+  private freeSince: number[];
+  /** Rises with each word on the free slots, so a coordinator can tell the latest. */
+  private seq = 0;
+  private lastAnnounced = 0;
 
   constructor(private readonly options: WorkerOptions) {
     this.guard = new ReplayGuard(options.windowMs);
     this.slots = new Dispatcher(options.concurrency, options.pools);
+    this.freeSince = Array.from({ length: options.concurrency }, () => Date.now());
+  }
+
+  /** Slots no job holds (queued here, or running; one being stored holds none). None while stopping. */
+  private free(): number {
+    if (this.stopping) return 0;
+    let busy = 0;
+    for (const h of this.held.values()) if (!h.storing) busy++;
+    return Math.max(0, this.options.concurrency - busy);
+  }
+
+  /** Says the free slots to every coordinator of the project. */
+  private announce(): void {
+    const { transport, key, name, project, concurrency } = this.options;
+    this.lastAnnounced = Date.now();
+    this.seq += 1;
+    const body = { kind: 'slots' as const, slots: concurrency, free: this.free(), seq: this.seq };
+    transport.publish(slotsTopic(project), seal(key, name, body)).catch(() => undefined);
+  }
+
+  private onCall(payload: Buffer): void {
+    const opened = open(this.options.key, payload, this.guard);
+    const parsed = opened.ok ? parseCall(opened.body) : { problem: opened.reason };
+    if ('problem' in parsed) {
+      this.options.onEvent({ kind: 'refused-message', reason: parsed.problem });
+      return;
+    }
+    this.announce();
+  }
+
+  /** A slot is free again (unless a job waiting here took it): said at once, so the next job comes while the upload goes on. */
+  private slotFreed(): void {
+    this.countFree();
+    this.announce();
+  }
+
+  /** One time a slot became free for each free slot: a slot freed now is added, one taken drops the latest. */
+  private countFree(): void {
+    const free = this.free();
+    while (this.freeSince.length > free) this.freeSince.pop();
+    while (this.freeSince.length < free) this.freeSince.push(Date.now());
   }
 
   async start(): Promise<void> {
     const { transport, project } = this.options;
     const topic = sharedJobsTopic(project);
+    const calls = callsTopic(project);
     this.stopListening.push(
       transport.onMessage((t, payload) => {
-        if (t === topic || t === topic.replace(/^\$share\/[^/]+\//, '')) this.onJob(payload);
+        if (t === calls) this.onCall(payload);
+        else if (t === topic || t === topic.replace(/^\$share\/[^/]+\//, '')) this.onJob(payload);
       }),
-      transport.onReconnect(() => this.beatAll(true)),
+      transport.onReconnect(() => {
+        this.beatAll(true);
+        this.announce();
+      }),
     );
+    await transport.subscribe(calls);
     await transport.subscribe(topic);
-    this.timer = setInterval(() => this.beatAll(false), 100);
+    this.announce();
+    this.timer = setInterval(() => {
+      this.beatAll(false);
+      if (Date.now() - this.lastAnnounced >= ANNOUNCE_MS) this.announce();
+    }, 100);
     this.options.onEvent({ kind: 'ready', topic });
   }
 
@@ -81,6 +143,8 @@ export class Worker {
     await this.options.transport.unsubscribe(topic).catch(() => undefined);
     const running = [...this.held.values()].filter((h) => h.started).length;
     this.options.onEvent({ kind: 'stopping', running, queued: this.held.size - running });
+    // No slot is free any more: coordinators send nothing more here.
+    this.announce();
     for (const h of [...this.held.values()]) if (!h.started) this.handBack(h);
     if (this.held.size > 0) await new Promise<void>((resolve) => (this.idle = resolve));
     if (this.timer) clearInterval(this.timer);
@@ -117,13 +181,18 @@ export class Worker {
     if (known) {
       // Sent again (a lapsed lease, a broker restart): this worker still has it.
       known.job = { ...known.job, attempt: Math.max(known.job.attempt, job.attempt) };
-      this.reply(job, { kind: 'taken', run: job.run, job: job.job, attempt: job.attempt });
+      this.reply(job, { kind: 'taken', run: job.run, job: job.job, attempt: job.attempt, free: this.free(), seq: ++this.seq });
       return;
     }
-    const held: Held = { job, started: false, receivedAt: Date.now() };
+    const receivedAt = Date.now();
+    const held: Held = { job, started: false, receivedAt, storing: false, idleMs: 0 };
     if (this.stopping) return this.handBack(held);
+    // A slot free since then takes it (the longest free, so its idle time is not understated).
+    const since = this.free() > 0 ? this.freeSince.shift() : undefined;
+    if (since !== undefined) held.idleMs = receivedAt - since;
     this.held.set(id, held);
-    this.reply(job, { kind: 'taken', run: job.run, job: job.job, attempt: job.attempt });
+    this.countFree();
+    this.reply(job, { kind: 'taken', run: job.run, job: job.job, attempt: job.attempt, free: this.free(), seq: ++this.seq });
     this.options.onEvent({ kind: 'took', job });
     void this.schedule(held);
   }
@@ -142,6 +211,8 @@ export class Worker {
       }
       // Its upload goes on without the slot: the next stage starts meanwhile.
       if (result.kind !== 'storing') return this.finish(held, result, startedAt);
+      held.storing = true;
+      this.slotFreed();
       void result.result.then(
         (r) => this.finish(held, r, startedAt),
         (error: unknown) => this.finish(held, failure(error), startedAt),
@@ -152,6 +223,7 @@ export class Worker {
   private finish(held: Held, result: JobResult, startedAt: number): void {
     const { job } = held;
     this.held.delete(this.keyOf(job));
+    if (!held.storing) this.slotFreed();
     const queuedMs = startedAt - held.receivedAt;
     if (result.kind === 'done') {
       this.reply(job, {
@@ -164,6 +236,7 @@ export class Worker {
         outputs: result.outputs,
         queuedMs,
         runMs: result.runMs,
+        idleMs: held.idleMs,
         how: result.how,
       });
     } else if (result.code === 'interrupted') {
@@ -186,6 +259,7 @@ export class Worker {
 
   private handBack(held: Held): void {
     this.held.delete(this.keyOf(held.job));
+    this.countFree();
     this.reply(held.job, { kind: 'back', run: held.job.run, job: held.job.job, attempt: held.job.attempt });
     this.options.onEvent({ kind: 'handed-back', job: held.job });
   }
