@@ -53,7 +53,7 @@ export const jobSchema = z.strictObject({
   force: z.boolean(),
 });
 
-/** How many jobs a worker could start now: its count and the order it said it in (`seq` rises with each word). */
+/** How many more jobs a worker takes now (its free slots, and one to wait for the next), and the order it said it in (`seq` rises with each word). */
 const freeSlots = { free: z.int().min(0).max(100_000), seq: z.int().min(0) };
 
 export const takenSchema = z.strictObject({ kind: z.literal('taken'), run: runId, job: id, attempt: z.int().min(1), ...freeSlots });
@@ -89,7 +89,7 @@ export const failedSchema = z.strictObject({
 
 /**
  * A worker's free slots, on the project's slots topic: when it starts, when a slot frees, when a
- * coordinator calls, and every ANNOUNCE_MS. A coordinator sends only as many jobs as there are.
+ * coordinator calls, and every ANNOUNCE_MS. A coordinator sends only as many jobs as `free` says.
  */
 export const slotsSchema = z.strictObject({ kind: z.literal('slots'), slots: z.int().min(0).max(100_000), ...freeSlots });
 /** A coordinator that starts (or reconnects) asks every worker of the project for its free slots. */

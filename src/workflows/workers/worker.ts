@@ -1,8 +1,8 @@
 // `refinery worker`: takes stage jobs from the project's shared subscription and runs them in this
 // checkout through the engine's JobRunner, as many at once as its slots and pools allow. It says
 // it took each job, says it still holds it at a third of the lease, and answers with the result's
-// digests. It says how many slots it has free (free-slots.ts): coordinators send only as many jobs
-// as there are, so a job it gets starts at once. Stopping (SIGTERM), it unsubscribes, gives back
+// digests. It says how many jobs it takes now (free-slots.ts): its free slots and one more, so a
+// job it gets starts at once or when the next slot frees, never behind a queue. Stopping (SIGTERM), it unsubscribes, gives back
 // the jobs it has not started, and finishes those it runs.
 import type { Job, Reply } from '../../engine/dispatch/messages.ts';
 import { parseCall, parseJob } from '../../engine/dispatch/messages.ts';
@@ -39,12 +39,16 @@ export interface WorkerOptions {
   onEvent(event: WorkerEvent): void;
 }
 
+/**
+ * Jobs a worker asks for beyond its free slots. One keeps its slots busy: the job waits here,
+ * after the worker has said it took it (queueing, not dispatch overhead), never in the broker.
+ */
+const AHEAD = 1;
+
 interface Held {
   job: Job;
   started: boolean;
   receivedAt: number;
-  /** Its stage ran and its result is being stored: its slot is free. */
-  storing: boolean;
   /** How long the slot it went into had stood free when it came; 0 when it waited for one. */
   idleMs: number;
 }
@@ -71,12 +75,18 @@ export class Worker {
     this.freeSince = Array.from({ length: options.concurrency }, () => Date.now());
   }
 
-  /** Slots no job holds (queued here, or running; one being stored holds none). None while stopping. */
+  /** Slots no job holds (queued here, running, or storing its result). None while stopping. */
   private free(): number {
-    if (this.stopping) return 0;
-    let busy = 0;
-    for (const h of this.held.values()) if (!h.storing) busy++;
-    return Math.max(0, this.options.concurrency - busy);
+    return this.stopping ? 0 : Math.max(0, this.options.concurrency - this.held.size);
+  }
+
+  /**
+   * How many more jobs it takes now, as it tells coordinators: its free slots, and AHEAD more
+   * that wait here for the next slot, so a slot that frees starts one at once instead of standing
+   * idle while its word goes to the coordinator and a job comes back.
+   */
+  private wanted(): number {
+    return this.stopping ? 0 : Math.max(0, this.options.concurrency + AHEAD - this.held.size);
   }
 
   /** Says the free slots to every coordinator of the project. */
@@ -84,7 +94,7 @@ export class Worker {
     const { transport, key, name, project, concurrency } = this.options;
     this.lastAnnounced = Date.now();
     this.seq += 1;
-    const body = { kind: 'slots' as const, slots: concurrency, free: this.free(), seq: this.seq };
+    const body = { kind: 'slots' as const, slots: concurrency, free: this.wanted(), seq: this.seq };
     transport.publish(slotsTopic(project), seal(key, name, body)).catch(() => undefined);
   }
 
@@ -98,7 +108,7 @@ export class Worker {
     this.announce();
   }
 
-  /** A slot is free again (unless a job waiting here took it): said at once, so the next job comes while the upload goes on. */
+  /** A slot is free again (unless a job waiting here took it): said at once. */
   private slotFreed(): void {
     this.countFree();
     this.announce();
@@ -181,18 +191,18 @@ export class Worker {
     if (known) {
       // Sent again (a lapsed lease, a broker restart): this worker still has it.
       known.job = { ...known.job, attempt: Math.max(known.job.attempt, job.attempt) };
-      this.reply(job, { kind: 'taken', run: job.run, job: job.job, attempt: job.attempt, free: this.free(), seq: ++this.seq });
+      this.reply(job, { kind: 'taken', run: job.run, job: job.job, attempt: job.attempt, free: this.wanted(), seq: ++this.seq });
       return;
     }
     const receivedAt = Date.now();
-    const held: Held = { job, started: false, receivedAt, storing: false, idleMs: 0 };
+    const held: Held = { job, started: false, receivedAt, idleMs: 0 };
     if (this.stopping) return this.handBack(held);
     // A slot free since then takes it (the longest free, so its idle time is not understated).
     const since = this.free() > 0 ? this.freeSince.shift() : undefined;
     if (since !== undefined) held.idleMs = receivedAt - since;
     this.held.set(id, held);
     this.countFree();
-    this.reply(job, { kind: 'taken', run: job.run, job: job.job, attempt: job.attempt, free: this.free(), seq: ++this.seq });
+    this.reply(job, { kind: 'taken', run: job.run, job: job.job, attempt: job.attempt, free: this.wanted(), seq: ++this.seq });
     this.options.onEvent({ kind: 'took', job });
     void this.schedule(held);
   }
@@ -209,21 +219,23 @@ export class Worker {
       } catch (error) {
         result = failure(error);
       }
-      // Its upload goes on without the slot: the next stage starts meanwhile.
-      if (result.kind !== 'storing') return this.finish(held, result, startedAt);
-      held.storing = true;
-      this.slotFreed();
-      void result.result.then(
-        (r) => this.finish(held, r, startedAt),
-        (error: unknown) => this.finish(held, failure(error), startedAt),
-      );
+      // Its upload keeps the slot: the next stage, waiting here already, starting meanwhile would
+      // slow the upload (and so the result's way back) more than it gains (docs/performance.md).
+      if (result.kind === 'storing') {
+        try {
+          result = await result.result;
+        } catch (error) {
+          result = failure(error);
+        }
+      }
+      this.finish(held, result, startedAt);
     });
   }
 
   private finish(held: Held, result: JobResult, startedAt: number): void {
     const { job } = held;
     this.held.delete(this.keyOf(job));
-    if (!held.storing) this.slotFreed();
+    this.slotFreed();
     const queuedMs = startedAt - held.receivedAt;
     if (result.kind === 'done') {
       this.reply(job, {
