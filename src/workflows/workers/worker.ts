@@ -229,6 +229,9 @@ export class Worker {
         }
       }
       this.finish(held, result, startedAt);
+      // The reply goes out (the client writes on the next tick) before the next job here starts:
+      // that job's start (checks, spawning) would otherwise run first and hold the reply back.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     });
   }
 
