@@ -49,6 +49,8 @@ interface Held {
   job: Job;
   started: boolean;
   receivedAt: number;
+  /** When it asked for a slot (its pipeline loaded): its wait for a slot counts from here, not the load. */
+  askedAt: number;
   /** How long the slot it went into had stood free when it came; 0 when it waited for one. */
   idleMs: number;
 }
@@ -195,7 +197,7 @@ export class Worker {
       return;
     }
     const receivedAt = Date.now();
-    const held: Held = { job, started: false, receivedAt, idleMs: 0 };
+    const held: Held = { job, started: false, receivedAt, askedAt: receivedAt, idleMs: 0 };
     if (this.stopping) return this.handBack(held);
     // A slot free since then takes it (the longest free, so its idle time is not understated).
     const since = this.free() > 0 ? this.freeSince.shift() : undefined;
@@ -209,6 +211,7 @@ export class Worker {
 
   private async schedule(held: Held): Promise<void> {
     const pool = await this.options.jobs.poolOf(held.job);
+    held.askedAt = Date.now();
     await this.slots.dispatch(pool, async () => {
       if (this.stopping || !this.held.has(this.keyOf(held.job))) return;
       held.started = true;
@@ -239,7 +242,8 @@ export class Worker {
     const { job } = held;
     this.held.delete(this.keyOf(job));
     this.slotFreed();
-    const queuedMs = startedAt - held.receivedAt;
+    // Only the wait for a slot: loading the pipeline is part of what dispatching costs.
+    const queuedMs = startedAt - held.askedAt;
     if (result.kind === 'done') {
       this.reply(job, {
         kind: 'done',
