@@ -2,8 +2,8 @@
 // checkout through the engine's JobRunner, as many at once as its slots and pools allow. It says
 // it took each job, says it still holds it at a third of the lease, and answers with the result's
 // digests. It says how many jobs it takes now (free-slots.ts): its free slots and one more, so a
-// job it gets starts at once or when the next slot frees, never behind a queue. Stopping (SIGTERM), it unsubscribes, gives back
-// the jobs it has not started, and finishes those it runs.
+// job it gets starts at once or when the next slot frees, never behind a queue. Stopping
+// (SIGTERM), it unsubscribes, gives back the jobs it has not started, and finishes those it runs.
 import type { Job, Reply } from '../../engine/dispatch/messages.ts';
 import { parseCall, parseJob } from '../../engine/dispatch/messages.ts';
 import { open, ReplayGuard, seal } from '../../engine/dispatch/envelope.ts';
@@ -241,7 +241,6 @@ export class Worker {
   private finish(held: Held, result: JobResult, startedAt: number): void {
     const { job } = held;
     this.held.delete(this.keyOf(job));
-    this.slotFreed();
     // Only the wait for a slot: loading the pipeline is part of what dispatching costs.
     const queuedMs = startedAt - held.askedAt;
     if (result.kind === 'done') {
@@ -272,6 +271,8 @@ export class Worker {
         attempts: result.attempts,
       });
     }
+    // After the reply, which the coordinator waits for; this only lets a job come.
+    this.slotFreed();
     this.options.onEvent({ kind: 'finished', job, result, ms: Date.now() - startedAt });
     if (this.held.size === 0) this.idle?.();
   }
