@@ -53,6 +53,8 @@ interface Held {
   askedAt: number;
   /** How long the slot it went into had stood free when it came; 0 when it waited for one. */
   idleMs: number;
+  /** Its stage ran and its result is being stored: its slot is free for the next. */
+  storing: boolean;
 }
 
 export class Worker {
@@ -77,15 +79,20 @@ export class Worker {
     this.freeSince = Array.from({ length: options.concurrency }, () => Date.now());
   }
 
-  /** Slots no job holds (queued here, running, or storing its result). None while stopping. */
+  /** Slots no job holds (queued here or running; one whose result is being stored holds none). None while stopping. */
   private free(): number {
-    return this.stopping ? 0 : Math.max(0, this.options.concurrency - this.held.size);
+    if (this.stopping) return 0;
+    let busy = 0;
+    for (const h of this.held.values()) if (!h.storing) busy++;
+    return Math.max(0, this.options.concurrency - busy);
   }
 
   /**
    * How many more jobs it takes now, as it tells coordinators: its free slots, and AHEAD more
    * that wait here for the next slot, so a slot that frees starts one at once instead of standing
-   * idle while its word goes to the coordinator and a job comes back.
+   * idle while its word goes to the coordinator and a job comes back. A job whose result is being
+   * stored counts until its reply is sent: the next job is asked for after the upload, which
+   * then does not compete with that job's start (measured: docs/performance.md).
    */
   private wanted(): number {
     return this.stopping ? 0 : Math.max(0, this.options.concurrency + AHEAD - this.held.size);
@@ -197,7 +204,7 @@ export class Worker {
       return;
     }
     const receivedAt = Date.now();
-    const held: Held = { job, started: false, receivedAt, askedAt: receivedAt, idleMs: 0 };
+    const held: Held = { job, started: false, receivedAt, askedAt: receivedAt, idleMs: 0, storing: false };
     if (this.stopping) return this.handBack(held);
     // A slot free since then takes it (the longest free, so its idle time is not understated).
     const since = this.free() > 0 ? this.freeSince.shift() : undefined;
@@ -222,14 +229,15 @@ export class Worker {
       } catch (error) {
         result = failure(error);
       }
-      // Its upload keeps the slot: the next stage, waiting here already, starting meanwhile would
-      // slow the upload (and so the result's way back) more than it gains (docs/performance.md).
+      // Its upload goes on without the slot: the job waiting here starts meanwhile.
       if (result.kind === 'storing') {
-        try {
-          result = await result.result;
-        } catch (error) {
-          result = failure(error);
-        }
+        held.storing = true;
+        this.countFree();
+        void result.result.then(
+          (r) => this.finish(held, r, startedAt),
+          (error: unknown) => this.finish(held, failure(error), startedAt),
+        );
+        return;
       }
       this.finish(held, result, startedAt);
       // The reply goes out (the client writes on the next tick) before the next job here starts:
