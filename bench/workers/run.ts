@@ -3,8 +3,9 @@
 //   local    - one `refinery run -j 2`, no workers, no remote cache
 //   workers  - a coordinator with no local slots and 3 `refinery worker -j 2` in their own clones
 // It prints both wall times, the speed-up (target >= 2.5x) and the dispatch overhead per stage
-// (the coordinator's time for a stage minus the time it waited in a worker for a slot and ran
-// there: signing, the broker's hops, storing inputs and fetching the result; target p50 <= 15 ms).
+// (the coordinator's time for a stage minus its run and its wait for a slot while every slot was
+// taken, in the coordinator or a worker: signing, the broker's hops, storing inputs, the worker's
+// upload, fetching the result, and any time a free slot stood idle for it; target p50 <= 15 ms).
 //   Run: just bench-workers [stages=120]
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';

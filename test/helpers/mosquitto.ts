@@ -38,6 +38,8 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
     config,
     [
       `listener ${port} 127.0.0.1`,
+      // As EMQX and HiveMQ do by default: each message goes out at once (no Nagle delay).
+      'set_tcp_nodelay true',
       `allow_anonymous ${options.passwordFile ? 'false' : 'true'}`,
       ...(options.passwordFile ? [`password_file ${options.passwordFile}`] : []),
       ...(options.tls

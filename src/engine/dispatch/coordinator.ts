@@ -2,8 +2,10 @@
 // may run elsewhere is first looked up in the remote cache (a result a worker stored for an
 // earlier, interrupted run is taken as is); else the files it reads are stored there, a signed
 // job naming it by content hashes goes to the project's shared subscription, and the worker's
-// word comes back on the run's own topic. Its result is taken from the remote cache exactly as a
-// hit is (every digest and schema checked, published atomically, recorded), never from the message.
+// word comes back on the run's own topic. Jobs go out only as fast as workers have free slots
+// (free-slots.ts): the others wait here, in order, until a worker says a slot is free. Its result
+// is taken from the remote cache exactly as a hit is (every digest and schema checked, published
+// atomically, recorded), never from the message.
 import path from 'node:path';
 import type { StageInstance } from '../types/plan.ts';
 import type { StageCache } from '../remote-cache/stage-cache.ts';
@@ -13,8 +15,9 @@ import type { StageOutcomeCode } from '../types/events.ts';
 import { base64urlToHex } from '../remote-cache/keys.ts';
 import { open, ReplayGuard, seal } from './envelope.ts';
 import { Leases } from './leases.ts';
-import { parseReply, type Done, type Failed, type Job, type Reply } from './messages.ts';
-import { jobsTopic, repliesTopic } from './topics.ts';
+import { parseReply, parseSlots, type Done, type Failed, type Job, type Reply } from './messages.ts';
+import { callsTopic, jobsTopic, repliesTopic, slotsTopic } from './topics.ts';
+import { FreeSlots } from './free-slots.ts';
 import type { WorkerTransport } from './transport.ts';
 import { definitionHash } from './stage-identity.ts';
 
@@ -44,7 +47,7 @@ export interface CoordinatorOptions {
 const MAX_REFUSALS = 3;
 
 type Answer =
-  | { kind: 'done'; worker: string; done: Done }
+  | { kind: 'done'; worker: string; done: Done; waitedMs: number }
   | { kind: 'failed'; worker: string; failed: Failed }
   | { kind: 'untaken'; waitedMs: number }
   | { kind: 'refused'; worker: string; reason: string }
@@ -54,6 +57,12 @@ interface Pending {
   job: Job;
   refusals: number;
   started: boolean;
+  /** Sent at least once (else it waits in the coordinator for a free slot). */
+  sent: boolean;
+  /** When it began to wait for a free slot, while it waits. */
+  waitingSince: number | undefined;
+  /** How long it waited for a free slot, in all. */
+  waitedMs: number;
   answer(a: Answer): void;
   onTaken(worker: string): void;
 }
@@ -72,6 +81,10 @@ export class Coordinator implements RemoteSlots {
   private offline = false;
   private readonly now: () => number;
   private readonly replies: string;
+  private readonly slotsTopic: string;
+  private readonly slots = new FreeSlots();
+  /** Jobs waiting for a free slot, oldest first. */
+  private readonly waiting: Pending[] = [];
 
   constructor(private readonly options: CoordinatorOptions) {
     this.localSlots = options.localSlots;
@@ -83,6 +96,7 @@ export class Coordinator implements RemoteSlots {
     this.guard = new ReplayGuard(options.windowMs);
     this.now = options.now ?? Date.now;
     this.replies = repliesTopic(options.project, options.runId);
+    this.slotsTopic = slotsTopic(options.project);
   }
 
   /** Listens on the run's topic; before any job goes out. */
@@ -91,6 +105,7 @@ export class Coordinator implements RemoteSlots {
     this.stop.push(
       transport.onMessage((topic, payload) => {
         if (topic === this.replies) this.onReply(payload);
+        else if (topic === this.slotsTopic) this.onSlots(payload);
       }),
       transport.onOffline(() => {
         this.offline = true;
@@ -98,6 +113,8 @@ export class Coordinator implements RemoteSlots {
       transport.onReconnect(() => this.onReconnect()),
     );
     await transport.subscribe(this.replies);
+    await transport.subscribe(this.slotsTopic);
+    this.call();
     this.timer = setInterval(() => this.tick(), Math.max(20, Math.min(250, this.options.leaseMs / 4)));
     this.timer.unref();
   }
@@ -107,6 +124,13 @@ export class Coordinator implements RemoteSlots {
     for (const s of this.stop.splice(0)) s();
     for (const p of this.pending.values()) p.answer({ kind: 'aborted' });
     await this.options.transport.unsubscribe(this.replies).catch(() => undefined);
+    await this.options.transport.unsubscribe(this.slotsTopic).catch(() => undefined);
+  }
+
+  /** Asks every worker for its free slots (they answer on the slots topic). */
+  private call(): void {
+    const { transport, key, project, runId } = this.options;
+    transport.publish(callsTopic(project), seal(key, 'coordinator', { kind: 'call', run: runId }, this.now())).catch(() => undefined);
   }
 
   keepsLocal(input: RunStageInput): string | undefined {
@@ -153,7 +177,6 @@ export class Coordinator implements RemoteSlots {
       leaseMs: this.options.leaseMs,
       force,
     };
-    const sentAt = this.now();
     const answer = await this.dispatch(job, ctx, input.reason);
     const answeredAt = this.now();
     switch (answer.kind) {
@@ -175,7 +198,7 @@ export class Coordinator implements RemoteSlots {
           worker: answer.worker,
         };
       case 'done':
-        return this.take(input, ctx, answer, { started, sentAt, answeredAt });
+        return this.take(input, ctx, answer, { started, answeredAt });
     }
   }
 
@@ -183,8 +206,8 @@ export class Coordinator implements RemoteSlots {
   private async take(
     input: RunStageInput,
     ctx: StageRunContext,
-    answer: { worker: string; done: Done },
-    at: { started: number; sentAt: number; answeredAt: number },
+    answer: { worker: string; done: Done; waitedMs: number },
+    at: { started: number; answeredAt: number },
   ): Promise<RemoteOutcome> {
     const { worker, done } = answer;
     const fetched = await this.options.stages.fetch(input, ctx, false, done.outputs);
@@ -195,9 +218,13 @@ export class Coordinator implements RemoteSlots {
         worker,
       );
     // What dispatching added to the stage: storing its inputs, the trips through the broker, the
-    // worker's upload and this fetch; not its wait for a worker's slot, nor its run there.
-    const away = at.answeredAt - at.sentAt - done.queuedMs - done.runMs;
-    const overhead = Math.max(0, at.sentAt - at.started + away + (this.now() - at.answeredAt));
+    // worker's upload and this fetch; not its run, nor its wait for a slot while every slot was
+    // taken (here, where it waited for a worker to say a slot was free, or in the worker). A slot
+    // that stood free while the job waited here (the worker's word on its way) is counted: the
+    // part of the wait no longer than the slot's idle time (an upper bound: the idle time also
+    // holds the job's trip out, counted once already).
+    const queueing = Math.max(0, answer.waitedMs - done.idleMs) + done.queuedMs;
+    const overhead = Math.max(0, at.answeredAt - at.started - queueing - done.runMs + (this.now() - at.answeredAt));
     ctx.bus.emit({
       type: 'stage-report',
       stage: input.inst.id,
@@ -247,9 +274,13 @@ export class Coordinator implements RemoteSlots {
         job,
         refusals: 0,
         started: false,
+        sent: false,
+        waitingSince: undefined,
+        waitedMs: 0,
         answer: (a) => {
           if (this.pending.get(job.job) !== pending) return;
           this.pending.delete(job.job);
+          this.unwait(pending);
           this.leases.settle(job.job);
           ctx.signal.removeEventListener('abort', onAbort);
           resolve(a);
@@ -263,12 +294,41 @@ export class Coordinator implements RemoteSlots {
       this.pending.set(job.job, pending);
       if (ctx.signal.aborted) return onAbort();
       ctx.signal.addEventListener('abort', onAbort, { once: true });
-      this.send(pending);
+      pending.waitingSince = this.now();
+      this.waiting.push(pending);
+      this.pump();
     });
+  }
+
+  private unwait(pending: Pending): void {
+    const at = this.waiting.indexOf(pending);
+    if (at >= 0) this.waiting.splice(at, 1);
+    if (pending.waitingSince !== undefined) pending.waitedMs += this.now() - pending.waitingSince;
+    pending.waitingSince = undefined;
+  }
+
+  /**
+   * Sends waiting jobs while the workers have free slots no job on its way claims. A job sent
+   * that no worker has said it took holds a slot: the broker is handing it to one.
+   */
+  private pump(): void {
+    if (this.offline || this.waiting.length === 0) return;
+    let untaken = 0;
+    for (const p of this.pending.values())
+      if (p.sent && this.leases.has(p.job.job) && this.leases.takers(p.job.job).length === 0) untaken++;
+    let credit = this.slots.free(this.now()) - untaken;
+    while (credit > 0) {
+      const next = this.waiting[0];
+      if (!next) return;
+      this.unwait(next);
+      this.send(next);
+      credit--;
+    }
   }
 
   /** Sends the job (again, as a new attempt): a fresh nonce and time, so it is no replay. */
   private send(pending: Pending): void {
+    pending.sent = true;
     const attempt = this.leases.send(pending.job.job, this.now());
     pending.job = { ...pending.job, attempt };
     this.publish(pending);
@@ -284,11 +344,15 @@ export class Coordinator implements RemoteSlots {
     this.offline = false;
     this.leases.resume(this.now());
     // Jobs no worker has taken may have been lost with the broker: sent again (a duplicate is harmless).
-    for (const p of this.pending.values()) if (this.leases.takers(p.job.job).length === 0) this.publish(p);
+    for (const p of this.pending.values()) if (p.sent && this.leases.takers(p.job.job).length === 0) this.publish(p);
+    // The workers' word on their slots may have been lost too.
+    this.call();
   }
 
   private tick(): void {
     if (this.offline) return;
+    this.untakenWaiting();
+    this.pump();
     for (const due of this.leases.due(this.now())) {
       const pending = this.pending.get(due.job);
       if (!pending) {
@@ -304,6 +368,34 @@ export class Coordinator implements RemoteSlots {
         this.send(pending);
       }
     }
+  }
+
+  /**
+   * Jobs waiting for a slot while no worker says anything at all, for as long as a sent job may
+   * go untaken: nobody is there to take them. Workers that are busy say so every ANNOUNCE_MS.
+   */
+  private untakenWaiting(): void {
+    const now = this.now();
+    const heard = this.slots.lastHeardAt();
+    for (const p of [...this.waiting]) {
+      const since = Math.max(p.waitingSince ?? now, heard ?? 0);
+      if (now - since >= this.options.takeMs) p.answer({ kind: 'untaken', waitedMs: now - (p.waitingSince ?? now) });
+    }
+  }
+
+  private onSlots(payload: Buffer): void {
+    const opened = open(this.options.key, payload, this.guard, this.now());
+    if (!opened.ok) {
+      this.options.warn(`refused a message on ${this.slotsTopic}: ${opened.reason}`);
+      return;
+    }
+    const parsed = parseSlots(opened.body);
+    if ('problem' in parsed) {
+      this.options.warn(`refused a message from ${opened.from}: ${parsed.problem}`);
+      return;
+    }
+    this.slots.update(opened.from, parsed.slots.free, parsed.slots.seq, this.now());
+    this.pump();
   }
 
   private onReply(payload: Buffer): void {
@@ -323,7 +415,15 @@ export class Coordinator implements RemoteSlots {
   }
 
   private handle(worker: string, reply: Reply): void {
+    this.handleReply(worker, reply);
+    // A job taken no longer holds a slot on its way; a worker's word may bring free slots.
+    this.pump();
+  }
+
+  private handleReply(worker: string, reply: Reply): void {
     const now = this.now();
+    if (reply.kind === 'taken') this.slots.update(worker, reply.free, reply.seq, now);
+    else this.slots.heard(worker, now);
     if (reply.kind === 'beat') {
       this.leases.beat(worker, reply.jobs, now);
       return;
@@ -345,7 +445,7 @@ export class Coordinator implements RemoteSlots {
           this.options.warn(`worker ${worker} answered ${reply.job} with another fingerprint; ignored`);
           return;
         }
-        pending.answer({ kind: 'done', worker, done: reply });
+        pending.answer({ kind: 'done', worker, done: reply, waitedMs: pending.waitedMs });
         return;
       case 'failed':
         if (reply.code === 'worker-refused') {

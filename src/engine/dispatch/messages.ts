@@ -53,7 +53,10 @@ export const jobSchema = z.strictObject({
   force: z.boolean(),
 });
 
-export const takenSchema = z.strictObject({ kind: z.literal('taken'), run: runId, job: id, attempt: z.int().min(1) });
+/** How many more jobs a worker takes now (its free slots, and one to wait for the next), and the order it said it in (`seq` rises with each word). */
+const freeSlots = { free: z.int().min(0).max(100_000), seq: z.int().min(0) };
+
+export const takenSchema = z.strictObject({ kind: z.literal('taken'), run: runId, job: id, attempt: z.int().min(1), ...freeSlots });
 export const beatSchema = z.strictObject({ kind: z.literal('beat'), run: runId, jobs: z.array(id).max(10_000) });
 export const backSchema = z.strictObject({ kind: z.literal('back'), run: runId, job: id, attempt: z.int().min(1) });
 export const doneSchema = z.strictObject({
@@ -68,6 +71,8 @@ export const doneSchema = z.strictObject({
   /** Waiting in the worker for a slot, and running the stage (command or task, validation, upload). */
   queuedMs: z.number().min(0),
   runMs: z.number().min(0),
+  /** How long the slot it went into had stood free when the job came (0 when it waited for one). */
+  idleMs: z.number().min(0),
   /** How the worker got the result: it ran the stage, or found it in the remote cache. */
   how: z.enum(['ran', 'cached']),
 });
@@ -82,7 +87,17 @@ export const failedSchema = z.strictObject({
   attempts: z.int().min(0),
 });
 
+/**
+ * A worker's free slots, on the project's slots topic: when it starts, when a slot frees, when a
+ * coordinator calls, and every ANNOUNCE_MS. A coordinator sends only as many jobs as `free` says.
+ */
+export const slotsSchema = z.strictObject({ kind: z.literal('slots'), slots: z.int().min(0).max(100_000), ...freeSlots });
+/** A coordinator that starts (or reconnects) asks every worker of the project for its free slots. */
+export const callSchema = z.strictObject({ kind: z.literal('call'), run: runId });
+
 export type Job = z.output<typeof jobSchema>;
+export type Slots = z.output<typeof slotsSchema>;
+export type Call = z.output<typeof callSchema>;
 export type Taken = z.output<typeof takenSchema>;
 export type Beat = z.output<typeof beatSchema>;
 export type Back = z.output<typeof backSchema>;
@@ -100,6 +115,16 @@ function problemOf(error: z.ZodError): string {
 export function parseJob(body: unknown): { job: Job } | { problem: string } {
   const parsed = jobSchema.safeParse(body);
   return parsed.success ? { job: parsed.data } : { problem: `not a job (${problemOf(parsed.error)})` };
+}
+
+export function parseSlots(body: unknown): { slots: Slots } | { problem: string } {
+  const parsed = slotsSchema.safeParse(body);
+  return parsed.success ? { slots: parsed.data } : { problem: `not a worker's free slots (${problemOf(parsed.error)})` };
+}
+
+export function parseCall(body: unknown): { call: Call } | { problem: string } {
+  const parsed = callSchema.safeParse(body);
+  return parsed.success ? { call: parsed.data } : { problem: `not a coordinator's call (${problemOf(parsed.error)})` };
 }
 
 export function parseReply(body: unknown): { reply: Reply } | { problem: string } {

@@ -42,7 +42,7 @@ export type JobResult =
   | { kind: 'done'; key: string; outputs: Record<string, { sha256: string; size: number }>; runMs: number; how: 'ran' | 'cached' }
   | { kind: 'failed'; code: string; reason: string; attempts: number };
 
-/** A stage that ran and whose result is being stored: its slot is free for the next while the upload goes on. */
+/** A stage that ran and whose result is being stored: the caller decides whether its slot waits for the upload. */
 export interface Storing {
   kind: 'storing';
   result: Promise<JobResult>;

@@ -65,6 +65,9 @@ export class MqttConnection extends EventEmitter<ConnectionEvents> {
 
   static async open(config: BrokerConfig, options: ConnectOptions): Promise<MqttConnection> {
     const client = connect(config.url, clientOptions(config, options));
+    // Each message goes out at once, not held back until the last is acknowledged (Nagle's
+    // algorithm): small QoS 1 messages otherwise wait for a delayed ACK.
+    client.on('connect', () => (client.stream as { setNoDelay?: (on: boolean) => unknown }).setNoDelay?.(true));
     const timeoutMs = options.connectTimeoutMs ?? 10_000;
     try {
       await firstConnect(client, config.url, timeoutMs, options.signal);

@@ -1,12 +1,14 @@
 // `refinery worker`: takes stage jobs from the project's shared subscription and runs them in this
 // checkout through the engine's JobRunner, as many at once as its slots and pools allow. It says
 // it took each job, says it still holds it at a third of the lease, and answers with the result's
-// digests. Stopping (SIGTERM), it unsubscribes, gives back the jobs it has not started, and
-// finishes those it runs.
+// digests. It says how many jobs it takes now (free-slots.ts): its free slots and one more, so a
+// job it gets starts at once or when the next slot frees, never behind a queue. Stopping
+// (SIGTERM), it unsubscribes, gives back the jobs it has not started, and finishes those it runs.
 import type { Job, Reply } from '../../engine/dispatch/messages.ts';
-import { parseJob } from '../../engine/dispatch/messages.ts';
+import { parseCall, parseJob } from '../../engine/dispatch/messages.ts';
 import { open, ReplayGuard, seal } from '../../engine/dispatch/envelope.ts';
-import { repliesTopic, sharedJobsTopic } from '../../engine/dispatch/topics.ts';
+import { callsTopic, repliesTopic, sharedJobsTopic, slotsTopic } from '../../engine/dispatch/topics.ts';
+import { ANNOUNCE_MS } from '../../engine/dispatch/free-slots.ts';
 import type { WorkerTransport } from '../../engine/dispatch/transport.ts';
 import type { JobResult, Storing } from '../../engine/dispatch/worker-jobs.ts';
 import { Dispatcher } from '../../engine/executor/dispatch.ts';
@@ -37,10 +39,22 @@ export interface WorkerOptions {
   onEvent(event: WorkerEvent): void;
 }
 
+/**
+ * Jobs a worker asks for beyond its free slots. One keeps its slots busy: the job waits here,
+ * after the worker has said it took it (queueing, not dispatch overhead), never in the broker.
+ */
+const AHEAD = 1;
+
 interface Held {
   job: Job;
   started: boolean;
   receivedAt: number;
+  /** When it asked for a slot (its pipeline loaded): its wait for a slot counts from here, not the load. */
+  askedAt: number;
+  /** How long the slot it went into had stood free when it came; 0 when it waited for one. */
+  idleMs: number;
+  /** Its stage ran and its result is being stored: its slot is free for the next. */
+  storing: boolean;
 }
 
 export class Worker {
@@ -53,23 +67,90 @@ export class Worker {
   private timer: NodeJS.Timeout | undefined;
   private stopListening: Array<() => void> = [];
   private idle: (() => void) | undefined;
+  /** When each free slot became free, oldest first. */
+  private freeSince: number[];
+  /** Rises with each word on the free slots, so a coordinator can tell the latest. */
+  private seq = 0;
+  private lastAnnounced = 0;
 
   constructor(private readonly options: WorkerOptions) {
     this.guard = new ReplayGuard(options.windowMs);
     this.slots = new Dispatcher(options.concurrency, options.pools);
+    this.freeSince = Array.from({ length: options.concurrency }, () => Date.now());
+  }
+
+  /** Slots no job holds (queued here or running; one whose result is being stored holds none). None while stopping. */
+  private free(): number {
+    if (this.stopping) return 0;
+    let busy = 0;
+    for (const h of this.held.values()) if (!h.storing) busy++;
+    return Math.max(0, this.options.concurrency - busy);
+  }
+
+  /**
+   * How many more jobs it takes now, as it tells coordinators: its free slots, and AHEAD more
+   * that wait here for the next slot, so a slot that frees starts one at once instead of standing
+   * idle while its word goes to the coordinator and a job comes back. A job whose result is being
+   * stored counts until its reply is sent: the next job is asked for after the upload, which
+   * then does not compete with that job's start (measured: docs/performance.md).
+   */
+  private wanted(): number {
+    return this.stopping ? 0 : Math.max(0, this.options.concurrency + AHEAD - this.held.size);
+  }
+
+  /** Says the free slots to every coordinator of the project. */
+  private announce(): void {
+    const { transport, key, name, project, concurrency } = this.options;
+    this.lastAnnounced = Date.now();
+    this.seq += 1;
+    const body = { kind: 'slots' as const, slots: concurrency, free: this.wanted(), seq: this.seq };
+    transport.publish(slotsTopic(project), seal(key, name, body)).catch(() => undefined);
+  }
+
+  private onCall(payload: Buffer): void {
+    const opened = open(this.options.key, payload, this.guard);
+    const parsed = opened.ok ? parseCall(opened.body) : { problem: opened.reason };
+    if ('problem' in parsed) {
+      this.options.onEvent({ kind: 'refused-message', reason: parsed.problem });
+      return;
+    }
+    this.announce();
+  }
+
+  /** A slot is free again (unless a job waiting here took it): said at once. */
+  private slotFreed(): void {
+    this.countFree();
+    this.announce();
+  }
+
+  /** One time a slot became free for each free slot: a slot freed now is added, one taken drops the latest. */
+  private countFree(): void {
+    const free = this.free();
+    while (this.freeSince.length > free) this.freeSince.pop();
+    while (this.freeSince.length < free) this.freeSince.push(Date.now());
   }
 
   async start(): Promise<void> {
     const { transport, project } = this.options;
     const topic = sharedJobsTopic(project);
+    const calls = callsTopic(project);
     this.stopListening.push(
       transport.onMessage((t, payload) => {
-        if (t === topic || t === topic.replace(/^\$share\/[^/]+\//, '')) this.onJob(payload);
+        if (t === calls) this.onCall(payload);
+        else if (t === topic || t === topic.replace(/^\$share\/[^/]+\//, '')) this.onJob(payload);
       }),
-      transport.onReconnect(() => this.beatAll(true)),
+      transport.onReconnect(() => {
+        this.beatAll(true);
+        this.announce();
+      }),
     );
+    await transport.subscribe(calls);
     await transport.subscribe(topic);
-    this.timer = setInterval(() => this.beatAll(false), 100);
+    this.announce();
+    this.timer = setInterval(() => {
+      this.beatAll(false);
+      if (Date.now() - this.lastAnnounced >= ANNOUNCE_MS) this.announce();
+    }, 100);
     this.options.onEvent({ kind: 'ready', topic });
   }
 
@@ -81,6 +162,8 @@ export class Worker {
     await this.options.transport.unsubscribe(topic).catch(() => undefined);
     const running = [...this.held.values()].filter((h) => h.started).length;
     this.options.onEvent({ kind: 'stopping', running, queued: this.held.size - running });
+    // No slot is free any more: coordinators send nothing more here.
+    this.announce();
     for (const h of [...this.held.values()]) if (!h.started) this.handBack(h);
     if (this.held.size > 0) await new Promise<void>((resolve) => (this.idle = resolve));
     if (this.timer) clearInterval(this.timer);
@@ -117,19 +200,25 @@ export class Worker {
     if (known) {
       // Sent again (a lapsed lease, a broker restart): this worker still has it.
       known.job = { ...known.job, attempt: Math.max(known.job.attempt, job.attempt) };
-      this.reply(job, { kind: 'taken', run: job.run, job: job.job, attempt: job.attempt });
+      this.reply(job, { kind: 'taken', run: job.run, job: job.job, attempt: job.attempt, free: this.wanted(), seq: ++this.seq });
       return;
     }
-    const held: Held = { job, started: false, receivedAt: Date.now() };
+    const receivedAt = Date.now();
+    const held: Held = { job, started: false, receivedAt, askedAt: receivedAt, idleMs: 0, storing: false };
     if (this.stopping) return this.handBack(held);
+    // A slot free since then takes it (the longest free, so its idle time is not understated).
+    const since = this.free() > 0 ? this.freeSince.shift() : undefined;
+    if (since !== undefined) held.idleMs = receivedAt - since;
     this.held.set(id, held);
-    this.reply(job, { kind: 'taken', run: job.run, job: job.job, attempt: job.attempt });
+    this.countFree();
+    this.reply(job, { kind: 'taken', run: job.run, job: job.job, attempt: job.attempt, free: this.wanted(), seq: ++this.seq });
     this.options.onEvent({ kind: 'took', job });
     void this.schedule(held);
   }
 
   private async schedule(held: Held): Promise<void> {
     const pool = await this.options.jobs.poolOf(held.job);
+    held.askedAt = Date.now();
     await this.slots.dispatch(pool, async () => {
       if (this.stopping || !this.held.has(this.keyOf(held.job))) return;
       held.started = true;
@@ -140,19 +229,28 @@ export class Worker {
       } catch (error) {
         result = failure(error);
       }
-      // Its upload goes on without the slot: the next stage starts meanwhile.
-      if (result.kind !== 'storing') return this.finish(held, result, startedAt);
-      void result.result.then(
-        (r) => this.finish(held, r, startedAt),
-        (error: unknown) => this.finish(held, failure(error), startedAt),
-      );
+      // Its upload goes on without the slot: the job waiting here starts meanwhile.
+      if (result.kind === 'storing') {
+        held.storing = true;
+        this.countFree();
+        void result.result.then(
+          (r) => this.finish(held, r, startedAt),
+          (error: unknown) => this.finish(held, failure(error), startedAt),
+        );
+        return;
+      }
+      this.finish(held, result, startedAt);
+      // The reply goes out (the client writes on the next tick) before the next job here starts:
+      // that job's start (checks, spawning) would otherwise run first and hold the reply back.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     });
   }
 
   private finish(held: Held, result: JobResult, startedAt: number): void {
     const { job } = held;
     this.held.delete(this.keyOf(job));
-    const queuedMs = startedAt - held.receivedAt;
+    // Only the wait for a slot: loading the pipeline is part of what dispatching costs.
+    const queuedMs = startedAt - held.askedAt;
     if (result.kind === 'done') {
       this.reply(job, {
         kind: 'done',
@@ -164,6 +262,7 @@ export class Worker {
         outputs: result.outputs,
         queuedMs,
         runMs: result.runMs,
+        idleMs: held.idleMs,
         how: result.how,
       });
     } else if (result.code === 'interrupted') {
@@ -180,12 +279,15 @@ export class Worker {
         attempts: result.attempts,
       });
     }
+    // After the reply, which the coordinator waits for; this only lets a job come.
+    this.slotFreed();
     this.options.onEvent({ kind: 'finished', job, result, ms: Date.now() - startedAt });
     if (this.held.size === 0) this.idle?.();
   }
 
   private handBack(held: Held): void {
     this.held.delete(this.keyOf(held.job));
+    this.countFree();
     this.reply(held.job, { kind: 'back', run: held.job.run, job: held.job.job, attempt: held.job.attempt });
     this.options.onEvent({ kind: 'handed-back', job: held.job });
   }

@@ -57,6 +57,14 @@ stages:
     outputs: { o: out/after.txt }
 `;
 
+const TEN_PIPELINE = `pipeline: ten
+stages:
+  t:
+    foreach: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+    run: ": @P@ && sleep 0.3 && echo t \${item} > \${outputs.o}"
+    outputs: { o: "out/t-\${item}.txt" }
+`;
+
 const MIXED_PIPELINE = `pipeline: mixed
 stages:
   quick:
@@ -149,6 +157,52 @@ describe.skipIf(skipWithout(MOSQUITTO) || skipWithout(NGINX))('workers on mosqui
     const again = await coordinator(here as TempProject, 'grid').exited;
     expect(again.code, again.stderr).toBe(0);
     expect(Object.values(stageEndsOf(again.stdout)).every((e) => e.status === 'fresh')).toBe(true);
+  });
+
+  it('workers - jobs go out only as fast as the workers say they have free slots: never more sent and untaken than free slots', async () => {
+    const project = uniqueProject();
+    const [a, b, here] = [0, 1, 2].map(() => clone(project, { ten: TEN_PIPELINE }));
+    await Promise.all([worker(a as TempProject, 'w1'), worker(b as TempProject, 'w2')]);
+    // What the broker carries, in its order: every job sent, every worker's word on its slots and jobs.
+    const spy = await mqtt.connectAsync(broker.url, { protocolVersion: 5 });
+    await spy.subscribeAsync([`refinery/${project}/stages`, `refinery/${project}/slots`, `refinery/${project}/runs/#`], { qos: 1 });
+    const key = Buffer.from(WORKER_KEY);
+    const guard = new ReplayGuard(300_000);
+    const free = new Map<string, { free: number; seq: number }>();
+    const untaken = new Set<string>();
+    const taken = new Set<string>();
+    const excess: number[] = [];
+    let sent = 0;
+    const heard = (worker: string, body: { free: number; seq: number }): void => {
+      if ((free.get(worker)?.seq ?? -1) < body.seq) free.set(worker, { free: body.free, seq: body.seq });
+    };
+    spy.on('message', (topic, payload) => {
+      const opened = open(key, payload, guard);
+      if (!opened.ok) return;
+      const body = opened.body as { kind: string; job?: string; free: number; seq: number };
+      if (body.kind === 'slots') heard(opened.from, body);
+      else if (body.kind === 'taken') {
+        heard(opened.from, body);
+        untaken.delete(body.job as string);
+        taken.add(body.job as string);
+      } else if (topic.endsWith('/stages') && body.kind === 'job' && !taken.has(body.job as string)) {
+        sent += 1;
+        untaken.add(body.job as string);
+        const slots = [...free.values()].reduce((sum, f) => sum + f.free, 0);
+        excess.push(untaken.size - slots);
+      }
+    });
+    const result = await coordinator(here as TempProject, 'ten').exited;
+    await spy.endAsync();
+    expect(result.code, result.stderr).toBe(0);
+    expect(Object.values(stageEndsOf(result.stdout)).map((e) => e.status)).toEqual(Array(10).fill('succeeded'));
+    expect(taken.size).toBe(10);
+    expect(sent).toBeGreaterThanOrEqual(10);
+    // Every job went out while some worker had a free slot for it (4 slots, 10 jobs ready at once).
+    expect(Math.max(...excess)).toBeLessThanOrEqual(0);
+    // Each worker got a share: a job is never held back from a worker with a free slot.
+    const byWorker = Object.values(stageEndsOf(result.stdout)).map((e) => e.worker);
+    expect(new Set(byWorker)).toEqual(new Set(['w1', 'w2']));
   });
 
   it('workers - a worker killed with SIGKILL mid-stage: its lease lapses and another worker runs the stage', async () => {
@@ -275,13 +329,16 @@ describe.skipIf(skipWithout(MOSQUITTO) || skipWithout(NGINX))('workers on mosqui
     expect(put.ok).toBe(true);
     const key = Buffer.from(WORKER_KEY);
     const fake = await mqtt.connectAsync(broker.url, { protocolVersion: 5 });
-    fake.on('message', (_topic, payload) => {
+    const slots = { kind: 'slots', slots: 1, free: 1, seq: 1 };
+    fake.on('message', (topic, payload) => {
       const opened = open(key, payload, new ReplayGuard(300_000));
       if (!opened.ok) return;
+      // A coordinator asks for free slots: one is free (it sends a job only to workers that have one).
+      if (topic.endsWith('/calls')) return void fake.publishAsync(`refinery/${project}/slots`, seal(key, 'fake', slots), { qos: 1 });
       const job = opened.body as Job;
       const say = (body: object) => fake.publishAsync(`refinery/${project}/runs/${job.run}`, seal(key, 'fake', body), { qos: 1 });
       const ids = { run: job.run, job: job.job, attempt: job.attempt };
-      void say({ kind: 'taken', ...ids }).then(() =>
+      void say({ kind: 'taken', ...ids, free: 0, seq: 2 }).then(() =>
         say({
           kind: 'done',
           ...ids,
@@ -290,11 +347,12 @@ describe.skipIf(skipWithout(MOSQUITTO) || skipWithout(NGINX))('workers on mosqui
           outputs: { o: { sha256: sha256Hex(forged), size: forged.length } },
           queuedMs: 0,
           runMs: 0,
+          idleMs: 0,
           how: 'ran',
         }),
       );
     });
-    await fake.subscribeAsync(`$share/refinery/refinery/${project}/stages`, { qos: 1 });
+    await fake.subscribeAsync([`$share/refinery/refinery/${project}/stages`, `refinery/${project}/calls`], { qos: 1 });
     // --force: no lookup first, the job goes to the (fake) worker.
     const result = await coordinator(here as TempProject, 'quick', '--force').exited;
     await fake.endAsync();
