@@ -384,34 +384,35 @@ export class Coordinator implements RemoteSlots {
   }
 
   private onSlots(payload: Buffer): void {
-    const opened = open(this.options.key, payload, this.guard, this.now());
-    if (!opened.ok) {
-      this.options.warn(`refused a message on ${this.slotsTopic}: ${opened.reason}`);
-      return;
-    }
-    const parsed = parseSlots(opened.body);
-    if ('problem' in parsed) {
-      this.options.warn(`refused a message from ${opened.from}: ${parsed.problem}`);
-      return;
-    }
-    this.slots.update(opened.from, parsed.slots.free, parsed.slots.seq, this.now());
+    const opened = this.openSigned(payload, this.slotsTopic, parseSlots);
+    if (!opened) return;
+    this.slots.update(opened.from, opened.value.slots.free, opened.value.slots.seq, this.now());
     this.pump();
   }
 
   private onReply(payload: Buffer): void {
+    const opened = this.openSigned(payload, this.replies, parseReply);
+    if (!opened || opened.value.reply.run !== this.options.runId) return;
+    this.handle(opened.from, opened.value.reply);
+  }
+
+  /** A message checked (signature, replay, shape) as every one from a worker is; undefined, with a warning, when refused. */
+  private openSigned<T extends object>(
+    payload: Buffer,
+    topic: string,
+    parse: (body: unknown) => T | { problem: string },
+  ): { from: string; value: T } | undefined {
     const opened = open(this.options.key, payload, this.guard, this.now());
     if (!opened.ok) {
-      this.options.warn(`refused a message on ${this.replies}: ${opened.reason}`);
-      return;
+      this.options.warn(`refused a message on ${topic}: ${opened.reason}`);
+      return undefined;
     }
-    const parsed = parseReply(opened.body);
+    const parsed = parse(opened.body);
     if ('problem' in parsed) {
       this.options.warn(`refused a message from ${opened.from}: ${parsed.problem}`);
-      return;
+      return undefined;
     }
-    const { reply } = parsed;
-    if (reply.run !== this.options.runId) return;
-    this.handle(opened.from, reply);
+    return { from: opened.from, value: parsed };
   }
 
   private handle(worker: string, reply: Reply): void {
