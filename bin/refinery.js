@@ -23,9 +23,11 @@ function distIsFresh() {
   if (process.env.REFINERY_FROM_SOURCE || !existsSync(stamp)) return false;
   // For benchmarks while sources are being edited: use the last build as it is.
   if (process.env.REFINERY_FROM_DIST) return true;
-  // An installed package (no .git) is not edited in place: the walk over src/ is for a clone being developed.
+  // An installed package (no .git) is not edited in place: the walk over src/ and tasks/ (compiled
+  // into dist/tasks/) is for a clone being developed.
   if (!existsSync(path.join(root, '.git'))) return true;
-  return statSync(stamp).mtimeMs >= newestMtime(path.join(root, 'src'));
+  const built = statSync(stamp).mtimeMs;
+  return built >= newestMtime(path.join(root, 'src')) && built >= newestMtime(path.join(root, 'tasks'));
 }
 
 // V8's code cache for the modules below, where Node offers one (22.1 and later).

@@ -1,7 +1,9 @@
-import { realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { TaskDefinition } from '../../task/define-task.ts';
+import { PACKAGE_ROOT } from '../paths/package-root.ts';
 
 const loaded = new Map<string, Promise<TaskDefinition>>();
 const checkedInRun = new Map<string, { runId: string; task: Promise<TaskDefinition> }>();
@@ -27,6 +29,23 @@ async function ensureTypeScript(): Promise<void> {
     const { register } = await import('tsx/cjs/api');
     register();
   }
+}
+
+/**
+ * refinery's own tasks compiled to JavaScript by the build (scripts/bundle-tasks.ts), used when
+ * this engine runs from dist/: bin/refinery.js runs dist/ only when it is as new as src/ and
+ * tasks/, so the compiled file is the source's. From source (a clone being developed, the tests
+ * of src/), tasks are loaded as they are.
+ */
+const DIST = path.join(PACKAGE_ROOT, 'dist');
+const COMPILED_TASKS = fileURLToPath(import.meta.url).startsWith(DIST + path.sep) ? path.join(DIST, 'tasks') : undefined;
+const BUILT_IN_TASKS = path.join(PACKAGE_ROOT, 'tasks');
+
+/** The file a task is imported from: a built-in task's compiled twin when there is one, else the file itself. */
+function runnableTaskFile(file: string): string {
+  if (COMPILED_TASKS === undefined || path.dirname(file) !== BUILT_IN_TASKS || !file.endsWith('.ts')) return file;
+  const compiled = path.join(COMPILED_TASKS, `${path.basename(file, '.ts')}.mjs`);
+  return existsSync(compiled) ? compiled : file;
 }
 
 function isTaskDefinition(value: unknown): value is TaskDefinition {
@@ -65,8 +84,10 @@ export function loadTask(file: string, runId?: string): Promise<TaskDefinition> 
     // A task compiled to CommonJS lives in require's cache, keyed by its path alone: drop it, or
     // an edited file would be imported under its new URL but run the old code.
     delete requireCache[realFile];
-    pending = ensureTypeScript()
-      .then(() => import(`${pathToFileURL(file).href}?v=${version}`))
+    const runnable = runnableTaskFile(file);
+    // A compiled task is plain JavaScript: tsx's loaders are not started for it.
+    pending = (runnable === file ? ensureTypeScript() : Promise.resolve())
+      .then(() => import(`${pathToFileURL(runnable).href}?v=${version}`))
       .then((mod: { default?: unknown }) => {
         const task = defaultExport(mod);
         if (!isTaskDefinition(task)) throw new Error(`${file} must \`export default defineTask({ name, params, run })\``);

@@ -1,9 +1,10 @@
 // What a no-op run loads before it answers: refinery's own start path and nothing heavy. ESM loads
 // are listed by a module hook given through NODE_OPTIONS; CommonJS loads by NODE_DEBUG=module.
-import { readFileSync } from 'node:fs';
+import { cpSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli, tempProject, type TempProject } from '../../helpers/project.ts';
+import { REPO_ROOT, runCli, tempProject, type TempProject } from '../../helpers/project.ts';
 
 let project: TempProject | undefined;
 afterEach(() => project?.cleanup());
@@ -74,5 +75,21 @@ describe('start-up', () => {
     const loaded = loadedPackages(touch.stderr);
     expect(loaded.has('p-queue')).toBe(true);
     expect([...loaded].filter((name) => ['yaml', 'zod', 'picomatch'].includes(name))).toEqual([]);
+  });
+
+  it("start-up - a built-in pipeline's tasks run compiled from dist/tasks, without starting tsx's loader", async () => {
+    project = loadListingProject();
+    cpSync(path.join(REPO_ROOT, 'examples/massgen_logs'), project.path('.massgen/massgen_logs'), {
+      recursive: true,
+      verbatimSymlinks: true,
+    });
+    const env = { ...process.env, NODE_OPTIONS: `--import=${project.path('list-loads.mjs')}`, NODE_DEBUG: 'module' };
+    const run = await runCli(['run', 'analyze'], { cwd: project.root, env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/done: analyze: \d+ succeeded/);
+    expect(run.stderr).toMatch(/LOAD file:\/\/\S*\/dist\/tasks\/analyze-turn\.mjs/);
+    expect(run.stderr).toMatch(/LOAD file:\/\/\S*\/dist\/tasks\/summarize-runs\.mjs/);
+    expect(run.stderr).not.toMatch(/\/tasks\/[\w-]+\.ts/);
+    expect(loadedPackages(run.stderr).has('tsx')).toBe(false);
   });
 });
