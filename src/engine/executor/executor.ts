@@ -22,7 +22,7 @@ import { onlySelection } from './selection.ts';
 import { Dispatcher, dispatchFailure } from './dispatch.ts';
 import { tearDown } from './teardown.ts';
 import { beginIteration, iterationDeps, iterationOutcome, loopDecision, loopOutputs, memberSettled, untilHolds } from './loop-gate.ts';
-import { outputsDigest } from './fingerprint.ts';
+import { outputsDigest } from '../state/outputs-digest.ts';
 import {
   blockingDependency,
   createSchedule,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { StageInstance } from '../types/plan.ts';
 import type { FileHashes } from '../state/file-hashes.ts';
 import { digest } from '../state/hash-file.ts';
-import type { FingerprintParts, StageRecord } from '../state/stage-state.ts';
+import type { FingerprintParts } from '../state/stage-state.ts';
 import { expandGlob } from '../paths/walk.ts';
 import { isGlob } from '../paths/glob.ts';
 import type { Observations } from '../state/observations.ts';
@@ -84,18 +84,6 @@ export function fingerprintParts(input: FingerprintInput, hashes: FileHashes): F
     parts.local =
       'its params, command or env name the project folder by its absolute path; give paths relative to the project to share its result';
   return parts;
-}
-
-/**
- * What a stage wrote, as one hash of its outputs' names and contents (as its record has them):
- * what a stage that `needs:` it folds into its fingerprint, so it runs again only when that
- * changed, not whenever this stage ran. 'none' without a record.
- */
-export function outputsDigest(record: StageRecord | undefined): string {
-  if (!record) return 'none';
-  const h = createHash('sha256');
-  for (const name of Object.keys(record.outputs).sort()) h.update(`${name}\0${record.outputs[name]?.[3]}\0`);
-  return h.digest('base64url');
 }
 
 /**

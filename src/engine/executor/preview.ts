@@ -5,7 +5,7 @@ import { topologicalOrder } from '../graph/graph.ts';
 import { planGraph } from '../graph/plan-graph.ts';
 import { ArtifactReader } from './artifact-reader.ts';
 import { assessStage, missingInputReason, stageCodeHash } from './assess.ts';
-import { outputsDigest } from './fingerprint.ts';
+import { outputsDigest } from '../state/outputs-digest.ts';
 import { unwrittenInputs } from './unwritten-inputs.ts';
 
 /**
