@@ -70,7 +70,7 @@ interface Opened {
   bus: EventBus;
   /** Every output path a stage of the plan writes: the only files a job may replace. */
   written: Set<string>;
-  deps: Map<string, string[]>;
+  deps: ReadonlyMap<string, readonly string[]>;
 }
 
 function refused(reason: string): JobResult {

@@ -102,7 +102,7 @@ export function previewPlan(plan: Plan, options: PreviewOptions): PreviewEntry[]
     };
   };
   for (const id of topologicalOrder(graph.deps)) {
-    const needs = graph.deps.get(id) ?? [];
+    const needs = [...(graph.deps.get(id) ?? [])];
     const inst = byId.get(id);
     if (!inst) {
       decisions.set(id, 'loop');

@@ -10,11 +10,11 @@ export interface GraphNode {
 
 export interface Graph {
   /** id -> ids it depends on (explicit needs and implied by paths), sorted. */
-  deps: Map<string, string[]>;
+  readonly deps: ReadonlyMap<string, readonly string[]>;
   /** id -> ids that depend on it, sorted. */
-  dependents: Map<string, string[]>;
+  readonly dependents: ReadonlyMap<string, readonly string[]>;
   /** Needs naming no node, for the caller to report. */
-  missing: Array<{ from: string; need: string }>;
+  readonly missing: ReadonlyArray<{ from: string; need: string }>;
 }
 
 /** Edges from `needs`, and from an input (path or glob) that is another node's output. */
@@ -24,7 +24,7 @@ export function buildGraph(nodes: readonly GraphNode[]): Graph {
   for (const n of nodes) for (const o of n.outputs) producer.set(o, n.id);
   const outputs = new SortedPaths([...producer.keys()]);
   const deps = new Map<string, Set<string>>();
-  const missing: Graph['missing'] = [];
+  const missing: Array<{ from: string; need: string }> = [];
   for (const n of nodes) {
     const set = new Set<string>();
     for (const need of n.needs) {

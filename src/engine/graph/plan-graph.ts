@@ -13,7 +13,17 @@ export function planNodes(plan: Pick<Plan, 'instances' | 'loops'>): GraphNode[] 
   return nodes;
 }
 
-/** The graph every part of refinery sees of a plan (the executor, the watch, plan, graph). */
+const built = new WeakMap<readonly StageInstance[], { loops: Plan['loops']; graph: Graph }>();
+
+/**
+ * The graph every part of refinery sees of a plan (the executor, the watch, plan, graph). Built
+ * once per plan: a run asks for it in several steps (the stages a change reaches, the executor,
+ * the plan record), and neither a plan, once expanded, nor a graph is changed by anyone.
+ */
 export function planGraph(plan: Pick<Plan, 'instances' | 'loops'>): Graph {
-  return buildGraph(planNodes(plan));
+  const known = built.get(plan.instances);
+  if (known?.loops === plan.loops) return known.graph;
+  const graph = buildGraph(planNodes(plan));
+  built.set(plan.instances, { loops: plan.loops, graph });
+  return graph;
 }

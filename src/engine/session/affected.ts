@@ -1,6 +1,6 @@
 import type { Plan, StageInstance } from '../types/plan.ts';
-import { buildGraph, downstreamOf } from '../graph/graph.ts';
-import { instanceNode } from '../graph/plan-graph.ts';
+import { downstreamOf } from '../graph/graph.ts';
+import { planGraph } from '../graph/plan-graph.ts';
 import { isGlob, matchGlob, patternRoot } from '../paths/glob.ts';
 
 /** What changed since the last run, as the no-op record's comparison found it. */
@@ -56,6 +56,5 @@ export function affectedStages(plan: Plan, changes: Changes): Set<string> | unde
   }
   const known = new Set(changes.stages);
   for (const inst of plan.instances) if (!known.has(inst.id)) hit.add(inst.id);
-  const graph = buildGraph(plan.instances.map(instanceNode));
-  return downstreamOf(hit, graph.dependents);
+  return downstreamOf(hit, planGraph(plan).dependents);
 }
