@@ -22,7 +22,6 @@ import { onlySelection } from './selection.ts';
 import { Dispatcher, dispatchFailure } from './dispatch.ts';
 import { tearDown } from './teardown.ts';
 import { beginIteration, iterationDeps, iterationOutcome, loopDecision, loopOutputs, memberSettled, untilHolds } from './loop-gate.ts';
-import { outputsDigest } from '../state/outputs-digest.ts';
 import {
   blockingDependency,
   createSchedule,
@@ -324,7 +323,7 @@ export class Executor {
         ? 'skipped'
         : node.kind === 'loop'
           ? loopOutputs(node.members.map((m) => this.wrote(m)))
-          : outputsDigest(this.options.state.get(node.id));
+          : this.options.state.wrote(node.id);
     return node.wrote;
   }
 

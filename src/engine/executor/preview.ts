@@ -5,7 +5,6 @@ import { topologicalOrder } from '../graph/graph.ts';
 import { planGraph } from '../graph/plan-graph.ts';
 import { ArtifactReader } from './artifact-reader.ts';
 import { assessStage, missingInputReason, stageCodeHash } from './assess.ts';
-import { outputsDigest } from '../state/outputs-digest.ts';
 import { unwrittenInputs } from './unwritten-inputs.ts';
 
 /**
@@ -72,7 +71,7 @@ export function previewPlan(plan: Plan, options: PreviewOptions): PreviewEntry[]
         ? (record?.parts.deps[d] ?? 'none')
         : decisions.get(d) === 'skip'
           ? 'skipped'
-          : outputsDigest(options.state.get(d));
+          : options.state.wrote(d);
     }
     const writes = new Set(pending.flatMap((d) => Object.values(byId.get(d)?.outputs ?? {}).map((o) => o.path)));
     const verdict = assessStage(

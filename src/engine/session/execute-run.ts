@@ -224,7 +224,7 @@ async function executeAndRecord(
     // A run that checks only what changed reads (and checks) only the records it may ask about.
     state:
       services?.stageState(target.spec.name) ??
-      new StageState(root, target.spec.name, warn, target.partial ? target.plan.instances.map((i) => i.id) : undefined),
+      new StageState(root, target.spec.name, warn, target.partial ? target.plan.instances.map((i) => i.id) : chosen.select),
     schemas: new SchemaRegistry(root),
     taskFile: (n) => target.resolver.taskFile(n),
     schemaFile: (n) => target.resolver.schemaFile(n),

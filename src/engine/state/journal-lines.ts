@@ -1,6 +1,12 @@
+import { outputsDigest } from './outputs-digest.ts';
 import type { StageRecord } from './stage-record.ts';
 
-export type JournalLine = { s: string; f: null } | { s: string; f: string; r: StageRecord };
+/**
+ * A stage's line: its record (`r`) under its fingerprint (`f`), with what the record says it
+ * wrote (`o`, its outputsDigest) at the line's head, where a stage that `needs:` it reads it
+ * without parsing the record (lines of an earlier refinery have none); or `f: null`, dropped.
+ */
+export type JournalLine = { s: string; f: null } | { s: string; f: string; o?: string; r: StageRecord };
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -23,7 +29,15 @@ function isRecord(r: unknown, stage: string, fingerprint: string): r is StageRec
 
 function isJournalLine(entry: unknown): entry is JournalLine {
   if (!isObject(entry) || typeof entry.s !== 'string') return false;
-  return entry.f === null || (typeof entry.f === 'string' && isRecord(entry.r, entry.s, entry.f));
+  if (entry.f === null) return true;
+  if (typeof entry.f !== 'string' || !isRecord(entry.r, entry.s, entry.f)) return false;
+  // The head must say what the record says: it is read in its place.
+  return entry.o === undefined || entry.o === outputsDigest(entry.r);
+}
+
+/** A stage's line as refinery writes it: the head (`s`, `f`, `o`) first, in that order. */
+export function journalLine(record: StageRecord): JournalLine {
+  return { s: record.stage, f: record.fingerprint, o: outputsDigest(record), r: record };
 }
 
 // The journal is handled as bytes, not decoded text: a line's place is then its byte offset in
@@ -36,6 +50,8 @@ const BACKSLASH = 0x5c;
 const ENTRY_START = Buffer.from('{"s":"');
 const ID_END = Buffer.from('","f":');
 const DROPPED_END = Buffer.from('"f":null}');
+const DIGEST_START = Buffer.from('","o":"');
+const RECORD_START = Buffer.from('","r":');
 
 export function lineEnd(bytes: Buffer, start: number): number {
   const end = bytes.indexOf(NEWLINE, start);
@@ -54,6 +70,25 @@ export function entryId(bytes: Buffer, start: number, end: number): string | und
   if (close < 0 || close >= end || !startsWith(bytes, ID_END, close)) return undefined;
   for (let at = open; at < close; at += 1) if (bytes[at] === BACKSLASH) return undefined;
   return bytes.toString('utf8', open, close);
+}
+
+/**
+ * What a whole line in the form refinery writes says its stage wrote (`o`, read from its head,
+ * the record not parsed); undefined for any other line: dropped, torn, of an earlier refinery.
+ */
+export function entryDigest(bytes: Buffer, start: number, end: number): string | undefined {
+  // Searched within the line: a line of an earlier refinery has no head to find.
+  const line = bytes.subarray(start, end);
+  if (!endsWhole(line) || entryId(line, 0, line.length) === undefined) return undefined;
+  const fingerprint = line.indexOf(ID_END) + ID_END.length + 1;
+  if (line[fingerprint - 1] !== QUOTE) return undefined;
+  const digestStart = line.indexOf(QUOTE, fingerprint);
+  if (digestStart < 0 || !startsWith(line, DIGEST_START, digestStart)) return undefined;
+  const open = digestStart + DIGEST_START.length;
+  const close = line.indexOf(QUOTE, open);
+  if (close < 0 || !startsWith(line, RECORD_START, close)) return undefined;
+  for (let at = open; at < close; at += 1) if (line[at] === BACKSLASH) return undefined;
+  return line.toString('latin1', open, close);
 }
 
 /** A line's entry; 'torn' when it is not whole JSON (cut short), 'damaged' when it is JSON but no entry. */

@@ -15,7 +15,19 @@ import {
   writeJournalIndex,
 } from './journal-index.ts';
 export type { FingerprintParts, StageRecord } from './stage-record.ts';
-import { endsWhole, entryId, isDropLine, type JournalLine, lineEnd, lineNumberAt, parseLine, previousLine } from './journal-lines.ts';
+import {
+  endsWhole,
+  entryDigest,
+  entryId,
+  isDropLine,
+  type JournalLine,
+  journalLine,
+  lineEnd,
+  lineNumberAt,
+  parseLine,
+  previousLine,
+} from './journal-lines.ts';
+import { outputsDigest } from './outputs-digest.ts';
 
 const EMPTY = Buffer.alloc(0);
 const NEWLINE = Buffer.from('\n');
@@ -291,6 +303,21 @@ export class StageState {
     return read === 'damaged' || read === null ? undefined : read;
   }
 
+  /**
+   * What the stage wrote (its record's outputsDigest), as a stage that `needs:` it asks: read
+   * from the head of its line when its record was not parsed, so a stage that needs thousands
+   * parses none of their records. A line without a head (dropped, torn, of an earlier
+   * refinery) is read as `get` reads it. Read through an index, the journal is read whole
+   * first: one read of the file costs less than a read of each line.
+   */
+  wrote(stage: string): string {
+    if (this.records.has(stage)) return outputsDigest(this.records.get(stage) ?? undefined);
+    if (this.base > 0 && !this.lastLine.has(stage) && this.readAll() === false) return outputsDigest(undefined);
+    const start = this.lastLine.get(stage);
+    const head = start === undefined ? undefined : entryDigest(this.bytes, start, lineEnd(this.bytes, start));
+    return head ?? outputsDigest(this.get(stage));
+  }
+
   all(): StageRecord[] {
     if (this.base === 0 || this.readAll())
       for (const stage of [...this.lastLine.keys()]) if (!this.records.has(stage) && this.read(stage) === 'damaged') break;
@@ -354,7 +381,7 @@ export class StageState {
   commit(record: StageRecord): void {
     this.records.set(record.stage, record);
     this.written.add(record.stage);
-    this.append({ s: record.stage, f: record.fingerprint, r: record });
+    this.append(journalLine(record));
   }
 
   /**
@@ -388,8 +415,7 @@ export class StageState {
         if (this.bytes === EMPTY) break;
       } else if (!isDropLine(line)) body.push([stage, line]);
     }
-    for (const [stage, record] of this.records)
-      if (record) body.push([stage, Buffer.from(JSON.stringify({ s: stage, f: record.fingerprint, r: record }))]);
+    for (const [stage, record] of this.records) if (record) body.push([stage, Buffer.from(JSON.stringify(journalLine(record)))]);
     const text = Buffer.concat(body.flatMap(([, line]) => [line, NEWLINE]));
     try {
       writeFileAtomicSync(this.file, text, { sync: true });

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileHashes, type FileStamp } from '../../../src/engine/state/file-hashes.ts';
 import { compareWritten, KeyedLines } from '../../../src/engine/state/keyed-lines.ts';
 import { decodeNoopRecord, encodeNoopRecord, MISSING, type NoopRecord, UNSETTLED } from '../../../src/engine/state/noop-record.ts';
+import { outputsDigest } from '../../../src/engine/state/outputs-digest.ts';
 import { settledStat } from '../../../src/engine/state/settled-stat.ts';
 import { mulberry32 } from '../../../src/workflows/refine/seeded.ts';
 import { type StageRecord, StageState } from '../../../src/engine/state/stage-state.ts';
@@ -83,6 +84,51 @@ describe('stage journal read in part', () => {
     expect(scoped.get('s0')?.fingerprint).toBe('fp2-0');
     expect(scoped.get('s1499')?.fingerprint).toBe('fp2-1499');
     expect(scoped.all()).toHaveLength(1501);
+    expect(warnings).toEqual([]);
+  });
+
+  it("StageState - what a stage wrote is read from its line's head; lines without one (an earlier refinery's, dropped, torn) are read whole", () => {
+    journalWith(['a', 'b', 'c', 'd']);
+    const file = path.join(root, JOURNAL);
+    const written = (stage: string, fingerprint: string): StageRecord => ({
+      ...record(stage, fingerprint),
+      outputs: { o: [1, 2, 3, `h-${stage}`] },
+    });
+    appendFileSync(file, `${JSON.stringify({ s: 'b', f: 'fp-b2', r: written('b', 'fp-b2') })}\n`);
+    appendFileSync(file, `${JSON.stringify({ s: 'c', f: null })}\n`);
+    appendFileSync(file, '{"s":"d","f":"fp-d9","o":"x","r":{"stage":"d","finger');
+    const state = new StageState(root, 'p', warn, []);
+    const whole = new StageState(root, 'p', warn);
+    for (const stage of ['a', 'b', 'c', 'd', 'e']) expect(state.wrote(stage), stage).toBe(outputsDigest(whole.get(stage)));
+    expect(state.wrote('b')).not.toBe(state.wrote('a'));
+    expect(state.wrote('c')).toBe('none');
+    expect(warnings).toEqual([]);
+  });
+
+  it('StageState - a head is read without parsing its record; a head that disagrees with its record is a damaged line once the record is read', () => {
+    journalWith(['a']);
+    const file = path.join(root, JOURNAL);
+    const line = readFileSync(file, 'utf8').trim();
+    const head = JSON.parse(line) as { o: string };
+    expect(head.o).toBe(outputsDigest(record('a')));
+    writeFileSync(file, `${line.replace(`"o":"${head.o}"`, '"o":"forged"')}\n`);
+    const state = new StageState(root, 'p', warn, []);
+    expect(state.wrote('a')).toBe('forged');
+    expect(warnings).toEqual([]);
+    expect(state.get('a')).toBeUndefined();
+    expect(warnings).toEqual([expect.stringContaining(`${JOURNAL} line 1 is not a journal entry`)]);
+  });
+
+  it('StageState - what stages wrote is given from a journal opened through its index, and their records still are', () => {
+    const first = new StageState(root, 'p', warn);
+    for (let i = 0; i < 3000; i += 1) first.commit({ ...record(`s${i}`), runId: 'r'.repeat(400) });
+    first.close();
+    // A scoped open leaves an index for the runs after it.
+    new StageState(root, 'p', warn, ['s0']).compact();
+    expect(readdirSync(path.join(root, '.refinery/state')).some((f) => f.endsWith('.index'))).toBe(true);
+    const state = new StageState(root, 'p', warn, ['s1']);
+    for (const i of [0, 1500, 2999]) expect(state.wrote(`s${i}`)).toBe(outputsDigest(record(`s${i}`)));
+    expect(state.get('s42')).toEqual({ ...record('s42'), runId: 'r'.repeat(400) });
     expect(warnings).toEqual([]);
   });
 
