@@ -5,7 +5,7 @@ import type { StageInstance } from '../types/plan.ts';
 import type { FileHashes } from '../state/file-hashes.ts';
 import { digest } from '../state/hash-file.ts';
 import type { FingerprintParts } from '../state/stage-state.ts';
-import { expandGlob } from '../paths/walk.ts';
+import { expandGlob, FolderListings } from '../paths/walk.ts';
 import { isGlob } from '../paths/glob.ts';
 import type { Observations } from '../state/observations.ts';
 
@@ -29,7 +29,8 @@ export interface ResolvedInputs {
 
 /** Input files of an instance: globs expanded, directories walked, its own outputs left out. */
 export function resolveInputs(root: string, inst: StageInstance, hashes: FileHashes, observations?: Observations): ResolvedInputs {
-  const onDir = observations ? (dir: string, mtime: number | null) => observations.dir(dir, mtime) : undefined;
+  // Listed once for all its patterns: they often walk the same folders.
+  const onDir = new FolderListings(root, observations ? (dir, mtime) => observations.dir(dir, mtime) : undefined);
   const own = new Set(Object.values(inst.outputs).map((o) => o.path));
   const files = new Set<string>();
   const missing: string[] = [];

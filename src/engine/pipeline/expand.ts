@@ -6,7 +6,7 @@ import type { LoopSpec, PipelineSpec, StageSpec } from '../types/pipeline.ts';
 import type { Diagnostic, ParamPathCause } from '../types/source.ts';
 import { collectRefs } from '../expr/template.ts';
 import { evaluateCondition, ExprEvalError, renderTemplate, toText, type LazyRecord } from '../expr/evaluate.ts';
-import { expandGlob } from '../paths/walk.ts';
+import { expandGlob, FolderListings } from '../paths/walk.ts';
 import { isGlob, staticPrefix } from '../paths/glob.ts';
 import type { Observations } from '../state/observations.ts';
 import { isReservedPath } from '../paths/reserved.ts';
@@ -78,6 +78,12 @@ class Expander {
   readonly diagnostics: Diagnostic[] = [];
   /** stage id -> instance ids, per loop iteration scope ('' for top level). */
   private readonly byStage = new Map<string, string[]>();
+  /**
+   * The folders the first expansion listed, for the stages' globs to share (the analyze
+   * pipeline's turns and legacy logs both list every log folder); none for a loop's iterations,
+   * expanded later as the run reaches them, when folders may have changed.
+   */
+  listings: FolderListings | undefined;
 
   constructor(
     private readonly spec: PipelineSpec,
@@ -126,7 +132,8 @@ class Expander {
         const pattern = normalizeRelative(toText(this.render(p, vars, stage)));
         prefixes.push(staticPrefix(pattern));
         if (!f.allowEmpty && !this.globRootExists(stage, p, pattern)) continue;
-        for (const m of expandGlob(this.ctx.root, pattern, f.type, (dir, mtime) => this.ctx.observations?.dir(dir, mtime))) found.add(m);
+        const listing = this.listings ?? ((dir: string, mtime: number | null) => this.ctx.observations?.dir(dir, mtime));
+        for (const m of expandGlob(this.ctx.root, pattern, f.type, listing)) found.add(m);
       }
       // Instances are named by the part of the path the glob matched: turn[log_1/turn_2].
       const common = prefixes.every((p) => p === prefixes[0]) && prefixes[0] ? `${prefixes[0]}/` : '';
@@ -350,10 +357,12 @@ export function expandPipeline(spec: PipelineSpec, ctx: ExpandContext): Expansio
   expander.diagnostics.push(...named.diagnostics);
   const instances: StageInstance[] = [];
   const loops: LoopInstance[] = [];
+  expander.listings = new FolderListings(ctx.root, (dir, mtime) => ctx.observations?.dir(dir, mtime));
   for (const stage of spec.stages) {
     if (stage.kind === 'loop') loops.push({ id: stage.id, spec: stage, max: expander.loopMax(stage), needs: expander.loopNeeds(stage) });
     else instances.push(...expander.expandStage(stage, { key: '' }));
   }
+  expander.listings = undefined;
   checkDuplicateOutputs(instances, expander.diagnostics);
   const plan: Plan = { pipeline: spec, root: ctx.root, params: ctx.params, vars: named.vars, instances, loops };
   return {

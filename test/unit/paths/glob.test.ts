@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildGraph } from '../../../src/engine/graph/graph.ts';
 import { isGlob, matchGlob, staticPrefix } from '../../../src/engine/paths/glob.ts';
-import { expandGlob } from '../../../src/engine/paths/walk.ts';
+import { expandGlob, FolderListings } from '../../../src/engine/paths/walk.ts';
 
 describe('glob', () => {
   it('matchGlob - * and ? stay within a segment, ** crosses any number of them', () => {
@@ -81,5 +81,51 @@ describe('expandGlob', () => {
     expect(expandGlob(root, '.dir/*')).toEqual(['.dir/c.txt']);
     expect(expandGlob(root, '*', 'dir')).toEqual(['sub']);
     expect(expandGlob(root, 'report (*).txt')).toEqual(['report (1).txt']);
+  });
+  function tree(files: string[]): string {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'refinery-glob-'));
+    for (const rel of files) {
+      mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+      writeFileSync(path.join(dir, rel), 'x');
+    }
+    return dir;
+  }
+
+  it('expandGlob - a folder is entered only when its name can lead to a match; with braces or past a ** every folder is', () => {
+    root = tree(['logs/log_1/turn_1/a.json', 'logs/log_1/turn_1/deep/a.json', 'logs/log_1/agent_a/x/a.json', 'logs/other/turn_1/a.json']);
+    const listed: string[] = [];
+    const hook = (dir: string): void => {
+      listed.push(dir);
+    };
+    expect(expandGlob(root, 'logs/log_*/turn_*/a.json', 'file', hook)).toEqual(['logs/log_1/turn_1/a.json']);
+    expect(listed.sort()).toEqual(['logs', 'logs/log_1', 'logs/log_1/turn_1']);
+    listed.length = 0;
+    expect(expandGlob(root, 'logs/log_*/**/a.json', 'file', hook)).toEqual([
+      'logs/log_1/agent_a/x/a.json',
+      'logs/log_1/turn_1/a.json',
+      'logs/log_1/turn_1/deep/a.json',
+    ]);
+    expect(listed).not.toContain('logs/other');
+    listed.length = 0;
+    expect(expandGlob(root, 'logs/{log_1,other}/turn_1/a.json', 'file', hook)).toEqual([
+      'logs/log_1/turn_1/a.json',
+      'logs/other/turn_1/a.json',
+    ]);
+    expect(listed).toContain('logs/log_1/agent_a');
+    listed.length = 0;
+    const absolute = `${root}/logs/log_*/turn_*/a.json`;
+    expect(expandGlob(root, absolute, 'file', hook)).toEqual([`${root}/logs/log_1/turn_1/a.json`]);
+    expect(listed).not.toContain(`${root}/logs/other`);
+  });
+
+  it('expandGlob - patterns walked with one FolderListings list each folder once, and find what each finds alone', () => {
+    root = tree(['logs/log_1/turn_1/analysis.json', 'logs/log_2/analysis.json', 'logs/log_2/turn_x.txt']);
+    const heard: string[] = [];
+    const listings = new FolderListings(root, (dir) => heard.push(dir));
+    const patterns = ['logs/log_*/turn_*/analysis.json', 'logs/log_*/analysis.json'];
+    const shared = patterns.map((p) => expandGlob(root as string, p, 'file', listings));
+    expect(shared).toEqual(patterns.map((p) => expandGlob(root as string, p)));
+    expect(shared).toEqual([['logs/log_1/turn_1/analysis.json'], ['logs/log_2/analysis.json']]);
+    expect(heard.sort()).toEqual(['logs', 'logs/log_1', 'logs/log_1/turn_1', 'logs/log_2']);
   });
 });
