@@ -62,7 +62,12 @@ const GROWTH_ALLOWED = 65_536;
  */
 export class FileHashes {
   /** The file as read, in the one-a-line form; undefined when there is none (or it was parsed whole). */
-  private lines: KeyedLines | undefined;
+  private read: KeyedLines | undefined;
+  /**
+   * Lines this object appended to the file since `read`, joined to it only when a stamp is next
+   * looked up: joining copies the whole text, and after a run's last save none is.
+   */
+  private appendedSinceRead = '';
   /** The file's header as last written whole: what its stamp lines weighed, and whether they are sorted. */
   private header: FormHeader = { bytes: 0, sorted: false };
   /** Stamps read from the file or changed by this run (null: forgotten). */
@@ -131,6 +136,20 @@ export class FileHashes {
 
   private setAside(problem: string): void {
     setAsideAndWarn(this.root, this.file, problem, this.warn, 'every file is hashed again');
+  }
+
+  /** The file's lines as they are now: what was read, and what this object appended since. */
+  private get lines(): KeyedLines | undefined {
+    if (this.read && this.appendedSinceRead !== '') {
+      this.read = keyedLines(`${this.read.text}${this.appendedSinceRead}`, this.header);
+      this.appendedSinceRead = '';
+    }
+    return this.read;
+  }
+
+  private set lines(lines: KeyedLines | undefined) {
+    this.read = lines;
+    this.appendedSinceRead = '';
   }
 
   /** The saved stamp, read from its line and checked; a malformed one sets the file aside. */
@@ -256,7 +275,7 @@ export class FileHashes {
       // A line cut short by a crash: the next starts on a line of its own.
       const text = `${lines.text.endsWith('\n') ? '' : '\n'}${this.changedLines()}`;
       writeFileSync(fd, text);
-      this.lines = keyedLines(`${lines.text}${text}`, this.header);
+      this.appendedSinceRead = text;
     } finally {
       closeSync(fd);
     }
