@@ -7,17 +7,41 @@
 // taken, in the coordinator or a worker: signing, the broker's hops, storing inputs, the worker's
 // upload, fetching the result, and any time a free slot stood idle for it; target p50 <= 15 ms).
 //   Run: just bench-workers [stages=120]
-import { existsSync, readFileSync } from 'node:fs';
+//   --no-local skips the local run (for quick before/after comparisons of the dispatch side).
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { events, runCli, type TempProject } from '../../test/helpers/project.ts';
+import { events, REPO_ROOT, runCli, type TempProject } from '../../test/helpers/project.ts';
 import { startMosquitto } from '../../test/helpers/mosquitto.ts';
 import { startNginxCache } from '../../test/helpers/nginx-cache.ts';
 import { projectClone, spawnCli, startWorker, uniqueProject, type Proc } from '../../test/integration/workers/harness.ts';
 
-const { values } = parseArgs({ options: { stages: { type: 'string', default: '120' }, workers: { type: 'string', default: '3' } } });
+const { values } = parseArgs({
+  options: {
+    stages: { type: 'string', default: '120' },
+    workers: { type: 'string', default: '3' },
+    'no-local': { type: 'boolean', default: false },
+  },
+});
 const STAGES = Number(values.stages);
 const WORKERS = Number(values.workers);
+const LOCAL = !values['no-local'];
+
+/** Which engine bin/refinery.js runs: dist when its stamp is newer than every source (or REFINERY_FROM_DIST), else the sources through tsx. */
+function engine(): string {
+  const stamp = path.join(REPO_ROOT, 'dist', '.stamp');
+  if (process.env.REFINERY_FROM_SOURCE || !existsSync(stamp)) return 'src (tsx)';
+  if (process.env.REFINERY_FROM_DIST) return 'dist (REFINERY_FROM_DIST)';
+  const newest = (dir: string): number =>
+    Math.max(
+      0,
+      ...readdirSync(dir, { withFileTypes: true }).map((e) =>
+        e.isDirectory() ? newest(path.join(dir, e.name)) : e.name.endsWith('.ts') ? statSync(path.join(dir, e.name)).mtimeMs : 0,
+      ),
+    );
+  return statSync(stamp).mtimeMs >= newest(path.join(REPO_ROOT, 'src')) ? 'dist' : 'src (tsx): dist is older than src, run npm run build';
+}
 
 const pipeline = `pipeline: sleepy
 stages:
@@ -55,14 +79,19 @@ const project = uniqueProject();
 const clones: TempProject[] = [];
 const workers: Proc[] = [];
 try {
-  const local = projectClone(project, { sleepy: pipeline });
-  clones.push(local);
-  let started = performance.now();
-  const cpuBefore = endedChildrenCpu();
-  const alone = await runCli(['run', 'sleepy', '--json', '-j', '2'], { cwd: local.root, env: { REFINERY_REMOTE_CACHE: '' } });
-  const localMs = performance.now() - started;
-  const localCpu = cpuDelta(cpuBefore);
-  if (alone.code !== 0) throw new Error(`the local run failed: ${alone.stderr}`);
+  console.log(`engine: ${engine()}`);
+  let localMs = Number.NaN;
+  let localCpu: number | undefined;
+  if (LOCAL) {
+    const local = projectClone(project, { sleepy: pipeline });
+    clones.push(local);
+    const localStarted = performance.now();
+    const cpuBefore = endedChildrenCpu();
+    const alone = await runCli(['run', 'sleepy', '--json', '-j', '2'], { cwd: local.root, env: { REFINERY_REMOTE_CACHE: '' } });
+    localMs = performance.now() - localStarted;
+    localCpu = cpuDelta(cpuBefore);
+    if (alone.code !== 0) throw new Error(`the local run failed: ${alone.stderr}`);
+  }
 
   for (let i = 1; i <= WORKERS; i++) {
     const c = projectClone(project, { sleepy: pipeline });
@@ -71,7 +100,7 @@ try {
   }
   const here = projectClone(project, { sleepy: pipeline });
   clones.push(here);
-  started = performance.now();
+  const started = performance.now();
   const coordinatorCpuBefore = endedChildrenCpu();
   const coordinator = spawnCli(['run', 'sleepy', '--json', '--workers', broker.url, '--remote-cache', cache.url], here.root);
   const result = await coordinator.exited;
@@ -89,17 +118,18 @@ try {
   const speedUp = localMs / workersMs;
   const p50 = percentile(overhead, 50);
   console.log(`${STAGES} stages of sleep 0.5 s`);
-  console.log(`  local run -j 2:                      ${(localMs / 1000).toFixed(2)} s`);
+  console.log(`  local run -j 2:                      ${LOCAL ? `${(localMs / 1000).toFixed(2)} s` : 'skipped (--no-local)'}`);
   console.log(
     `  coordinator + ${WORKERS} workers at -j 2:     ${(workersMs / 1000).toFixed(2)} s  (${[...byWorker].map(([w, n]) => `${w}: ${n}`).join(', ')})`,
   );
-  console.log(`  speed-up:                            ${speedUp.toFixed(2)}x  (target >= 2.5x)  ${speedUp >= 2.5 ? 'ok' : 'MISSED'}`);
+  if (LOCAL)
+    console.log(`  speed-up:                            ${speedUp.toFixed(2)}x  (target >= 2.5x)  ${speedUp >= 2.5 ? 'ok' : 'MISSED'}`);
   console.log(`  load average (1 min) at the end:     ${os.loadavg()[0]?.toFixed(2)} on ${os.availableParallelism()} cores`);
-  if (localCpu !== undefined && coordinatorCpu !== undefined) {
+  if (coordinatorCpu !== undefined) {
     // The workers' own CPU is added once they have stopped (below).
     workersCpuBefore = endedChildrenCpu();
     cpuLine = (workersCpu) =>
-      `  CPU (user + system, whole trees):    local run ${localCpu.toFixed(2)} s; coordinator ${coordinatorCpu.toFixed(2)} s + ${WORKERS} workers ${workersCpu.toFixed(2)} s`;
+      `  CPU (user + system, whole trees):    local run ${localCpu === undefined ? '-' : `${localCpu.toFixed(2)} s`}; coordinator ${coordinatorCpu.toFixed(2)} s + ${WORKERS} workers ${workersCpu.toFixed(2)} s`;
   }
   console.log(
     `  dispatch overhead per stage:         p50 ${p50.toFixed(1)} ms, p90 ${percentile(overhead, 90).toFixed(1)} ms, max ${(overhead.at(-1) ?? 0).toFixed(1)} ms over ${overhead.length} stages  (target p50 <= 15 ms)  ${p50 <= 15 ? 'ok' : 'MISSED'}`,

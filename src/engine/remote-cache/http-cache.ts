@@ -7,7 +7,7 @@
 // itself off for the rest of the run. Nothing here throws at its callers: a result says hit, miss,
 // refused or failed, and the run goes on.
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
@@ -51,6 +51,12 @@ export const DEFAULTS = {
 const RETRYABLE = new Set([408, 429, 500, 502, 503, 504]);
 const PUT_OK = new Set([200, 201, 202, 204]);
 const MAX_AC_BYTES = 4 * 1024 * 1024;
+/**
+ * A file up to this size is uploaded from one synchronous read: a read stream's open, reads and
+ * close each wait for a libuv thread and then for the event loop, which on a worker is busy
+ * starting its next stage, and the action-cache entry waits for the blob.
+ */
+const READ_AT_ONCE_BYTES = 1024 * 1024;
 
 export type GetResult = { kind: 'hit'; body: Buffer } | { kind: 'miss' } | { kind: 'failed'; message: string };
 export type FileGetResult =
@@ -91,6 +97,20 @@ function seconds(ms: number): string {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * A small file's bytes when it still has the size it was hashed at; undefined to stream it (a
+ * large file, or one that changed or cannot be read here: the stream meets and reports that).
+ */
+function readSmallFile(file: string, size: number): Buffer | undefined {
+  if (size > READ_AT_ONCE_BYTES) return undefined;
+  try {
+    const data = readFileSync(file);
+    return data.length === size ? data : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export class HttpCache {
@@ -260,9 +280,13 @@ export class HttpCache {
         );
       });
       let sent: ReturnType<typeof createHash> | undefined;
+      const whole = body && 'file' in body ? readSmallFile(body.file, body.size) : undefined;
       if (body === undefined) req.end();
       else if ('data' in body) req.end(body.data);
-      else {
+      else if (whole) {
+        sent = createHash('sha256').update(whole);
+        req.end(whole);
+      } else {
         sent = createHash('sha256');
         const hash = sent;
         const stream = createReadStream(body.file);

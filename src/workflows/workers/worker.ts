@@ -237,6 +237,9 @@ export class Worker {
           (r) => this.finish(held, r, startedAt),
           (error: unknown) => this.finish(held, failure(error), startedAt),
         );
+        // The upload's first requests are written (on the next tick) before the next job here
+        // starts: its start runs in this same turn of promise callbacks and would hold them back.
+        await new Promise<void>((resolve) => setImmediate(resolve));
         return;
       }
       this.finish(held, result, startedAt);

@@ -75,6 +75,23 @@ describe('remote cache HTTP client', () => {
     ]);
   });
 
+  it('put - a file over 1 MiB is streamed (smaller ones are read at once): its length and every byte arrive, and a changed one is reported', async () => {
+    const { url, seen } = await serve((_req, res) => res.writeHead(201).end());
+    const cache = new HttpCache({ baseUrl: url, headers: {}, ...fast });
+    const file = path.join(tempDir(), 'blob');
+    const data = Buffer.alloc(3 * 1024 * 1024 + 5, 9);
+    writeFileSync(file, data);
+    const sha = createHash('sha256').update(data).digest('hex');
+    expect(await cache.put('cas', sha, { file, size: data.length, sha256: sha })).toEqual({ kind: 'stored' });
+    expect(await cache.put('cas', KEY, { file, size: data.length, sha256: KEY })).toEqual({
+      kind: 'failed',
+      message: expect.stringContaining('changed while it was uploaded'),
+    });
+    cache.close();
+    expect(seen[0]?.headers['content-length']).toBe(String(data.length));
+    expect(seen[0]?.body.equals(data)).toBe(true);
+  });
+
   it('put - a file that changes while it is uploaded is reported, not taken as stored', async () => {
     const { url } = await serve((_req, res) => res.writeHead(201).end());
     const cache = new HttpCache({ baseUrl: url, headers: {}, ...fast });
