@@ -1,6 +1,7 @@
-import { appendFile, mkdir, readFile, readdir } from 'node:fs/promises';
+import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { writeJsonAtomic } from '../../engine/state/atomic-file.ts';
+import { subdirNames } from '../../engine/paths/subdirs.ts';
 import { jobLogDir, type RegistryPaths } from './paths.ts';
 import { redactRecord } from './record-codec.ts';
 import { isoSeconds } from './registry.ts';
@@ -73,16 +74,8 @@ export class AuditLog {
   }
 
   /** Ids that have an audit log directory, sorted. */
-  async jobIds(): Promise<string[]> {
-    try {
-      const entries = await readdir(this.paths.logsRoot, { withFileTypes: true });
-      return entries
-        .filter((e) => e.isDirectory())
-        .map((e) => e.name)
-        .sort();
-    } catch {
-      return [];
-    }
+  jobIds(): Promise<string[]> {
+    return subdirNames(this.paths.logsRoot);
   }
 }
 

@@ -1,7 +1,8 @@
 // Finds sessions, turns, attempts and nested subagent runs in every MassGen layout (spec §1).
 // Directories are listed with lstat: symlinks (live_logs, *_latest.txt) are never followed.
 import path from 'node:path';
-import { listDir, listSubdirs, numberedName, SNAPSHOT_DIR, type Entry } from './fs-safe.ts';
+import { subdirNames } from '../../engine/paths/subdirs.ts';
+import { listDir, numberedName, SNAPSHOT_DIR, type Entry } from './fs-safe.ts';
 import type { RunDir, TurnUnit } from './model.ts';
 
 /** Files only a MassGen run folder holds: a folder with one of them is a run. */
@@ -20,7 +21,7 @@ const SESSION_DIR = /^log_\d{8}_\d{6}(_\d{6})?$/;
 
 /** Session roots (`log_*` directories) under a logs folder, sorted by name (oldest first). */
 export async function listSessions(logsDir: string): Promise<string[]> {
-  return (await listSubdirs(logsDir)).filter((name) => name.startsWith('log_')).map((name) => path.join(logsDir, name));
+  return (await subdirNames(logsDir)).filter((name) => name.startsWith('log_')).map((name) => path.join(logsDir, name));
 }
 
 export function isSessionName(name: string): boolean {

@@ -28,23 +28,6 @@ export async function listDir(dir: string): Promise<Entry[]> {
   return out;
 }
 
-/**
- * The names of a directory's subdirectories, sorted; [] when it cannot be read. The kind comes
- * with the listing (no lstat of each entry, which a logs folder of 1,000 runs makes slow), and a
- * symlink to a directory is not one.
- */
-export async function listSubdirs(dir: string): Promise<string[]> {
-  try {
-    const entries = await readdir(dir, { withFileTypes: true });
-    return entries
-      .filter((e) => e.isDirectory())
-      .map((e) => e.name)
-      .sort();
-  } catch {
-    return [];
-  }
-}
-
 export async function lstatSafe(file: string): Promise<Omit<Entry, 'name' | 'path'> | null> {
   try {
     const s = await lstat(file);
