@@ -64,10 +64,12 @@ function newestTs(dir: string): number {
 /** Which engine bin/refinery.js runs: compiled dist/ or the sources through tsx. */
 export function engine(): string {
   const stamp = path.join(REPO, 'dist', '.stamp');
-  const fresh = !process.env.REFINERY_FROM_SOURCE && existsSync(stamp) && statSync(stamp).mtimeMs >= newestTs(path.join(REPO, 'src'));
+  const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
+  // As bin/refinery.js decides: dist/ runs when it is as new as src/ and tasks/.
+  const fresh = !process.env.REFINERY_FROM_SOURCE && built > 0 && ['src', 'tasks'].every((dir) => built >= newestTs(path.join(REPO, dir)));
   return fresh
     ? 'compiled dist/'
-    : 'sources through tsx (dist/ missing or older than src/: run `npm run build` first for start-up as installed)';
+    : 'sources through tsx (dist/ missing or older than src/ or tasks/: run `npm run build` first for start-up as installed)';
 }
 
 /** `--runs N --reps N [--keep]`, the MassGen benches' arguments; a usage line and exit 2 when they are off. */
