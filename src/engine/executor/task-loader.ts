@@ -1,4 +1,4 @@
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -45,7 +45,10 @@ const BUILT_IN_TASKS = path.join(PACKAGE_ROOT, 'tasks');
 function runnableTaskFile(file: string): string {
   if (COMPILED_TASKS === undefined || path.dirname(file) !== BUILT_IN_TASKS || !file.endsWith('.ts')) return file;
   const compiled = path.join(COMPILED_TASKS, `${path.basename(file, '.ts')}.mjs`);
-  return existsSync(compiled) ? compiled : file;
+  // A task edited since the build (a watch started from dist in a clone being developed) runs from its source.
+  const built = statSync(compiled, { throwIfNoEntry: false });
+  const source = statSync(file, { throwIfNoEntry: false });
+  return built && source && built.mtimeMs >= source.mtimeMs ? compiled : file;
 }
 
 function isTaskDefinition(value: unknown): value is TaskDefinition {
