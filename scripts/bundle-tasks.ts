@@ -3,7 +3,7 @@
 // package loads plain JavaScript and never starts tsx's loader (its registration and its
 // transpiling of each imported module cost a run more than the task's own work). Packages stay
 // external, loaded from node_modules as the engine loads them. The .ts files stay the tasks'
-// identity: stage hashes, workers' checks and error sites are computed from them
+// identity: stage hashes and workers' checks are computed from them
 // (src/engine/executor/task-loader.ts picks the compiled file). Run by `npm run build`.
 import { readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
