@@ -33,7 +33,12 @@ export function buildGraph(nodes: readonly GraphNode[]): Graph {
     }
     for (const input of n.inputs) {
       if (isGlob(input)) {
-        for (const out of outputs.startingWith(staticPrefix(input))) if (matchGlob(input, out)) set.add(producer.get(out) as string);
+        for (const out of outputs.startingWith(staticPrefix(input))) {
+          const p = producer.get(out) as string;
+          // A stage's own outputs (a turn's analysis beside the turn's files) are no edge: the
+          // pattern is not even compiled when they are all it could match.
+          if (p !== n.id && !set.has(p) && matchGlob(input, out)) set.add(p);
+        }
       } else {
         const p = producer.get(input);
         if (p !== undefined) set.add(p);

@@ -29,6 +29,17 @@ describe('graph', () => {
     expect(g.deps.get('a')).toEqual([]);
   });
 
+  it('buildGraph - a glob over its own outputs still finds another stage writing beside them', () => {
+    const g = buildGraph([
+      node('turn', { inputs: ['logs/t1/**'], outputs: ['logs/t1/analysis.json', 'logs/t1/.hidden'] }),
+      node('other', { outputs: ['logs/t1/extra.txt', 'logs/t1/.dot'] }),
+      node('hidden', { outputs: ['logs/t1/.only-dot'] }),
+    ]);
+    expect(g.deps.get('turn')).toEqual(['other']);
+    // A wildcard does not reach a dot-name, whoever writes it.
+    expect(g.dependents.get('hidden')).toEqual([]);
+  });
+
   it('buildGraph - unknown needs are returned, not thrown', () => {
     expect(buildGraph([node('a', { needs: ['ghost'] })]).missing).toEqual([{ from: 'a', need: 'ghost' }]);
   });
